@@ -1,0 +1,27 @@
+# dse_forbid_links(TARGET): fail the configure step when TARGET (or anything it
+# links, transitively) is MPI, HDF5, yaml-cpp, Boost or TBB-free code's enemies.
+function(_dse_collect_links target out)
+  get_target_property(libs ${target} LINK_LIBRARIES)
+  get_target_property(ilibs ${target} INTERFACE_LINK_LIBRARIES)
+  set(all "")
+  foreach(lib IN LISTS libs ilibs)
+    if(lib AND NOT lib MATCHES "-NOTFOUND$")
+      list(APPEND all ${lib})
+      if(TARGET ${lib})
+        _dse_collect_links(${lib} sub)
+        list(APPEND all ${sub})
+      endif()
+    endif()
+  endforeach()
+  set(${out} ${all} PARENT_SCOPE)
+endfunction()
+
+function(dse_forbid_links target)
+  _dse_collect_links(${target} links)
+  foreach(lib IN LISTS links)
+    if(lib MATCHES "(MPI|mpi|hdf5|HDF5|yaml|Boost)")
+      message(FATAL_ERROR "${target} may not link ${lib}: the cost model and search are pure "
+                          "(see DESIGN.md, 'Layout'); move the I/O into dse/")
+    endif()
+  endforeach()
+endfunction()

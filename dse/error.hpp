@@ -1,0 +1,44 @@
+// The project's small exception hierarchy. Library code throws; only the
+// command line (dse/main.cpp) catches and picks the exit code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dse {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Bad input from the user (exit code 2). Ranks that learn of an error found on
+// another rank rethrow it as a plain InputError with the same message.
+struct InputError : Error {
+  using Error::Error;
+};
+
+// A bad input file: what() is one line, FILE:LINE:COL: key.path: expected (got X).
+struct ConfigError : InputError {
+  ConfigError(std::string file, int line, int column, std::string key_path, std::string expected,
+              std::string got);
+  std::string file;
+  int line;
+  int column;
+  std::string key_path;
+};
+
+struct IoError : Error {
+  using Error::Error;
+};
+
+struct MpiError : Error {
+  using Error::Error;
+};
+
+// Exit codes of the command line.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_interrupted = 130;
+
+}  // namespace dse

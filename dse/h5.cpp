@@ -1,0 +1,171 @@
+#include "dse/h5.hpp"
+
+#include "dse/context.hpp"
+#include "dse/error.hpp"
+
+namespace dse::h5 {
+
+namespace {
+
+herr_t collect(unsigned n, const H5E_error2_t* e, void* client) {
+  auto* out = static_cast<std::string*>(client);
+  if (n > 3) return 0;  // the innermost few frames say what went wrong
+  *out += "; ";
+  *out += e->desc != nullptr ? e->desc : "?";
+  if (e->func_name != nullptr) *out += std::string(" [") + e->func_name + "]";
+  return 0;
+}
+
+std::string error_stack() {
+  std::string s;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect, &s);
+  H5Eclear2(H5E_DEFAULT);
+  return s;
+}
+
+}  // namespace
+
+hid_t check(hid_t id, const std::string& what) {
+  if (id < 0) throw IoError(what + " failed" + error_stack());
+  return id;
+}
+
+void check_status(herr_t rc, const std::string& what) {
+  if (rc < 0) throw IoError(what + " failed" + error_stack());
+}
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() noexcept {
+  if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+  id_ = -1;
+}
+
+void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle create_file(const std::string& path, const Context& ctx) {
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  ctx.configure_hdf5_access(fapl.id());
+  return {check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "creating " + path), H5Fclose};
+}
+
+Handle open_file_readonly(const std::string& path) {
+  return {check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "opening " + path), H5Fclose};
+}
+
+Handle fixed_string_type(std::size_t size) {
+  Handle t(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+  check_status(H5Tset_size(t, size), "H5Tset_size");
+  check_status(H5Tset_strpad(t, H5T_STR_NULLTERM), "H5Tset_strpad");
+  return t;
+}
+
+void write_attribute(hid_t loc, const std::string& name, const std::string& value) {
+  Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+  check_status(H5Tset_size(type, value.empty() ? 1 : value.size()), "H5Tset_size");
+  check_status(H5Tset_cset(type, H5T_CSET_UTF8), "H5Tset_cset");
+  Handle space(check(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+  Handle attr(check(H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), "creating attribute " + name),
+              H5Aclose);
+  const std::string padded = value.empty() ? std::string(1, '\0') : value;
+  check_status(H5Awrite(attr, type, padded.data()), "writing attribute " + name);
+}
+
+void write_attribute(hid_t loc, const std::string& name, std::int64_t value) {
+  Handle space(check(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+  Handle attr(check(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT),
+                    "creating attribute " + name),
+              H5Aclose);
+  check_status(H5Awrite(attr, H5T_NATIVE_INT64, &value), "writing attribute " + name);
+}
+
+void write_attribute(hid_t loc, const std::string& name, double value) {
+  Handle space(check(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+  Handle attr(check(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT),
+                    "creating attribute " + name),
+              H5Aclose);
+  check_status(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value), "writing attribute " + name);
+}
+
+bool has_attribute(hid_t loc, const std::string& name) {
+  const htri_t r = H5Aexists(loc, name.c_str());
+  check_status(r < 0 ? -1 : 0, "H5Aexists " + name);
+  return r > 0;
+}
+
+std::string read_string_attribute(hid_t loc, const std::string& name) {
+  Handle attr(check(H5Aopen(loc, name.c_str(), H5P_DEFAULT), "opening attribute " + name), H5Aclose);
+  Handle type(check(H5Aget_type(attr), "H5Aget_type"), H5Tclose);
+  if (H5Tget_class(type) != H5T_STRING) throw IoError("attribute " + name + " is not a string");
+  if (H5Tis_variable_str(type) > 0) {
+    char* p = nullptr;
+    Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+    check_status(H5Tset_size(mem, H5T_VARIABLE), "H5Tset_size");
+    check_status(H5Aread(attr, mem, &p), "reading attribute " + name);
+    std::string s = p != nullptr ? p : "";
+    H5free_memory(p);
+    return s;
+  }
+  const std::size_t n = H5Tget_size(type);
+  std::string s(n, '\0');
+  check_status(H5Aread(attr, type, s.data()), "reading attribute " + name);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+std::int64_t read_int_attribute(hid_t loc, const std::string& name) {
+  Handle attr(check(H5Aopen(loc, name.c_str(), H5P_DEFAULT), "opening attribute " + name), H5Aclose);
+  std::int64_t v = 0;
+  check_status(H5Aread(attr, H5T_NATIVE_INT64, &v), "reading attribute " + name);
+  return v;
+}
+
+Handle create_dataset_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t rows) {
+  const hsize_t dims[1] = {rows};
+  Handle space(check(H5Screate_simple(1, dims, nullptr), "H5Screate_simple"), H5Sclose);
+  return {check(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                "creating dataset " + name),
+          H5Dclose};
+}
+
+void write_rows(hid_t dset, hid_t mem_type, const void* buf, std::uint64_t offset, std::uint64_t count,
+                bool collective) {
+  Handle file_space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
+  const hsize_t start[1] = {offset};
+  const hsize_t cnt[1] = {count};
+  Handle mem_space(check(H5Screate_simple(1, cnt, nullptr), "H5Screate_simple"), H5Sclose);
+  if (count == 0) {
+    check_status(H5Sselect_none(file_space), "H5Sselect_none");
+    check_status(H5Sselect_none(mem_space), "H5Sselect_none");
+  } else {
+    check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, cnt, nullptr),
+                 "H5Sselect_hyperslab");
+  }
+  Handle xfer(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+  if (collective) check_status(H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  check_status(H5Dwrite(dset, mem_type, mem_space, file_space, xfer, buf), "H5Dwrite");
+}
+
+std::uint64_t dataset_rows(hid_t dset) {
+  Handle space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space) != 1) throw IoError("dataset is not one-dimensional");
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  return dims[0];
+}
+
+void read_all(hid_t dset, hid_t mem_type, void* buf) {
+  check_status(H5Dread(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread");
+}
+
+bool has_link(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
+
+}  // namespace dse::h5

@@ -1,0 +1,67 @@
+// One thin RAII layer over the HDF5 C API: every handle closes itself, and
+// every failing call becomes an IoError carrying HDF5's own error stack.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dse {
+class Context;
+}
+
+namespace dse::h5 {
+
+// Throws IoError(what + HDF5 error stack) when id < 0; returns id otherwise.
+hid_t check(hid_t id, const std::string& what);
+void check_status(herr_t rc, const std::string& what);
+
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  ~Handle() { reset(); }
+  void reset() noexcept;
+  [[nodiscard]] hid_t id() const noexcept { return id_; }
+  operator hid_t() const noexcept { return id_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+// Silence HDF5's automatic stderr printing (errors come back as exceptions).
+void quiet_errors();
+
+// Create (truncating) a file; with a distributed context every rank must call it (collective).
+Handle create_file(const std::string& path, const Context& ctx);
+// Open read-only with the default (serial) driver.
+Handle open_file_readonly(const std::string& path);
+
+Handle fixed_string_type(std::size_t size);
+
+void write_attribute(hid_t loc, const std::string& name, const std::string& value);
+void write_attribute(hid_t loc, const std::string& name, std::int64_t value);
+void write_attribute(hid_t loc, const std::string& name, double value);
+[[nodiscard]] bool has_attribute(hid_t loc, const std::string& name);
+[[nodiscard]] std::string read_string_attribute(hid_t loc, const std::string& name);
+[[nodiscard]] std::int64_t read_int_attribute(hid_t loc, const std::string& name);
+
+// A 1-D dataset of `rows` elements of `type`, contiguous (collective create).
+Handle create_dataset_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t rows);
+// Write rows [offset, offset+count) of a 1-D dataset from buf; `collective` selects
+// MPI-IO collective transfer (every rank must call, count may be 0).
+void write_rows(hid_t dset, hid_t mem_type, const void* buf, std::uint64_t offset, std::uint64_t count,
+                bool collective);
+[[nodiscard]] std::uint64_t dataset_rows(hid_t dset);
+void read_all(hid_t dset, hid_t mem_type, void* buf);
+[[nodiscard]] bool has_link(hid_t loc, const std::string& name);
+
+}  // namespace dse::h5

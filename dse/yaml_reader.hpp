@@ -1,0 +1,75 @@
+// Validated access to YAML for every reader of the project: values come out
+// converted and checked, and every problem becomes a ConfigError that names the
+// file, line, column, key path and what was expected. Nothing past the readers
+// sees a YAML::Node.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dse/error.hpp"
+
+namespace dse::io {
+
+// Parse YAML text; a syntax error becomes a ConfigError at the error's place.
+YAML::Node parse_yaml(const std::string& text, const std::string& file);
+// Read a whole file; a missing or unreadable file becomes a ConfigError at 1:1.
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// The closest candidate by edit distance, or "" when none is close.
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates);
+
+// Where a node sits: the file and the key path that led to it.
+struct Place {
+  std::string file;
+  std::string path;
+  [[nodiscard]] Place child(const std::string& key) const;
+  [[nodiscard]] Place item(std::size_t i) const;
+};
+
+[[noreturn]] void fail(const Place& at, const YAML::Node& node, const std::string& expected,
+                       const std::string& got);
+std::string describe(const YAML::Node& node);  // how a value reads in a message
+
+// A mapping whose keys are checked against the allowed set when it is opened.
+class MapReader {
+ public:
+  MapReader(const YAML::Node& node, Place place, std::initializer_list<const char*> allowed);
+  MapReader(const YAML::Node& node, Place place, const std::vector<std::string>& allowed);
+
+  [[nodiscard]] bool has(const std::string& key) const;
+  [[nodiscard]] YAML::Node node(const std::string& key) const;  // required
+  [[nodiscard]] Place place(const std::string& key) const { return place_.child(key); }
+  [[nodiscard]] const Place& place() const { return place_; }
+  [[nodiscard]] const YAML::Node& self() const { return node_; }
+
+  [[nodiscard]] std::string string(const std::string& key) const;
+  [[nodiscard]] std::string string_or(const std::string& key, const std::string& fallback) const;
+  [[nodiscard]] double number(const std::string& key) const;
+  [[nodiscard]] double positive(const std::string& key) const;  // > 0
+  [[nodiscard]] double non_negative(const std::string& key) const;
+  [[nodiscard]] double number_or(const std::string& key, double fallback) const;
+  [[nodiscard]] double non_negative_or(const std::string& key, double fallback) const;
+  [[nodiscard]] double fraction(const std::string& key) const;  // in [0, 1]
+  [[nodiscard]] std::int64_t positive_integer(const std::string& key) const;
+  [[nodiscard]] std::int64_t positive_integer_or(const std::string& key, std::int64_t fallback) const;
+  [[nodiscard]] std::uint64_t unsigned_or(const std::string& key, std::uint64_t fallback) const;
+  [[nodiscard]] YAML::Node sequence(const std::string& key) const;  // non-empty sequence
+
+ private:
+  YAML::Node node_;
+  Place place_;
+};
+
+// Scalar conversions with the same messages, for sequence items.
+double as_number(const YAML::Node& n, const Place& at);
+double as_positive(const YAML::Node& n, const Place& at);
+std::int64_t as_positive_integer(const YAML::Node& n, const Place& at);
+std::string as_string(const YAML::Node& n, const Place& at);
+
+}  // namespace dse::io
