@@ -1,0 +1,17 @@
+// The subcommands of `dse`. Each lives in its own cmd_*.cpp, parses its own
+// options (Boost.Program_options) and calls one library function. Add a command
+// by declaring it here and listing it in kCommands in main.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dse::cli {
+
+using Args = std::vector<std::string>;
+
+// `argc/argv` are passed to commands that start MPI.
+int cmd_run(int& argc, char**& argv, const Args& args);
+int cmd_shortlist(const Args& args);
+
+}  // namespace dse::cli
