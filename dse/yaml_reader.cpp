@@ -139,27 +139,31 @@ MapReader::MapReader(const YAML::Node& node, Place place, const std::vector<std:
 
 bool MapReader::has(const std::string& key) const { return node_[key].IsDefined(); }
 
-YAML::Node MapReader::node(const std::string& key) const {
+YAML::Node MapReader::node(const std::string& key, const std::string& expected) const {
   const YAML::Node n = node_[key];
   if (!n.IsDefined()) {
     const YAML::Mark m = node_.Mark();
     throw ConfigError(place_.file, line_of(m), column_of(m), place_.child(key).path,
-                      "missing required key", "nothing");
+                      "missing required key, expected " + expected, "nothing");
   }
   return n;
 }
 
-std::string MapReader::string(const std::string& key) const { return as_string(node(key), place(key)); }
+std::string MapReader::string(const std::string& key) const {
+  return as_string(node(key, "a non-empty string"), place(key));
+}
 
 std::string MapReader::string_or(const std::string& key, const std::string& fallback) const {
   return has(key) ? string(key) : fallback;
 }
 
-double MapReader::number(const std::string& key) const { return as_number(node(key), place(key)); }
-double MapReader::positive(const std::string& key) const { return as_positive(node(key), place(key)); }
+double MapReader::number(const std::string& key) const { return as_number(node(key, "a number"), place(key)); }
+double MapReader::positive(const std::string& key) const {
+  return as_positive(node(key, "a number > 0"), place(key));
+}
 
 double MapReader::non_negative(const std::string& key) const {
-  const YAML::Node n = node(key);
+  const YAML::Node n = node(key, "a number >= 0");
   const double v = as_number(n, place(key));
   if (v < 0.0) fail(place(key), n, "expected a number >= 0", format_number(v));
   return v;
@@ -174,14 +178,14 @@ double MapReader::non_negative_or(const std::string& key, double fallback) const
 }
 
 double MapReader::fraction(const std::string& key) const {
-  const YAML::Node n = node(key);
+  const YAML::Node n = node(key, "a number in [0, 1]");
   const double v = as_number(n, place(key));
   if (v < 0.0 || v > 1.0) fail(place(key), n, "expected a number in [0, 1]", format_number(v));
   return v;
 }
 
 std::int64_t MapReader::positive_integer(const std::string& key) const {
-  return as_positive_integer(node(key), place(key));
+  return as_positive_integer(node(key, "an integer > 0"), place(key));
 }
 
 std::int64_t MapReader::positive_integer_or(const std::string& key, std::int64_t fallback) const {
@@ -200,7 +204,7 @@ std::uint64_t MapReader::unsigned_or(const std::string& key, std::uint64_t fallb
 }
 
 YAML::Node MapReader::sequence(const std::string& key) const {
-  const YAML::Node n = node(key);
+  const YAML::Node n = node(key, "a non-empty sequence");
   if (!n.IsSequence() || n.size() == 0) fail(place(key), n, "expected a non-empty sequence", describe(n));
   return n;
 }

@@ -43,7 +43,8 @@ class MapReader {
   MapReader(const YAML::Node& node, Place place, const std::vector<std::string>& allowed);
 
   [[nodiscard]] bool has(const std::string& key) const;
-  [[nodiscard]] YAML::Node node(const std::string& key) const;  // required
+  // A required key; `expected` says what its value should be, for the message when it is missing.
+  [[nodiscard]] YAML::Node node(const std::string& key, const std::string& expected = "a value") const;
   [[nodiscard]] Place place(const std::string& key) const { return place_.child(key); }
   [[nodiscard]] const Place& place() const { return place_; }
   [[nodiscard]] const YAML::Node& self() const { return node_; }

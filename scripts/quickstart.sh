@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing, build, and run the main
+# job on the shipped default scenario under mpirun with 2 ranks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh release
+# OpenMPI refuses root unless told; harmless for other users.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p results
+mpirun -q -np 2 --oversubscribe build/release/dse/dse run scenarios/quickstart.yaml -o results/quickstart.h5

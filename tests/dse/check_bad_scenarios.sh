@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every bad scenario in tests/dse/bad gives exactly the one line in NAME.err on
+# standard error, exit code 2, and no output file -- with one rank and, when
+# MPIRUN is given, with 2 ranks under mpirun (printed once, no rank left hanging;
+# -q silences mpirun's own banner about a non-zero exit).
+# usage: check_bad_scenarios.sh DSE_BINARY CASES_DIR WORK_DIR [MPIRUN]
+set -u
+dse=$1 cases=$2 work=$3 mpirun=${4:-}
+rm -rf "$work" && mkdir -p "$work"
+fail=0
+cd "$cases" || exit 1
+for expected in *.err; do
+  name=${expected%.err}
+  for ranks in 1 2; do
+    out="$work/$name-$ranks.h5"
+    if [ "$ranks" = 1 ]; then
+      "$dse" run "$name.yaml" -o "$out" 2>"$work/stderr" >/dev/null
+      rc=$?
+    else
+      [ -n "$mpirun" ] || continue
+      timeout 60 "$mpirun" -q -np 2 --oversubscribe "$dse" run "$name.yaml" -o "$out" 2>"$work/stderr" >/dev/null
+      rc=$?
+    fi
+    if [ "$rc" != 2 ]; then echo "FAIL $name ($ranks rank(s)): exit code $rc, expected 2"; fail=1; fi
+    if ! diff -u "$expected" "$work/stderr"; then echo "FAIL $name ($ranks rank(s)): stderr differs"; fail=1; fi
+    if ls "$work/$name-$ranks.h5"* >/dev/null 2>&1; then echo "FAIL $name ($ranks rank(s)): output file created"; fail=1; fi
+  done
+done
+[ "$fail" = 0 ] && echo "all bad scenarios refused as expected"
+exit $fail

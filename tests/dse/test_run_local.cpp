@@ -1,0 +1,65 @@
+// `dse run` through the local (one-rank) context: the file it writes holds every
+// point in index order and a Pareto set equal to a brute-force front.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "dse/context.hpp"
+#include "dse/error.hpp"
+#include "dse/results.hpp"
+#include "dse/run.hpp"
+#include "search/pareto.hpp"
+
+namespace dse {
+namespace {
+
+std::vector<std::uint64_t> brute_force_front(const std::vector<PointRecord>& rows) {
+  const std::vector<search::Sense> senses = {search::Sense::maximize, search::Sense::minimize,
+                                             search::Sense::minimize, search::Sense::minimize};
+  std::vector<std::uint64_t> out;
+  for (const auto& a : rows) {
+    if (!a.feasible) continue;
+    const double va[4] = {a.throughput_samples_per_s, a.latency_s, a.energy_per_sample_j, a.engineering_risk};
+    bool dominated = false;
+    for (const auto& b : rows) {
+      if (!b.feasible || b.workload_id != a.workload_id) continue;
+      const double vb[4] = {b.throughput_samples_per_s, b.latency_s, b.energy_per_sample_j, b.engineering_risk};
+      if (search::dominates(vb, va, senses)) dominated = true;
+    }
+    if (!dominated) out.push_back(a.index);
+  }
+  return out;
+}
+
+TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
+  const auto dir = std::filesystem::temp_directory_path() / "dse_test_run_local";
+  std::filesystem::remove_all(dir);
+  auto ctx = make_local_context();
+  RunOptions opt;
+  opt.scenario_path = std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  opt.output_path = (dir / "out.h5").string();
+  opt.threads = 2;
+  const RunSummary s = run(*ctx, opt);
+  EXPECT_EQ(s.points, 24u);  // 3 hardware x 2 workloads x 4 batch sizes
+  EXPECT_FALSE(std::filesystem::exists(opt.output_path + ".partial"));
+
+  const ResultsFile r = read_results(opt.output_path);
+  ASSERT_EQ(r.points.size(), 24u);
+  for (std::size_t i = 0; i < r.points.size(); ++i) EXPECT_EQ(r.points[i].index, i);
+  EXPECT_EQ(r.pareto, brute_force_front(r.points));
+  EXPECT_EQ(r.info.ranks, 1);
+  EXPECT_NE(r.info.scenario_text.find("name: quickstart"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunLocal, UnwritableOutputLeavesNoFile) {
+  auto ctx = make_local_context();
+  RunOptions opt;
+  opt.scenario_path = std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  opt.output_path = "/proc/dse-cannot-write-here/out.h5";
+  EXPECT_THROW((void)run(*ctx, opt), IoError);
+  EXPECT_FALSE(std::filesystem::exists(opt.output_path));
+}
+
+}  // namespace
+}  // namespace dse

@@ -1,0 +1,97 @@
+// The scenario parser: the shipped scenario parses, and each kind of bad input
+// gives the exact one-line message FILE:LINE:COL: key.path: expected (got X).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "dse/error.hpp"
+#include "dse/scenario.hpp"
+#include "dse/yaml_reader.hpp"
+
+namespace dse {
+namespace {
+
+const std::string kBad = std::string(DSE_SOURCE_DIR) + "/tests/dse/bad/";
+
+std::string error_of(const std::string& name) {
+  const std::string text = io::read_text_file(kBad + name, "scenario");
+  try {
+    (void)parse_scenario(text, name);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Scenario, QuickstartParses) {
+  const Scenario s = load_scenario(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml");
+  EXPECT_EQ(s.name, "quickstart");
+  EXPECT_EQ(s.hardware.size(), 3u);
+  EXPECT_EQ(s.workloads.size(), 2u);
+  EXPECT_EQ(s.batch_sizes, (std::vector<std::int64_t>{1, 8, 64, 256}));
+  EXPECT_DOUBLE_EQ(s.hardware[1].peak_flops_per_s, 312e12);
+  EXPECT_EQ(s.workloads[1].layers.size(), 9u);
+}
+
+// Line 3 column 5 is the hardware entry that lacks the key (the parent's place).
+TEST(ScenarioErrors, MissingKey) {
+  EXPECT_EQ(error_of("missing_key.yaml"),
+            "missing_key.yaml:3:5: hardware[0].peak_flops_per_s: missing required key, expected a number > 0 "
+            "(got nothing)");
+}
+
+TEST(ScenarioErrors, WrongType) {
+  EXPECT_EQ(error_of("wrong_type.yaml"),
+            "wrong_type.yaml:4:23: hardware[0].peak_flops_per_s: expected a number (got \"fast\")");
+}
+
+TEST(ScenarioErrors, UnknownKeyWithSuggestion) {
+  EXPECT_EQ(error_of("unknown_key.yaml"),
+            "unknown_key.yaml:4:5: hardware[0].peak_flop_per_s: unknown key, did you mean 'peak_flops_per_s'? "
+            "(got 'peak_flop_per_s')");
+}
+
+TEST(ScenarioErrors, NegativeSize) {
+  EXPECT_EQ(error_of("negative_size.yaml"),
+            "negative_size.yaml:6:28: hardware[0].memory_capacity_bytes: expected a number > 0 (got -8)");
+}
+
+TEST(ScenarioErrors, ZeroSize) {
+  EXPECT_EQ(error_of("zero_size.yaml"), "zero_size.yaml:16:18: batch_sizes[1]: expected an integer > 0 (got 0)");
+}
+
+TEST(ScenarioErrors, YamlSyntax) {
+  EXPECT_EQ(error_of("syntax_error.yaml"),
+            "syntax_error.yaml:5:21: (yaml): expected valid YAML syntax (got \"end of sequence flow not found\")");
+}
+
+TEST(ScenarioErrors, MissingFile) {
+  try {
+    (void)load_scenario("no/such/scenario.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "no/such/scenario.yaml:1:1: scenario: expected a readable file (got \"No such file or directory\")");
+  }
+}
+
+TEST(ScenarioErrors, DuplicateHardwareName) {
+  const std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml", "s");
+  std::string dup = text;
+  dup.replace(dup.find("name: inference-asic"), 20, "name: datacenter-gpu");
+  try {
+    (void)parse_scenario(dup, "dup.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("hardware[2].name: expected a name not used before (got \"datacenter-gpu\")"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DidYouMean, OnlyCloseCandidates) {
+  EXPECT_EQ(io::did_you_mean("batch_size", {"batch_sizes", "hardware"}), "batch_sizes");
+  EXPECT_EQ(io::did_you_mean("zzz", {"batch_sizes", "hardware"}), "");
+}
+
+}  // namespace
+}  // namespace dse
