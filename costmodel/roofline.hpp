@@ -24,6 +24,7 @@ struct RooflineHardware {
   double energy_per_byte_j = 0.0;
   double static_power_w = 0.0;
   double engineering_risk = 0.0;  // in [0, 1], from the scenario for now
+  double area_mm2 = 0.0;          // die area, a constraint metric (0: unknown)
 };
 
 // The work of one kernel launch.

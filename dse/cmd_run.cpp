@@ -1,5 +1,7 @@
 #include <boost/program_options.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <iostream>
 
 #include "dse/commands.hpp"
@@ -13,17 +15,40 @@ namespace po = boost::program_options;
 
 namespace dse::cli {
 
+namespace {
+
+// The cancel token: the one piece of state a signal handler may touch.
+std::atomic<bool> g_cancel{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+extern "C" void on_signal(int /*sig*/) { g_cancel.store(true); }
+
+}  // namespace
+
 int cmd_run(int& argc, char**& argv, const Args& args) {
   RunOptions opt;
-  po::options_description named("dse run SCENARIO.yaml -o OUT.h5 [options]\n\n"
-                                "Evaluates every point of the scenario's design space (hardware x workload x\n"
-                                "batch), spread over MPI ranks and TBB threads, and writes the points and the\n"
-                                "Pareto front to HDF5. Run under 'mpirun -np N' for N ranks.\n\noptions");
+  std::string store = "all";
+  std::string resume;
+  po::options_description named(
+      "dse run SCENARIO.yaml -o OUT.h5 [options]\n"
+      "dse run --resume OUT.h5 [options]\n\n"
+      "Searches the scenario's design space (hardware x workload x batch) with its sampler\n"
+      "(exhaustive, random or NSGA-II), spread over MPI ranks in dynamic chunks and over\n"
+      "TBB threads inside each rank, and writes the points, the constraint-robust archive\n"
+      "and the Pareto front to HDF5. Run under 'mpirun -np N' for N ranks. The output is\n"
+      "written as OUT.h5.partial with a checkpoint after every round and renamed to OUT.h5\n"
+      "when complete. SIGINT/SIGTERM stop at the next chunk, keep the last checkpoint and\n"
+      "exit with code 130; --resume continues from it with identical final results.\n\noptions");
   named.add_options()("help,h", "print this help")(
-      "scenario", po::value<std::string>(&opt.scenario_path)->required(), "scenario YAML file (positional)")(
-      "output,o", po::value<std::string>(&opt.output_path)->required(), "HDF5 file to write (replaced if it exists)")(
+      "scenario", po::value<std::string>(&opt.scenario_path), "scenario YAML file (positional)")(
+      "output,o", po::value<std::string>(&opt.output_path), "HDF5 file to write (replaced if it exists)")(
+      "resume", po::value<std::string>(&resume), "continue the interrupted run whose output was OUT.h5")(
       "threads,t", po::value<int>(&opt.threads)->default_value(0),
-      "TBB threads per rank (0: all cores of the node)");
+      "TBB threads per rank (0: all cores of the node)")(
+      "store", po::value<std::string>(&store)->default_value("all"),
+      "what to keep: all (every point in /points), archive (only the archive), none (summary only)")(
+      "checkpoint-interval", po::value<double>(&opt.checkpoint_interval_s)->default_value(2.0),
+      "target seconds between checkpoints (one round of points each)")(
+      "no-progress", "do not print progress lines on standard error");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -33,19 +58,35 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     return exit_ok;
   }
   po::notify(vm);
+  if (!resume.empty()) {
+    if (!opt.scenario_path.empty()) throw InputError("dse run: give either SCENARIO.yaml or --resume, not both");
+    opt.output_path = resume;
+    opt.resume = true;
+  } else if (opt.scenario_path.empty() || opt.output_path.empty()) {
+    throw InputError("dse run: SCENARIO.yaml and -o OUT.h5 are required (see 'dse run --help')");
+  }
   if (opt.threads < 0) throw InputError("dse run: --threads must be >= 0");
+  if (!(opt.checkpoint_interval_s > 0)) throw InputError("dse run: --checkpoint-interval must be > 0");
+  opt.store = parse_store(store);
+  opt.progress = vm.count("no-progress") == 0;
 
   MpiSession mpi(argc, argv);
   auto ctx = mpi.world();
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  opt.cancel = &g_cancel;
   try {
     const RunSummary s = run(*ctx, opt);
     if (ctx->rank() == 0) {
-      std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), " << s.pareto
-                << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s << " s\n"
-                << "wrote " << s.output_path << "\n\n";
+      std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
+                << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
+                << " s\nwrote " << s.output_path << "\n\n";
       print_shortlist(read_results(s.output_path), std::cout);
     }
     return exit_ok;
+  } catch (const Interrupted& e) {
+    if (ctx->rank() == 0) std::cerr << "dse run: " << e.what() << '\n';
+    return exit_interrupted;
   } catch (const InputError& e) {
     if (ctx->rank() == 0) std::cerr << e.what() << '\n';
     return exit_bad_input;

@@ -61,6 +61,13 @@ class MpiContext final : public Context {
     return data;
   }
 
+  int poll(int tag) override {
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+    return flag != 0 ? status.MPI_SOURCE : -1;
+  }
+
   std::uint64_t sum(std::uint64_t value) override {
     unsigned long long in = value;
     unsigned long long out = 0;

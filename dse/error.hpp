@@ -35,6 +35,11 @@ struct MpiError : Error {
   using Error::Error;
 };
 
+// A run stopped by SIGINT/SIGTERM after its checkpoint (exit code 130).
+struct Interrupted : Error {
+  using Error::Error;
+};
+
 // Exit codes of the command line.
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;

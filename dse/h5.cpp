@@ -57,6 +57,12 @@ Handle create_file(const std::string& path, const Context& ctx) {
   return {check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "creating " + path), H5Fclose};
 }
 
+Handle open_file_readwrite(const std::string& path, const Context& ctx) {
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  ctx.configure_hdf5_access(fapl.id());
+  return {check(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl), "opening " + path), H5Fclose};
+}
+
 Handle open_file_readonly(const std::string& path) {
   return {check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "opening " + path), H5Fclose};
 }
@@ -164,6 +170,58 @@ std::uint64_t dataset_rows(hid_t dset) {
 
 void read_all(hid_t dset, hid_t mem_type, void* buf) {
   check_status(H5Dread(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread");
+}
+
+Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows,
+                            int deflate_level) {
+  const hsize_t dims[1] = {0};
+  const hsize_t maxdims[1] = {H5S_UNLIMITED};
+  const hsize_t chunk[1] = {chunk_rows};
+  Handle space(check(H5Screate_simple(1, dims, maxdims), "H5Screate_simple"), H5Sclose);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  check_status(H5Pset_chunk(dcpl, 1, chunk), "H5Pset_chunk");
+  if (deflate_level > 0) {
+    check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle");
+    check_status(H5Pset_deflate(dcpl, static_cast<unsigned>(deflate_level)), "H5Pset_deflate");
+  }
+  return {check(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                "creating dataset " + name),
+          H5Dclose};
+}
+
+Handle open_dataset(hid_t file, const std::string& name) {
+  return {check(H5Dopen2(file, name.c_str(), H5P_DEFAULT), "opening dataset " + name), H5Dclose};
+}
+
+void set_rows(hid_t dset, std::uint64_t rows) {
+  const hsize_t dims[1] = {rows};
+  check_status(H5Dset_extent(dset, dims), "H5Dset_extent");
+}
+
+void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<RowRun>& runs, bool collective) {
+  Handle file_space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
+  std::uint64_t total = 0;
+  for (const auto& r : runs) total += r.count;
+  const hsize_t mem_dims[1] = {total > 0 ? total : 1};
+  Handle mem_space(check(H5Screate_simple(1, mem_dims, nullptr), "H5Screate_simple"), H5Sclose);
+  if (total == 0) {
+    check_status(H5Sselect_none(file_space), "H5Sselect_none");
+    check_status(H5Sselect_none(mem_space), "H5Sselect_none");
+  } else {
+    bool first = true;
+    for (const auto& r : runs) {
+      if (r.count == 0) continue;
+      const hsize_t start[1] = {r.offset};
+      const hsize_t cnt[1] = {r.count};
+      check_status(H5Sselect_hyperslab(file_space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start, nullptr, cnt,
+                                       nullptr),
+                   "H5Sselect_hyperslab");
+      first = false;
+    }
+  }
+  Handle xfer(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+  if (collective) check_status(H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  check_status(H5Dwrite(dset, mem_type, mem_space, file_space, xfer, total > 0 ? buf : nullptr), "H5Dwrite");
 }
 
 bool has_link(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }

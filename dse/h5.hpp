@@ -44,6 +44,8 @@ void quiet_errors();
 Handle create_file(const std::string& path, const Context& ctx);
 // Open read-only with the default (serial) driver.
 Handle open_file_readonly(const std::string& path);
+// Open read-write; with a distributed context every rank must call it (collective).
+Handle open_file_readwrite(const std::string& path, const Context& ctx);
 
 Handle fixed_string_type(std::size_t size);
 
@@ -61,6 +63,23 @@ Handle create_dataset_1d(hid_t file, const std::string& name, hid_t type, std::u
 void write_rows(hid_t dset, hid_t mem_type, const void* buf, std::uint64_t offset, std::uint64_t count,
                 bool collective);
 [[nodiscard]] std::uint64_t dataset_rows(hid_t dset);
+
+// A 1-D extensible dataset (unlimited rows), chunked by `chunk_rows` and
+// deflate-compressed at `deflate_level` (0: uncompressed). Collective create.
+Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows,
+                            int deflate_level);
+Handle open_dataset(hid_t file, const std::string& name);
+// Grow or shrink a dataset made by create_extensible_1d (collective).
+void set_rows(hid_t dset, std::uint64_t rows);
+// A run of consecutive rows: file rows [offset, offset + count).
+struct RowRun {
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+};
+// Write buf (the rows of all runs, in run order) to the runs, which must be
+// ascending and disjoint. Collective when `collective` (every rank calls, with
+// its own runs, possibly none).
+void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<RowRun>& runs, bool collective);
 void read_all(hid_t dset, hid_t mem_type, void* buf);
 [[nodiscard]] bool has_link(hid_t loc, const std::string& name);
 

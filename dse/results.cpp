@@ -1,70 +1,39 @@
 #include "dse/results.hpp"
 
-#include <cstddef>
+#include <algorithm>
 
-#include "dse/context.hpp"
+#include "dse/driver.hpp"
 #include "dse/error.hpp"
 
 namespace dse {
 
-namespace {
-
-h5::Handle point_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(PointRecord)), "H5Tcreate"), H5Tclose);
-  const h5::Handle name32 = h5::fixed_string_type(32);
-  const h5::Handle name16 = h5::fixed_string_type(16);
-  auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
-  add("index", offsetof(PointRecord, index), H5T_NATIVE_UINT64);
-  add("hardware_id", offsetof(PointRecord, hardware_id), H5T_NATIVE_UINT32);
-  add("workload_id", offsetof(PointRecord, workload_id), H5T_NATIVE_UINT32);
-  add("batch", offsetof(PointRecord, batch), H5T_NATIVE_INT64);
-  add("hardware", offsetof(PointRecord, hardware), name32);
-  add("workload", offsetof(PointRecord, workload), name32);
-  add("throughput_samples_per_s", offsetof(PointRecord, throughput_samples_per_s), H5T_NATIVE_DOUBLE);
-  add("latency_s", offsetof(PointRecord, latency_s), H5T_NATIVE_DOUBLE);
-  add("energy_per_sample_j", offsetof(PointRecord, energy_per_sample_j), H5T_NATIVE_DOUBLE);
-  add("engineering_risk", offsetof(PointRecord, engineering_risk), H5T_NATIVE_DOUBLE);
-  add("flops", offsetof(PointRecord, flops), H5T_NATIVE_DOUBLE);
-  add("dram_bytes", offsetof(PointRecord, dram_bytes), H5T_NATIVE_DOUBLE);
-  add("memory_bytes", offsetof(PointRecord, memory_bytes), H5T_NATIVE_DOUBLE);
-  add("feasible", offsetof(PointRecord, feasible), H5T_NATIVE_UINT8);
-  add("bottleneck", offsetof(PointRecord, bottleneck), name16);
-  return t;
+const PointRecord* ResultsFile::find(std::uint64_t index) const {
+  const auto it = std::lower_bound(archive.begin(), archive.end(), index,
+                                   [](const PointRecord& r, std::uint64_t i) { return r.index < i; });
+  return it != archive.end() && it->index == index ? &*it : nullptr;
 }
 
-}  // namespace
-
-void write_results(const std::string& path, Context& ctx, std::span<const PointRecord> rows,
-                   std::uint64_t offset, std::uint64_t total, const std::vector<std::uint64_t>& pareto,
-                   const RunInfo& info) {
-  h5::quiet_errors();
-  const h5::Handle file = h5::create_file(path, ctx);
-  const h5::Handle type = point_type();
-  {
-    const h5::Handle points = h5::create_dataset_1d(file, "points", type, total);
-    h5::write_rows(points, type, rows.data(), offset, rows.size(), ctx.distributed());
-  }
-  {
-    const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
-    const bool writer = ctx.rank() == 0;
-    h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, writer ? pareto.size() : 0, ctx.distributed());
-  }
-  // Attribute writes are collective metadata operations: every rank writes the same value.
-  h5::write_attribute(file, "layout_version", results_layout_version);
-  h5::write_attribute(file, "scenario", info.scenario_text);
-  h5::write_attribute(file, "scenario_file", info.scenario_file);
-  h5::write_attribute(file, "seed", static_cast<std::int64_t>(info.seed));
-  h5::write_attribute(file, "version", info.version);
-  h5::write_attribute(file, "ranks", info.ranks);
-  h5::write_attribute(file, "threads", info.threads);
-  h5::write_attribute(file, "start_time", info.start_time);
-  h5::write_attribute(file, "wall_time_s", info.wall_time_s);
-  h5::write_attribute(file, "objectives",
-                      std::string("throughput_samples_per_s:max,latency_s:min,energy_per_sample_j:min,"
-                                  "engineering_risk:min"));
-  h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+void write_run_info(hid_t file, const RunInfo& info) {
+  auto set_string = [&](const char* name, const std::string& v) {
+    if (h5::has_attribute(file, name)) h5::check_status(H5Adelete(file, name), std::string("H5Adelete ") + name);
+    h5::write_attribute(file, name, v);
+  };
+  auto set_double = [&](const char* name, double v) {
+    if (h5::has_attribute(file, name)) h5::check_status(H5Adelete(file, name), std::string("H5Adelete ") + name);
+    h5::write_attribute(file, name, v);
+  };
+  set_attribute(file, "layout_version", results_layout_version);
+  set_string("scenario", info.scenario_text);
+  set_string("scenario_file", info.scenario_file);
+  set_attribute(file, "seed", static_cast<std::int64_t>(info.seed));
+  set_string("version", info.version);
+  set_attribute(file, "ranks", info.ranks);
+  set_attribute(file, "threads", info.threads);
+  set_string("start_time", info.start_time);
+  set_double("wall_time_s", info.wall_time_s);
+  set_string("objectives",
+             "throughput_samples_per_s:max,latency_s:min,energy_per_sample_j:min,engineering_risk:min");
+  set_string("metrics", "p99_latency_s,power_w,area_mm2,memory_bytes");
 }
 
 ResultsFile read_results(const std::string& path) {
@@ -86,14 +55,19 @@ ResultsFile read_results(const std::string& path) {
   r.info.ranks = h5::read_int_attribute(file, "ranks");
   r.info.threads = h5::read_int_attribute(file, "threads");
   r.info.start_time = h5::read_string_attribute(file, "start_time");
-  const h5::Handle type = point_type();
-  {
-    const h5::Handle points(h5::check(H5Dopen2(file, "points", H5P_DEFAULT), path + ": /points"), H5Dclose);
-    r.points.resize(h5::dataset_rows(points));
-    if (!r.points.empty()) h5::read_all(points, type, r.points.data());
-  }
-  {
-    const h5::Handle par(h5::check(H5Dopen2(file, "pareto", H5P_DEFAULT), path + ": /pareto"), H5Dclose);
+  r.store = h5::read_string_attribute(file, "store");
+  r.complete = h5::has_attribute(file, "complete") && h5::read_int_attribute(file, "complete") == 1;
+  const h5::Handle type = point_record_type();
+  auto read_rows = [&](const char* name, std::vector<PointRecord>& out) {
+    if (!h5::has_link(file, name)) return;
+    const h5::Handle ds = h5::open_dataset(file, name);
+    out.resize(h5::dataset_rows(ds));
+    if (!out.empty()) h5::read_all(ds, type, out.data());
+  };
+  read_rows("points", r.points);
+  read_rows("archive", r.archive);
+  if (h5::has_link(file, "pareto")) {
+    const h5::Handle par = h5::open_dataset(file, "pareto");
     r.pareto.resize(h5::dataset_rows(par));
     if (!r.pareto.empty()) h5::read_all(par, H5T_NATIVE_UINT64, r.pareto.data());
   }

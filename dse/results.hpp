@@ -1,13 +1,17 @@
 // The HDF5 result file: layout, writer (collective over ranks) and reader.
 //
-//   /points   one compound row per evaluated point, ordered by point index
-//   /pareto   uint64 indices of the Pareto points (per workload), ascending
+//   /points         one compound row per evaluated point, in evaluation order (row =
+//                   point index for exhaustive search); only with --store all
+//   /archive        the constraint-robust archive: rows of the points that are
+//                   non-dominated over objectives + constraint metrics, by index
+//   /pareto         uint64 indices of the Pareto points (no budgets; per workload)
+//   /sampler_state  bytes of the sampler's checkpoint (NSGA-II)
 //   root attributes: layout_version, scenario, scenario_file, seed, version,
-//                    ranks, threads, start_time, wall_time_s, objectives
+//                    ranks, threads, start_time, wall_time_s, objectives, metrics,
+//                    store, sampler, complete, checkpoint_* counters
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -17,7 +21,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t results_layout_version = 1;
+inline constexpr std::int64_t results_layout_version = 2;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
@@ -34,6 +38,10 @@ struct PointRecord {
   double flops = 0.0;
   double dram_bytes = 0.0;
   double memory_bytes = 0.0;
+  // Constraint metrics (each minimised; budgets apply to them later).
+  double p99_latency_s = 0.0;
+  double power_w = 0.0;
+  double area_mm2 = 0.0;
   std::uint8_t feasible = 0;
   char bottleneck[16] = {};
 };
@@ -57,18 +65,19 @@ struct RunInfo {
   double wall_time_s = 0.0;
 };
 
-// Create `path` and write every rank's contiguous block of rows (rows of rank r
-// start at `offset`; `total` rows in all) plus the Pareto indices (from rank 0;
-// every rank passes the same list). Collective: every rank calls it.
-void write_results(const std::string& path, Context& ctx, std::span<const PointRecord> rows,
-                   std::uint64_t offset, std::uint64_t total, const std::vector<std::uint64_t>& pareto,
-                   const RunInfo& info);
-
 struct ResultsFile {
   RunInfo info;
-  std::vector<PointRecord> points;
+  std::string store;
+  bool complete = false;
+  std::vector<PointRecord> points;   // empty unless stored
+  std::vector<PointRecord> archive;
   std::vector<std::uint64_t> pareto;
+  // The archive row of point `index`, or nullptr.
+  [[nodiscard]] const PointRecord* find(std::uint64_t index) const;
 };
+
+// Provenance attributes, written collectively with the same value on every rank.
+void write_run_info(hid_t file, const RunInfo& info);
 
 // Read a whole result file; refuses files of another layout with an IoError.
 ResultsFile read_results(const std::string& path);

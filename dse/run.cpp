@@ -1,7 +1,5 @@
 #include "dse/run.hpp"
 
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <chrono>
@@ -23,57 +21,7 @@ namespace {
 
 const std::vector<search::Sense> kSenses = {search::Sense::maximize, search::Sense::minimize,
                                             search::Sense::minimize, search::Sense::minimize};
-
-std::array<double, 4> objectives(const PointRecord& r) {
-  return {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
-}
-
-// Archive wire format: per entry, workload id (u32), index (u64), 4 doubles.
-struct WireEntry {
-  std::uint32_t workload;
-  std::uint64_t index;
-  double obj[4];
-};
-
-using Archives = std::map<std::uint32_t, search::ParetoArchive>;
-
-void insert(Archives& a, std::uint32_t workload, std::uint64_t index, std::span<const double> obj) {
-  auto it = a.find(workload);
-  if (it == a.end()) it = a.emplace(workload, search::ParetoArchive(kSenses)).first;
-  it->second.insert(index, obj);
-}
-
-Bytes serialize(const Archives& a) {
-  Bytes out;
-  for (const auto& [w, arch] : a) {
-    for (const auto& p : arch.sorted_points()) {
-      WireEntry e{w, p.index, {p.objectives[0], p.objectives[1], p.objectives[2], p.objectives[3]}};
-      const auto* b = reinterpret_cast<const char*>(&e);
-      out.insert(out.end(), b, b + sizeof(e));
-    }
-  }
-  return out;
-}
-
-Archives deserialize(const Bytes& bytes) {
-  Archives a;
-  for (std::size_t off = 0; off + sizeof(WireEntry) <= bytes.size(); off += sizeof(WireEntry)) {
-    WireEntry e{};
-    std::memcpy(&e, bytes.data() + off, sizeof(e));
-    insert(a, e.workload, e.index, e.obj);
-  }
-  return a;
-}
-
-std::vector<std::uint64_t> indices_of(const Archives& a) {
-  std::vector<std::uint64_t> out;
-  for (const auto& [w, arch] : a) {
-    const auto idx = arch.sorted_indices();
-    out.insert(out.end(), idx.begin(), idx.end());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+constexpr std::size_t kMetricCount = 4;
 
 std::string now_iso8601() {
   const std::time_t t = std::time(nullptr);
@@ -87,19 +35,45 @@ std::string now_iso8601() {
 Bytes to_bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string to_string(const Bytes& b) { return {b.begin(), b.end()}; }
 
-// Rank 0 reads the scenario file; every rank gets its text, or the error it met.
-std::string share_scenario_text(Context& ctx, const std::string& path) {
+// Rank 0 runs `f`; every rank gets its string result or rethrows its error kind.
+template <class F>
+std::string on_root(Context& ctx, F f) {
   std::string payload;
   if (ctx.rank() == 0) {
     try {
-      payload = "T" + io::read_text_file(path, "scenario");
-    } catch (const ConfigError& e) {
+      payload = "T" + f();
+    } catch (const InputError& e) {
       payload = std::string("E") + e.what();
+    } catch (const Error& e) {
+      payload = std::string("I") + e.what();
     }
   }
   const std::string got = to_string(ctx.broadcast(to_bytes(payload), 0));
-  if (got.empty() || got[0] == 'E') throw InputError(got.empty() ? "scenario could not be shared" : got.substr(1));
+  if (got.empty()) throw Error("rank 0 sent nothing");
+  if (got[0] == 'E') throw InputError(got.substr(1));
+  if (got[0] == 'I') throw IoError(got.substr(1));
   return got.substr(1);
+}
+
+std::string read_scenario_of_partial(const std::string& partial) {
+  if (!std::filesystem::exists(partial)) {
+    throw InputError(partial + ": no interrupted run to resume (the file does not exist)");
+  }
+  h5::quiet_errors();
+  const h5::Handle f = h5::open_file_readonly(partial);
+  if (!h5::has_attribute(f, "layout_version") ||
+      h5::read_int_attribute(f, "layout_version") != results_layout_version) {
+    throw InputError(partial + ": not a checkpoint of this dse version");
+  }
+  return h5::read_string_attribute(f, "store") + "\n" + h5::read_string_attribute(f, "scenario_file") + "\n" +
+         h5::read_string_attribute(f, "start_time") + "\n" + h5::read_string_attribute(f, "scenario");
+}
+
+std::string next_line(std::string& s) {
+  const auto p = s.find('\n');
+  std::string line = s.substr(0, p);
+  s.erase(0, p == std::string::npos ? s.size() : p + 1);
+  return line;
 }
 
 }  // namespace
@@ -130,124 +104,146 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.flops = c.flops;
   r.dram_bytes = c.bytes;
   r.memory_bytes = c.memory_bytes;
+  r.p99_latency_s = c.latency_s;  // no queueing in the roofline skeleton: every batch takes the same time
+  r.power_w = c.latency_s > 0 ? c.energy_j / c.latency_s : 0.0;
+  r.area_mm2 = hw.area_mm2;
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;
 }
 
+search::Evaluation to_evaluation(const PointRecord& r) {
+  search::Evaluation e;
+  e.index = r.index;
+  e.objectives = {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
+  e.constraints = {r.p99_latency_s, r.power_w, r.area_mm2, r.memory_bytes};
+  e.feasible = r.feasible != 0;
+  return e;
+}
+
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows) {
-  Archives a;
+  std::map<std::uint32_t, search::ParetoArchive> fronts;
   for (const auto& r : rows) {
     if (r.feasible == 0) continue;
-    const auto obj = objectives(r);
-    insert(a, r.workload_id, r.index, obj);
+    auto it = fronts.find(r.workload_id);
+    if (it == fronts.end()) it = fronts.emplace(r.workload_id, search::ParetoArchive(kSenses)).first;
+    it->second.insert(r.index, to_evaluation(r).objectives);
   }
-  return indices_of(a);
+  std::vector<std::uint64_t> out;
+  for (const auto& [w, a] : fronts) {
+    const auto idx = a.sorted_indices();
+    out.insert(out.end(), idx.begin(), idx.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 RunSummary run(Context& ctx, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
-
-  // Every rank parses the same text, so a bad scenario fails identically everywhere
-  // and before any file exists.
-  const Scenario scenario = parse_scenario(share_scenario_text(ctx, options.scenario_path), options.scenario_path);
+  const std::string partial = options.output_path + ".partial";
+  Store store = options.store;
+  std::string scenario_file = options.scenario_path;
+  std::string start_time;
+  std::string text;
+  if (options.resume) {
+    std::string meta = on_root(ctx, [&] { return read_scenario_of_partial(partial); });
+    store = parse_store(next_line(meta));
+    scenario_file = next_line(meta);
+    start_time = next_line(meta);
+    text = meta;
+  } else {
+    start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
+    text = on_root(ctx, [&] { return io::read_text_file(options.scenario_path, "scenario"); });
+  }
+  // Every rank parses the same text, so a bad scenario fails identically everywhere and
+  // before any file exists.
+  const Scenario scenario = parse_scenario(text, scenario_file);
   const search::DesignSpace space = design_space(scenario);
-  const std::uint64_t total = space.size();
 
-  // Static contiguous blocks: rank r owns [r*N/P, (r+1)*N/P), so the collective
-  // write is a plain hyperslab per rank and the file is ordered by index.
-  const auto p = static_cast<std::uint64_t>(ctx.size());
-  const auto r = static_cast<std::uint64_t>(ctx.rank());
-  const std::uint64_t lo = total * r / p;
-  const std::uint64_t hi = total * (r + 1) / p;
-
-  std::vector<PointRecord> rows(hi - lo);
+  PointModel model{space, kSenses, kMetricCount,
+                   [&](std::uint64_t i) { return evaluate_point(scenario, space, i); }, to_evaluation};
   const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
-  {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-    tbb::parallel_for(std::uint64_t{0}, hi - lo,
-                      [&](std::uint64_t i) { rows[i] = evaluate_point(scenario, space, lo + i); });
-  }
-
-  Archives local;
-  std::uint64_t feasible = 0;
-  for (const auto& row : rows) {
-    if (row.feasible == 0) continue;
-    ++feasible;
-    insert(local, row.workload_id, row.index, objectives(row));
-  }
-  const Bytes merged = tree_reduce(ctx, serialize(local), [](Bytes a, Bytes b) {
-    Archives x = deserialize(a);
-    for (auto& [w, arch] : deserialize(b)) {
-      for (const auto& pt : arch.sorted_points()) insert(x, w, pt.index, pt.objectives);
-    }
-    return serialize(x);
-  });
-  const Bytes shared = ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0);
-  const std::vector<std::uint64_t> pareto = indices_of(deserialize(shared));
 
   RunInfo info;
   info.scenario_text = scenario.text;
-  info.scenario_file = options.scenario_path;
+  info.scenario_file = scenario_file;
   info.seed = scenario.seed;
   info.version = version_string();
   info.ranks = ctx.size();
   info.threads = threads;
   info.start_time = start_time;
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double wall0 = wall;
-  {
-    Bytes w(sizeof(double));
-    std::memcpy(w.data(), &wall, sizeof(double));
-    const Bytes got = ctx.broadcast(w, 0);
-    std::memcpy(&wall0, got.data(), sizeof(double));
-  }
-  info.wall_time_s = wall0;
 
-  // Write under a temporary name and rename at the end: a failed run never leaves
-  // a file that looks complete.
+  h5::quiet_errors();
   const std::filesystem::path out(options.output_path);
-  const std::string partial = options.output_path + ".partial";
-  std::string prep_error;
-  if (ctx.rank() == 0 && out.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out.parent_path(), ec);
-    if (ec) prep_error = "cannot create directory " + out.parent_path().string() + ": " + ec.message();
+  if (!options.resume) {
+    (void)on_root(ctx, [&] {
+      if (out.has_parent_path()) {
+        std::error_code ec;
+        std::filesystem::create_directories(out.parent_path(), ec);
+        if (ec) throw IoError("cannot create directory " + out.parent_path().string() + ": " + ec.message());
+      }
+      return std::string();
+    });
   }
-  prep_error = to_string(ctx.broadcast(to_bytes(prep_error), 0));
-  if (!prep_error.empty()) throw IoError(prep_error);
 
+  DriverResult result;
   std::int64_t failed = 0;
-  std::string write_error;
+  std::string error;
   try {
-    write_results(partial, ctx, rows, lo, total, pareto, info);
+    const h5::Handle file = options.resume ? h5::open_file_readwrite(partial, ctx) : h5::create_file(partial, ctx);
+    if (!options.resume) {
+      write_run_info(file, info);
+      h5::write_attribute(file, "store", std::string(to_string(store)));
+      h5::write_attribute(file, "sampler", std::string(to_string(scenario.search.sampler)));
+      init_driver_file(file, store);
+      h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    }
+    DriverOptions d;
+    d.threads = threads;
+    d.store = store;
+    d.round_s = options.checkpoint_interval_s;
+    d.progress = options.progress;
+    d.cancel = options.cancel;
+    result = drive(ctx, model, scenario.search, d, file);
+    if (!result.interrupted) {
+      const std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
+      const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
+      h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
+                     ctx.distributed());
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      Bytes w(sizeof(double));
+      std::memcpy(w.data(), &wall, sizeof(double));
+      w = ctx.broadcast(w, 0);
+      std::memcpy(&wall, w.data(), sizeof(double));
+      info.wall_time_s = wall;
+      write_run_info(file, info);
+      set_attribute(file, "complete", 1);
+    }
   } catch (const IoError& e) {
     failed = 1;
-    write_error = e.what();
+    error = e.what();
   }
   if (ctx.max(failed) != 0) {
-    if (ctx.rank() == 0) std::filesystem::remove(partial);
-    throw IoError(write_error.empty() ? "writing " + options.output_path + " failed on another rank" : write_error);
+    if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);
+    throw IoError(error.empty() ? "writing " + options.output_path + " failed on another rank" : error);
   }
-  ctx.barrier();
-  std::string rename_error;
-  if (ctx.rank() == 0) {
+  if (result.interrupted) {
+    throw Interrupted("interrupted after " + std::to_string(result.evaluated) + " points; checkpoint in " + partial +
+                      ", continue with: dse run --resume " + options.output_path);
+  }
+  (void)on_root(ctx, [&] {
     std::error_code ec;
     std::filesystem::rename(partial, out, ec);
-    if (ec) {
-      rename_error = "cannot rename " + partial + " to " + out.string() + ": " + ec.message();
-      std::filesystem::remove(partial);
-    }
-  }
-  rename_error = to_string(ctx.broadcast(to_bytes(rename_error), 0));
-  if (!rename_error.empty()) throw IoError(rename_error);
+    if (ec) throw IoError("cannot rename " + partial + " to " + out.string() + ": " + ec.message());
+    return std::string();
+  });
 
   RunSummary s;
-  s.points = total;
-  s.feasible = ctx.sum(feasible);
-  s.pareto = pareto.size();
-  s.wall_time_s = wall0;
+  s.points = result.evaluated;
+  s.feasible = result.feasible;
+  s.archive = result.archive.size();
+  s.pareto = pareto_indices(result.archive).size();
+  s.wall_time_s = info.wall_time_s;
   s.output_path = options.output_path;
   return s;
 }

@@ -1,11 +1,13 @@
-// `dse run`: the scenario's design space, evaluated over MPI ranks and TBB
-// threads, merged into a Pareto front and written to HDF5.
+// `dse run`: the scenario's design space searched over MPI ranks and TBB threads
+// (see dse/driver.hpp), the archive and Pareto front written to HDF5.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "dse/driver.hpp"
 #include "dse/results.hpp"
 #include "dse/scenario.hpp"
 #include "search/design_space.hpp"
@@ -15,14 +17,20 @@ namespace dse {
 class Context;
 
 struct RunOptions {
-  std::string scenario_path;
+  std::string scenario_path;       // empty with resume
   std::string output_path;
-  int threads = 0;  // 0: TBB's default (all cores)
+  int threads = 0;                 // 0: TBB's default (all cores)
+  Store store = Store::all;
+  bool resume = false;             // continue OUTPUT.partial
+  double checkpoint_interval_s = 2.0;
+  bool progress = true;
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RunSummary {
-  std::uint64_t points = 0;
+  std::uint64_t points = 0;        // evaluated
   std::uint64_t feasible = 0;
+  std::uint64_t archive = 0;
   std::uint64_t pareto = 0;
   double wall_time_s = 0.0;
   std::string output_path;
@@ -31,13 +39,15 @@ struct RunSummary {
 // Knobs in index order (fastest first): hardware, workload, batch.
 search::DesignSpace design_space(const Scenario& s);
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
-
-// The Pareto points (throughput max, latency min, energy min, risk min) among the
-// feasible rows, computed separately per workload; indices ascending.
+// The objectives (throughput max, latency min, energy min, risk min) and constraint
+// metrics (p99 latency, power, area, memory) of a row.
+search::Evaluation to_evaluation(const PointRecord& r);
+// The Pareto indices over the objectives among feasible rows, per workload; ascending.
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);
 
-// Collective over the context. Throws InputError for a bad scenario (on every
-// rank, before any file is created), IoError for output problems.
+// Collective over the context. Throws InputError for a bad scenario (on every rank,
+// before any file is created), IoError for output problems, Interrupted when
+// cancelled (the partial file keeps the last checkpoint for --resume).
 RunSummary run(Context& ctx, const RunOptions& options);
 
 }  // namespace dse

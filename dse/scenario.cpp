@@ -15,7 +15,7 @@ costmodel::RooflineHardware parse_hardware(const YAML::Node& node, const Place& 
   const MapReader m(node, at,
                     {"name", "peak_flops_per_s", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
                      "kernel_overhead_s", "energy_per_flop_j", "energy_per_byte_j", "static_power_w",
-                     "engineering_risk"});
+                     "engineering_risk", "area_mm2"});
   costmodel::RooflineHardware hw;
   hw.name = m.string("name");
   hw.peak_flops_per_s = m.positive("peak_flops_per_s");
@@ -26,6 +26,7 @@ costmodel::RooflineHardware parse_hardware(const YAML::Node& node, const Place& 
   hw.energy_per_byte_j = m.non_negative("energy_per_byte_j");
   hw.static_power_w = m.non_negative("static_power_w");
   hw.engineering_risk = m.fraction("engineering_risk");
+  hw.area_mm2 = m.non_negative_or("area_mm2", 0.0);
   return hw;
 }
 
@@ -88,13 +89,33 @@ void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, co
   }
 }
 
+SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t seed) {
+  const MapReader m(node, at, {"sampler", "samples", "population", "generations"});
+  SearchPlan p;
+  p.seed = seed;
+  const std::string kind = m.string_or("sampler", "exhaustive");
+  if (kind == "exhaustive") {
+    p.sampler = SamplerKind::exhaustive;
+  } else if (kind == "random") {
+    p.sampler = SamplerKind::random;
+    p.samples = static_cast<std::uint64_t>(m.positive_integer("samples"));
+  } else if (kind == "nsga2") {
+    p.sampler = SamplerKind::nsga2;
+    p.population = static_cast<std::size_t>(m.positive_integer("population"));
+    p.generations = static_cast<std::size_t>(m.positive_integer("generations"));
+  } else {
+    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", "\"" + kind + "\"");
+  }
+  return p;
+}
+
 }  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& file) {
   const YAML::Node root = io::parse_yaml(text, file);
   const Place top{file, ""};
   if (!root.IsMap()) io::fail({file, "(root)"}, root, "expected a mapping", io::describe(root));
-  const MapReader m(root, top, {"name", "seed", "hardware", "workloads", "batch_sizes"});
+  const MapReader m(root, top, {"name", "seed", "hardware", "workloads", "batch_sizes", "search"});
   Scenario s;
   s.file = file;
   s.text = text;
@@ -113,6 +134,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   for (std::size_t i = 0; i < bs.size(); ++i) {
     s.batch_sizes.push_back(io::as_positive_integer(bs[i], m.place("batch_sizes").item(i)));
   }
+  s.search.seed = s.seed;
+  if (m.has("search")) s.search = parse_search(m.node("search"), m.place("search"), s.seed);
   return s;
 }
 

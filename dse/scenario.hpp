@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "costmodel/layer.hpp"
+#include "dse/driver.hpp"
 #include "costmodel/roofline.hpp"
 
 namespace dse {
@@ -19,6 +20,7 @@ struct Scenario {
   std::vector<costmodel::RooflineHardware> hardware;
   std::vector<costmodel::WorkloadSpec> workloads;
   std::vector<std::int64_t> batch_sizes;
+  SearchPlan search;  // default: exhaustive
 };
 
 // Parse scenario text; `file` names it in messages. Throws ConfigError.

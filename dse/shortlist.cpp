@@ -4,7 +4,6 @@
 #include <iomanip>
 #include <ostream>
 #include <sstream>
-#include <unordered_map>
 
 namespace dse {
 
@@ -25,12 +24,9 @@ std::string sci(double v) {
 }  // namespace
 
 void print_shortlist(const ResultsFile& results, std::ostream& out) {
-  std::unordered_map<std::uint64_t, const PointRecord*> by_index;
-  for (const auto& p : results.points) by_index[p.index] = &p;
   std::vector<const PointRecord*> rows;
   for (const auto i : results.pareto) {
-    const auto it = by_index.find(i);
-    if (it != by_index.end()) rows.push_back(it->second);
+    if (const PointRecord* r = results.find(i)) rows.push_back(r);
   }
   std::sort(rows.begin(), rows.end(), [](const PointRecord* a, const PointRecord* b) {
     if (a->workload_id != b->workload_id) return a->workload_id < b->workload_id;
@@ -60,8 +56,8 @@ void print_shortlist(const ResultsFile& results, std::ostream& out) {
     }
     out << '\n';
   };
-  out << "Pareto shortlist: " << rows.size() << " of " << results.points.size()
-      << " points (throughput max, latency min, energy min, risk min; per workload)\n";
+  out << "Pareto shortlist: " << rows.size() << " points (throughput max, latency min, energy min, risk min; "
+      << "per workload; archive " << results.archive.size() << ")\n";
   print_row(header);
   for (const auto& row : table) print_row(row);
 }

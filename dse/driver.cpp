@@ -1,0 +1,525 @@
+#include "dse/driver.hpp"
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+
+#include "dse/context.hpp"
+#include "dse/error.hpp"
+#include "search/constraint_archive.hpp"
+#include "search/exhaustive_sampler.hpp"
+#include "search/nsga2.hpp"
+#include "search/random_sampler.hpp"
+
+namespace dse {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kTagRequest = 7401;
+constexpr int kTagReply = 7402;
+
+// ---- plain byte packing of POD values ---------------------------------------------------------
+
+template <class T>
+void put(Bytes& b, const T& v) {
+  const std::size_t at = b.size();
+  b.resize(at + sizeof(T));
+  std::memcpy(b.data() + at, &v, sizeof(T));
+}
+
+void append(Bytes& a, const Bytes& b) {
+  const std::size_t at = a.size();
+  a.resize(at + b.size());
+  if (!b.empty()) std::memcpy(a.data() + at, b.data(), b.size());
+}
+
+template <class T>
+T get(const Bytes& b, std::size_t& off) {
+  if (off + sizeof(T) > b.size()) throw MpiError("truncated message");
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof(T));
+  off += sizeof(T);
+  return v;
+}
+
+Bytes records_to_bytes(const std::vector<PointRecord>& rows) {
+  Bytes b(rows.size() * sizeof(PointRecord));
+  if (!rows.empty()) std::memcpy(b.data(), rows.data(), b.size());
+  return b;
+}
+
+std::vector<PointRecord> records_from_bytes(const Bytes& b) {
+  std::vector<PointRecord> rows(b.size() / sizeof(PointRecord));
+  if (!rows.empty()) std::memcpy(rows.data(), b.data(), rows.size() * sizeof(PointRecord));
+  return rows;
+}
+
+// ---- the archive: one constraint-robust archive per workload, with the records -------------
+
+class Archive {
+ public:
+  explicit Archive(const PointModel& m) : model_(&m) {}
+
+  void insert(const PointRecord& r) {
+    if (r.feasible == 0) return;
+    const search::Evaluation e = model_->to_evaluation(r);
+    auto it = parts_.find(r.workload_id);
+    if (it == parts_.end()) {
+      it = parts_.emplace(r.workload_id, search::ConstraintArchive(model_->senses, model_->metric_count)).first;
+    }
+    if (it->second.insert(e.index, e.objectives, e.constraints)) records_[r.index] = r;
+  }
+
+  // The archived records, ordered by index (drops records no longer archived).
+  std::vector<PointRecord> records() {
+    std::vector<PointRecord> out;
+    std::unordered_map<std::uint64_t, PointRecord> kept;
+    for (const auto& [w, a] : parts_) {
+      for (const auto i : a.sorted_indices()) {
+        out.push_back(records_.at(i));
+        kept.emplace(i, records_.at(i));
+      }
+    }
+    records_ = std::move(kept);
+    std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
+    return out;
+  }
+
+  void clear() {
+    parts_.clear();
+    records_.clear();
+  }
+
+ private:
+  const PointModel* model_;
+  std::map<std::uint32_t, search::ConstraintArchive> parts_;
+  std::unordered_map<std::uint64_t, PointRecord> records_;
+};
+
+std::vector<PointRecord> merge_records(const PointModel& model, const std::vector<PointRecord>& a,
+                                       const std::vector<PointRecord>& b) {
+  Archive x(model);
+  for (const auto& r : a) x.insert(r);
+  for (const auto& r : b) x.insert(r);
+  return x.records();
+}
+
+// ---- samplers -----------------------------------------------------------------------------------
+
+std::unique_ptr<search::Sampler> make_sampler(const PointModel& model, const SearchPlan& plan) {
+  const std::uint64_t n = model.space.size();
+  switch (plan.sampler) {
+    case SamplerKind::exhaustive: return std::make_unique<search::ExhaustiveSampler>(n);
+    case SamplerKind::random: return std::make_unique<search::RandomSampler>(n, plan.samples, plan.seed);
+    case SamplerKind::nsga2: {
+      search::Nsga2Options o;
+      o.population = plan.population;
+      o.generations = plan.generations;
+      o.seed = plan.seed;
+      return std::make_unique<search::Nsga2Sampler>(model.space, model.senses, o);
+    }
+  }
+  throw std::logic_error("unknown sampler");
+}
+
+void seek(search::Sampler& s, SamplerKind kind, std::uint64_t rows_done) {
+  if (kind == SamplerKind::exhaustive) static_cast<search::ExhaustiveSampler&>(s).seek(rows_done);
+  if (kind == SamplerKind::random) static_cast<search::RandomSampler&>(s).seek(rows_done);
+}
+
+std::uint64_t planned_points(const PointModel& model, const SearchPlan& plan) {
+  switch (plan.sampler) {
+    case SamplerKind::exhaustive: return model.space.size();
+    case SamplerKind::random: return std::min(plan.samples, model.space.size());
+    case SamplerKind::nsga2: return plan.population * (plan.generations + 1);
+  }
+  return 0;
+}
+
+// ---- one rank's share of a round -----------------------------------------------------------------
+
+struct RoundWork {
+  std::vector<std::pair<std::uint64_t, PointRecord>> rows;  // (position in round, record), store all / nsga2
+  std::uint64_t evaluated = 0;
+  std::uint64_t feasible = 0;
+};
+
+class RoundRunner {
+ public:
+  RoundRunner(const PointModel& model, const DriverOptions& opt, Archive& archive, bool keep_rows)
+      : model_(model), opt_(opt), archive_(archive), keep_rows_(keep_rows) {}
+
+  void run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end, RoundWork& out) {
+    std::vector<PointRecord> chunk(end - begin);
+    tbb::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); });
+    for (std::uint64_t p = begin; p < end; ++p) {
+      const PointRecord& r = chunk[p - begin];
+      ++out.evaluated;
+      if (r.feasible != 0) ++out.feasible;
+      archive_.insert(r);
+      if (keep_rows_) out.rows.emplace_back(p, r);
+    }
+  }
+
+ private:
+  const PointModel& model_;
+  const DriverOptions& opt_;
+  Archive& archive_;
+  bool keep_rows_;
+};
+
+bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
+
+// Evaluate positions [0, ids.size()) over all ranks in dynamic chunks. Returns false when
+// the round was cut short by a cancellation (on any rank).
+bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t chunk, RoundRunner& runner,
+               RoundWork& work, const DriverOptions& opt) {
+  const std::uint64_t n = ids.size();
+  if (!ctx.distributed() || ctx.size() == 1) {
+    for (std::uint64_t b = 0; b < n; b += chunk) {
+      if (cancelled(opt)) return false;
+      runner.run_chunk(ids, b, std::min(n, b + chunk), work);
+    }
+    return true;
+  }
+  std::atomic<bool> stop{false};
+  if (ctx.rank() == 0) {
+    std::atomic<std::uint64_t> cursor{0};
+    std::exception_ptr failure;
+    std::thread worker([&] {
+      try {
+        for (;;) {
+          if (stop.load() || cancelled(opt)) break;
+          const std::uint64_t b = cursor.fetch_add(chunk);
+          if (b >= n) break;
+          runner.run_chunk(ids, b, std::min(n, b + chunk), work);
+        }
+      } catch (...) {
+        failure = std::current_exception();
+        stop = true;
+      }
+    });
+    int active = ctx.size() - 1;
+    while (active > 0) {
+      const int src = ctx.poll(kTagRequest);
+      if (src < 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      const Bytes req = ctx.receive(src, kTagRequest);
+      if (!req.empty() && req[0] == 'C') stop = true;
+      if (cancelled(opt)) stop = true;
+      std::uint64_t b = stop.load() ? n : cursor.fetch_add(chunk);
+      if (b >= n) {
+        b = n;
+        --active;
+      }
+      Bytes reply;
+      put(reply, b);
+      put(reply, static_cast<std::uint8_t>(stop.load() ? 1 : 0));
+      ctx.send(reply, src, kTagReply);
+    }
+    worker.join();
+    if (failure) std::rethrow_exception(failure);
+  } else {
+    for (;;) {
+      const bool c = cancelled(opt);
+      ctx.send(Bytes{c ? 'C' : 'R'}, 0, kTagRequest);
+      const Bytes reply = ctx.receive(0, kTagReply);
+      std::size_t off = 0;
+      const auto b = get<std::uint64_t>(reply, off);
+      if (get<std::uint8_t>(reply, off) != 0) stop = true;
+      if (b >= n) break;
+      runner.run_chunk(ids, b, std::min(n, b + chunk), work);
+    }
+  }
+  const bool any_stop = ctx.max(stop.load() || cancelled(opt) ? 1 : 0) != 0;
+  return !any_stop;
+}
+
+// Gather every rank's evaluations of the round to all ranks, ordered by position.
+std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work) {
+  Bytes local;
+  for (const auto& [p, r] : work.rows) {
+    put(local, p);
+    put(local, r);
+  }
+  const Bytes merged = tree_reduce(ctx, local, [](Bytes a, Bytes b) {
+    append(a, b);
+    return a;
+  });
+  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0);
+  std::vector<std::pair<std::uint64_t, PointRecord>> rows;
+  for (std::size_t off = 0; off < all.size();) {
+    const auto p = get<std::uint64_t>(all, off);
+    rows.emplace_back(p, get<PointRecord>(all, off));
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<search::Evaluation> out;
+  out.reserve(rows.size());
+  for (const auto& [p, r] : rows) out.push_back(model.to_evaluation(r));
+  return out;
+}
+
+void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& records) {
+  const h5::Handle type = point_record_type();
+  const h5::Handle ds = h5::open_dataset(file, "archive");
+  h5::set_rows(ds, records.size());
+  std::vector<h5::RowRun> runs;
+  if (ctx.rank() == 0 && !records.empty()) runs.push_back({0, records.size()});
+  h5::write_runs(ds, type, records.data(), runs, ctx.distributed());
+}
+
+void write_bytes_dataset(hid_t file, Context& ctx, const std::string& name, const std::vector<std::byte>& bytes) {
+  const h5::Handle ds = h5::open_dataset(file, name);
+  h5::set_rows(ds, bytes.size());
+  std::vector<h5::RowRun> runs;
+  if (ctx.rank() == 0 && !bytes.empty()) runs.push_back({0, bytes.size()});
+  h5::write_runs(ds, H5T_NATIVE_UCHAR, bytes.data(), runs, ctx.distributed());
+}
+
+std::vector<std::byte> read_bytes_dataset(hid_t file, const std::string& name) {
+  const h5::Handle ds = h5::open_dataset(file, name);
+  std::vector<std::byte> out(h5::dataset_rows(ds));
+  if (!out.empty()) h5::read_all(ds, H5T_NATIVE_UCHAR, out.data());
+  return out;
+}
+
+std::vector<PointRecord> read_archive(hid_t file) {
+  const h5::Handle ds = h5::open_dataset(file, "archive");
+  std::vector<PointRecord> out(h5::dataset_rows(ds));
+  const h5::Handle type = point_record_type();
+  if (!out.empty()) h5::read_all(ds, type, out.data());
+  return out;
+}
+
+class Progress {
+ public:
+  Progress(bool enabled, std::uint64_t planned, std::uint64_t done)
+      : enabled_(enabled), planned_(planned), start_done_(done), tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void update(std::uint64_t done, std::size_t archive, bool final) {
+    if (!enabled_ || (final && done == last_done_)) return;
+    last_done_ = done;
+    const auto now = Clock::now();
+    if (!final && now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done - start_done_) / elapsed : 0.0;
+    const double left = rate > 0 && planned_ > done ? static_cast<double>(planned_ - done) / rate : 0.0;
+    std::fprintf(stderr, "%sdse: %llu/%llu points (%.1f%%), %.0f points/s, ETA %.0f s, archive %zu%s",
+                 tty_ ? "\r" : "", static_cast<unsigned long long>(done), static_cast<unsigned long long>(planned_),
+                 planned_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(planned_) : 100.0, rate,
+                 left, archive, tty_ && !final ? "" : "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  bool enabled_;
+  std::uint64_t planned_;
+  std::uint64_t start_done_;
+  bool tty_;
+  std::uint64_t last_done_ = ~std::uint64_t{0};
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_ = Clock::now() - std::chrono::seconds(2);
+};
+
+}  // namespace
+
+std::string_view to_string(Store s) {
+  switch (s) {
+    case Store::all: return "all";
+    case Store::archive: return "archive";
+    case Store::none: return "none";
+  }
+  return "?";
+}
+
+Store parse_store(const std::string& s) {
+  if (s == "all") return Store::all;
+  if (s == "archive") return Store::archive;
+  if (s == "none") return Store::none;
+  throw InputError("--store: expected all, archive or none (got '" + s + "')");
+}
+
+std::string_view to_string(SamplerKind k) {
+  switch (k) {
+    case SamplerKind::exhaustive: return "exhaustive";
+    case SamplerKind::random: return "random";
+    case SamplerKind::nsga2: return "nsga2";
+  }
+  return "?";
+}
+
+void set_attribute(hid_t loc, const std::string& name, std::int64_t value) {
+  if (h5::has_attribute(loc, name)) {
+    h5::Handle attr(h5::check(H5Aopen(loc, name.c_str(), H5P_DEFAULT), "opening attribute " + name), H5Aclose);
+    h5::check_status(H5Awrite(attr, H5T_NATIVE_INT64, &value), "writing attribute " + name);
+  } else {
+    h5::write_attribute(loc, name, value);
+  }
+}
+
+void init_driver_file(hid_t file, Store store) {
+  const h5::Handle type = point_record_type();
+  if (store == Store::all) (void)h5::create_extensible_1d(file, "points", type, 4096, 4);
+  (void)h5::create_extensible_1d(file, "archive", type, 1024, 4);
+  (void)h5::create_extensible_1d(file, "sampler_state", H5T_STD_U8LE, 65536, 0);
+  set_attribute(file, kRowsDone, 0);
+  set_attribute(file, kRoundsDone, 0);
+  set_attribute(file, kEvaluated, 0);
+  set_attribute(file, kFeasible, 0);
+}
+
+DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan, const DriverOptions& opt,
+                   hid_t file) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                            static_cast<std::size_t>(std::max(1, opt.threads)));
+  const bool store_rows = opt.store == Store::all && h5::has_link(file, "points");
+  const bool needs_results = plan.sampler == SamplerKind::nsga2;
+
+  // Resume state: every rank reads the same attributes and datasets.
+  std::uint64_t rows_done = static_cast<std::uint64_t>(h5::read_int_attribute(file, kRowsDone));
+  std::uint64_t evaluated = static_cast<std::uint64_t>(h5::read_int_attribute(file, kEvaluated));
+  std::uint64_t feasible = static_cast<std::uint64_t>(h5::read_int_attribute(file, kFeasible));
+  std::int64_t rounds = h5::read_int_attribute(file, kRoundsDone);
+
+  auto sampler = make_sampler(model, plan);
+  if (plan.sampler == SamplerKind::nsga2) {
+    const auto state = read_bytes_dataset(file, "sampler_state");
+    if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
+  } else {
+    seek(*sampler, plan.sampler, rows_done);
+  }
+  Archive archive(model);
+  for (const auto& r : read_archive(file)) archive.insert(r);
+
+  const std::uint64_t planned = planned_points(model, plan);
+  Progress progress(opt.progress && ctx.rank() == 0, planned, evaluated);
+  RoundRunner runner(model, opt, archive, store_rows || needs_results);
+  const h5::Handle type = point_record_type();
+  std::uint64_t round_points = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64);
+
+  DriverResult result;
+  while (!sampler->done()) {
+    // Rank 0 sizes the round from the measured rate; every rank's sampler asks the same ids.
+    Bytes sz;
+    put(sz, round_points);
+    sz = ctx.broadcast(sz, 0);
+    std::size_t off = 0;
+    const auto n_ask = get<std::uint64_t>(sz, off);
+    const std::vector<std::uint64_t> ids = sampler->ask(n_ask);
+    if (ids.empty()) {
+      if (sampler->done()) break;
+      throw Error("sampler handed out no points but is not done");
+    }
+    const auto t0 = Clock::now();
+    const std::uint64_t per_worker = static_cast<std::uint64_t>(ctx.size()) * static_cast<std::uint64_t>(opt.threads);
+    const std::uint64_t chunk = std::clamp<std::uint64_t>(ids.size() / (8 * per_worker), 16, 16384);
+    RoundWork work;
+    if (!run_round(ctx, ids, chunk, runner, work, opt)) {
+      result.interrupted = true;
+      break;  // the last checkpoint stays; this round is redone on resume
+    }
+    if (needs_results) {
+      const auto evals = all_evaluations(ctx, model, work);
+      sampler->tell(evals);
+    }
+    if (store_rows) {
+      std::sort(work.rows.begin(), work.rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<PointRecord> buf;
+      std::vector<h5::RowRun> runs;
+      buf.reserve(work.rows.size());
+      for (const auto& [p, r] : work.rows) {
+        const std::uint64_t row = rows_done + p;
+        if (!runs.empty() && runs.back().offset + runs.back().count == row) {
+          ++runs.back().count;
+        } else {
+          runs.push_back({row, 1});
+        }
+        buf.push_back(r);
+      }
+      const h5::Handle points = h5::open_dataset(file, "points");
+      h5::set_rows(points, rows_done + ids.size());
+      h5::write_runs(points, type, buf.data(), runs, ctx.distributed());
+    }
+    rows_done += ids.size();
+    evaluated += ctx.sum(work.evaluated);
+    feasible += ctx.sum(work.feasible);
+    ++rounds;
+
+    // Checkpoint: the merged archive, the sampler state and the counters, then flush.
+    const Bytes merged = tree_reduce(ctx, records_to_bytes(archive.records()), [&](Bytes a, Bytes b) {
+      return records_to_bytes(merge_records(model, records_from_bytes(a), records_from_bytes(b)));
+    });
+    const std::vector<PointRecord> global = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0));
+    archive.clear();
+    for (const auto& r : global) archive.insert(r);
+    write_archive(file, ctx, global);
+    if (plan.sampler == SamplerKind::nsga2) {
+      write_bytes_dataset(file, ctx, "sampler_state", static_cast<search::Nsga2Sampler&>(*sampler).save_state());
+    }
+    set_attribute(file, kRowsDone, static_cast<std::int64_t>(rows_done));
+    set_attribute(file, kRoundsDone, rounds);
+    set_attribute(file, kEvaluated, static_cast<std::int64_t>(evaluated));
+    set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
+    h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    progress.update(evaluated, global.size(), false);
+
+    if (ctx.rank() == 0) {
+      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double rate = static_cast<double>(ids.size()) / std::max(dt, 1e-6);
+      round_points = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(rate * opt.round_s), 64,
+                                               opt.max_round_points);
+    }
+    if (ctx.max(cancelled(opt) ? 1 : 0) != 0) {
+      result.interrupted = true;
+      break;
+    }
+  }
+  result.evaluated = evaluated;
+  result.feasible = feasible;
+  result.archive = archive.records();
+  if (!result.interrupted) progress.update(evaluated, result.archive.size(), true);
+  return result;
+}
+
+h5::Handle point_record_type() {
+  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(PointRecord)), "H5Tcreate"), H5Tclose);
+  const h5::Handle name32 = h5::fixed_string_type(32);
+  const h5::Handle name16 = h5::fixed_string_type(16);
+  auto add = [&](const char* name, std::size_t off, hid_t type) {
+    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
+  };
+  add("index", offsetof(PointRecord, index), H5T_NATIVE_UINT64);
+  add("hardware_id", offsetof(PointRecord, hardware_id), H5T_NATIVE_UINT32);
+  add("workload_id", offsetof(PointRecord, workload_id), H5T_NATIVE_UINT32);
+  add("batch", offsetof(PointRecord, batch), H5T_NATIVE_INT64);
+  add("hardware", offsetof(PointRecord, hardware), name32);
+  add("workload", offsetof(PointRecord, workload), name32);
+  add("throughput_samples_per_s", offsetof(PointRecord, throughput_samples_per_s), H5T_NATIVE_DOUBLE);
+  add("latency_s", offsetof(PointRecord, latency_s), H5T_NATIVE_DOUBLE);
+  add("energy_per_sample_j", offsetof(PointRecord, energy_per_sample_j), H5T_NATIVE_DOUBLE);
+  add("engineering_risk", offsetof(PointRecord, engineering_risk), H5T_NATIVE_DOUBLE);
+  add("flops", offsetof(PointRecord, flops), H5T_NATIVE_DOUBLE);
+  add("dram_bytes", offsetof(PointRecord, dram_bytes), H5T_NATIVE_DOUBLE);
+  add("memory_bytes", offsetof(PointRecord, memory_bytes), H5T_NATIVE_DOUBLE);
+  add("p99_latency_s", offsetof(PointRecord, p99_latency_s), H5T_NATIVE_DOUBLE);
+  add("power_w", offsetof(PointRecord, power_w), H5T_NATIVE_DOUBLE);
+  add("area_mm2", offsetof(PointRecord, area_mm2), H5T_NATIVE_DOUBLE);
+  add("feasible", offsetof(PointRecord, feasible), H5T_NATIVE_UINT8);
+  add("bottleneck", offsetof(PointRecord, bottleneck), name16);
+  return t;
+}
+
+}  // namespace dse

@@ -1,0 +1,85 @@
+// The distributed search driver: a sampler (exhaustive, random or NSGA-II) asks
+// for points; each round's points are handed to ranks in dynamic chunks (rank 0
+// serves the chunks and also works), evaluated with TBB inside each rank,
+// written collectively to HDF5 at their row, and folded into a constraint-robust
+// Pareto archive per workload. Every round ends with a checkpoint in the output
+// file, so an interrupted or killed run resumes from the last completed round.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dse/h5.hpp"
+#include "dse/results.hpp"
+#include "search/design_space.hpp"
+#include "search/pareto.hpp"
+#include "search/sampler.hpp"
+
+namespace dse {
+
+class Context;
+
+enum class Store { all, archive, none };
+std::string_view to_string(Store s);
+Store parse_store(const std::string& s);  // throws InputError
+
+enum class SamplerKind { exhaustive, random, nsga2 };
+std::string_view to_string(SamplerKind k);
+
+struct SearchPlan {
+  SamplerKind sampler = SamplerKind::exhaustive;
+  std::uint64_t samples = 0;        // random: number of draws
+  std::size_t population = 0;       // nsga2
+  std::size_t generations = 0;      // nsga2
+  std::uint64_t seed = 0;
+};
+
+// How to evaluate a point and read its objectives; `evaluate` must be thread-safe.
+struct PointModel {
+  search::DesignSpace space;
+  std::vector<search::Sense> senses;       // objective senses
+  std::size_t metric_count = 0;            // constraint metrics, each minimised
+  std::function<PointRecord(std::uint64_t index)> evaluate;
+  std::function<search::Evaluation(const PointRecord&)> to_evaluation;
+};
+
+struct DriverOptions {
+  int threads = 1;
+  Store store = Store::all;
+  double round_s = 2.0;                    // target wall time of one round (one checkpoint each)
+  std::uint64_t max_round_points = 1u << 20;
+  bool progress = true;
+  const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
+};
+
+struct DriverResult {
+  std::uint64_t evaluated = 0;             // over all ranks, this session and earlier ones
+  std::uint64_t feasible = 0;
+  bool interrupted = false;
+  std::vector<PointRecord> archive;        // the merged archive, ordered by index (every rank)
+};
+
+// Checkpoint attributes in the output file (besides /points, /archive, /sampler_state).
+inline constexpr const char* kRowsDone = "checkpoint_rows";
+inline constexpr const char* kRoundsDone = "checkpoint_rounds";
+inline constexpr const char* kEvaluated = "checkpoint_evaluated";
+inline constexpr const char* kFeasible = "checkpoint_feasible";
+
+// Prepare a fresh output file for the driver (collective): datasets and counters.
+void init_driver_file(hid_t file, Store store);
+
+// Run the search over `file`, continuing from its checkpoint. Collective.
+DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan, const DriverOptions& options,
+                   hid_t file);
+
+// The compound HDF5 type of PointRecord.
+h5::Handle point_record_type();
+
+// Overwrite-or-create scalar attributes (collective in parallel files).
+void set_attribute(hid_t loc, const std::string& name, std::int64_t value);
+
+}  // namespace dse

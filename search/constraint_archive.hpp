@@ -1,0 +1,92 @@
+// A constraint-robust Pareto archive: it keeps every point that could be on the
+// objective front for *some* later budget on the constraint metrics, so that
+// front_under(budgets) answers a new SLA / power / area / memory budget exactly
+// without re-running the search.
+//
+// Rule (a strict partial order, hence insertion-order independent):
+//   q removes p  <=>  metrics(q) <= metrics(p) in every metric (all minimised)
+//                     and objectives(q) Pareto-dominate objectives(p).
+// The archive holds exactly the points no other point removes. Claim: for any budget
+// vector b, front_under(b) == Pareto front over objectives of {all points inserted with
+// metrics <= b} (ties -- equal objective vectors -- all kept, as in ParetoArchive).
+// Proof sketch: a point p on the brute-force front is never removed, since a remover q
+// would satisfy metrics(q) <= metrics(p) <= b and dominate p. Conversely, if an archived
+// p under b were dominated by some inserted q under b, the minimal remover m of q (chains
+// are finite, the relation transitive) is archived, under b, and dominates p.
+// Note the rule is slightly weaker than dominance over (objectives ++ metrics): a point
+// whose objectives *equal* another's is kept even with worse metrics, because the
+// brute-force front keeps ties. tests/search/test_constraint_archive.cpp checks the claim.
+//
+// Each point index is assumed to carry one evaluation: inserting an index already held
+// is ignored. Only feasible evaluations are archived.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "search/pareto.hpp"
+#include "search/sampler.hpp"
+
+namespace dse::search {
+
+struct ArchiveEntry {
+  std::uint64_t index = 0;
+  std::vector<double> objectives;
+  std::vector<double> metrics;
+  friend bool operator==(const ArchiveEntry&, const ArchiveEntry&) = default;
+};
+
+class ConstraintArchive {
+ public:
+  // Throws std::invalid_argument when there is no objective.
+  ConstraintArchive(std::vector<Sense> objective_senses, std::size_t metric_count);
+
+  // True when the point joined the archive. Values must be finite and of the right
+  // counts (std::invalid_argument otherwise).
+  bool insert(std::uint64_t index, std::span<const double> objectives, std::span<const double> metrics);
+  // Skips infeasible evaluations (returns false).
+  bool insert(const Evaluation& e);
+  // Order-independent: merging A into B holds the same set as merging B into A,
+  // or inserting every point of both one by one in any order.
+  void merge(const ConstraintArchive& other);
+
+  [[nodiscard]] std::size_t size() const noexcept { return indices_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return indices_.empty(); }
+  [[nodiscard]] const std::vector<Sense>& senses() const noexcept { return senses_; }
+  [[nodiscard]] std::size_t objective_count() const noexcept { return senses_.size(); }
+  [[nodiscard]] std::size_t metric_count() const noexcept { return metric_count_; }
+
+  // All archived entries, ordered by index (canonical).
+  [[nodiscard]] std::vector<ArchiveEntry> entries() const;
+  [[nodiscard]] std::vector<std::uint64_t> sorted_indices() const;
+  // The Pareto front over the objectives of the archived points with every metric
+  // <= its budget (use +infinity for "no bound"), ordered by index. Throws
+  // std::invalid_argument when budgets.size() != metric_count() or a budget is NaN.
+  [[nodiscard]] std::vector<ArchiveEntry> front_under(std::span<const double> budgets) const;
+
+  // Little-endian wire format (version 1):
+  //   "DSECA1\0\0" | u32 objective count | u32 metric count | u8 sense per objective
+  //   (0 minimize, 1 maximize) | u64 entry count | per entry (by index): u64 index,
+  //   f64 objectives, f64 metrics.
+  [[nodiscard]] std::vector<std::byte> to_bytes() const;
+  // Throws std::invalid_argument on a malformed buffer.
+  static ConstraintArchive from_bytes(std::span<const std::byte> bytes);
+
+  friend bool operator==(const ConstraintArchive& a, const ConstraintArchive& b);
+
+ private:
+  [[nodiscard]] std::size_t stride() const noexcept { return senses_.size() + metric_count_; }
+  // Key of entry i: objectives in minimisation form (negated when maximised) then metrics.
+  [[nodiscard]] const double* key(std::size_t i) const noexcept { return keys_.data() + i * stride(); }
+  [[nodiscard]] bool removes(const double* q, const double* p) const noexcept;
+  [[nodiscard]] ArchiveEntry entry(std::size_t i) const;
+
+  std::vector<Sense> senses_;
+  std::size_t metric_count_;
+  std::vector<std::uint64_t> indices_;
+  std::vector<double> keys_;
+};
+
+}  // namespace dse::search

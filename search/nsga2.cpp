@@ -1,0 +1,435 @@
+#include "search/nsga2.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "search/random_sampler.hpp"
+#include "search/wire.hpp"
+
+namespace dse::search {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double min_form(const Evaluation& e, std::size_t j, Sense s) {
+  return s == Sense::minimize ? e.objectives[j] : -e.objectives[j];
+}
+
+// Nearest digit to x, clamped to [0, radix - 1].
+std::uint64_t to_digit(double x, std::uint64_t radix) {
+  const double top = static_cast<double>(radix - 1);
+  const double v = std::floor(x + 0.5);
+  if (!(v > 0.0)) return 0;
+  if (v >= top) return radix - 1;
+  return static_cast<std::uint64_t>(v);
+}
+
+// Deb's bounded simulated binary crossover on one variable (nsga2-v1.1 realcross).
+void sbx(double& y1, double& y2, double lo, double hi, double eta, CounterRng& rng) {
+  if (std::fabs(y1 - y2) <= 1e-14) return;
+  const double a = std::min(y1, y2);
+  const double b = std::max(y1, y2);
+  const double u = rng.unit();
+  const double e1 = 1.0 / (eta + 1.0);
+  const auto betaq = [&](double beta) {
+    const double alpha = 2.0 - std::pow(beta, -(eta + 1.0));
+    return u <= 1.0 / alpha ? std::pow(u * alpha, e1) : std::pow(1.0 / (2.0 - u * alpha), e1);
+  };
+  double c1 = 0.5 * ((a + b) - betaq(1.0 + 2.0 * (a - lo) / (b - a)) * (b - a));
+  double c2 = 0.5 * ((a + b) + betaq(1.0 + 2.0 * (hi - b) / (b - a)) * (b - a));
+  c1 = std::clamp(c1, lo, hi);
+  c2 = std::clamp(c2, lo, hi);
+  if (rng.unit() <= 0.5) std::swap(c1, c2);
+  y1 = c1;
+  y2 = c2;
+}
+
+// Deb's polynomial mutation on one bounded variable (nsga2-v1.1 real_mutate_ind).
+double polynomial_mutation(double y, double lo, double hi, double eta, CounterRng& rng) {
+  const double d1 = (y - lo) / (hi - lo);
+  const double d2 = (hi - y) / (hi - lo);
+  const double u = rng.unit();
+  const double p = 1.0 / (eta + 1.0);
+  double dq = 0.0;
+  if (u <= 0.5) {
+    const double val = 2.0 * u + (1.0 - 2.0 * u) * std::pow(1.0 - d1, eta + 1.0);
+    dq = std::pow(val, p) - 1.0;
+  } else {
+    const double val = 2.0 * (1.0 - u) + 2.0 * (u - 0.5) * std::pow(1.0 - d2, eta + 1.0);
+    dq = 1.0 - std::pow(val, p);
+  }
+  return std::clamp(y + dq * (hi - lo), lo, hi);
+}
+
+void put_evaluation(std::vector<std::byte>& out, const Evaluation& e) {
+  wire::put_u64(out, e.index);
+  wire::put_u8(out, e.feasible ? 1 : 0);
+  wire::put_u32(out, static_cast<std::uint32_t>(e.objectives.size()));
+  for (double v : e.objectives) wire::put_f64(out, v);
+  wire::put_u32(out, static_cast<std::uint32_t>(e.constraints.size()));
+  for (double v : e.constraints) wire::put_f64(out, v);
+}
+
+Evaluation get_evaluation(wire::Reader& in) {
+  Evaluation e;
+  e.index = in.u64();
+  e.feasible = in.u8() != 0;
+  const std::uint32_t no = in.u32();
+  if (no > in.remaining() / 8) throw std::invalid_argument("Nsga2Sampler: truncated state");
+  e.objectives.resize(no);
+  for (double& v : e.objectives) v = in.f64();
+  const std::uint32_t nc = in.u32();
+  if (nc > in.remaining() / 8) throw std::invalid_argument("Nsga2Sampler: truncated state");
+  e.constraints.resize(nc);
+  for (double& v : e.constraints) v = in.f64();
+  return e;
+}
+
+bool same(const Evaluation& a, const Evaluation& b) {
+  const auto eq = [](const std::vector<double>& x, const std::vector<double>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!(x[i] == y[i]) && !(std::isnan(x[i]) && std::isnan(y[i]))) return false;
+    }
+    return true;
+  };
+  return a.index == b.index && a.feasible == b.feasible && eq(a.objectives, b.objectives) &&
+         eq(a.constraints, b.constraints);
+}
+
+}  // namespace
+
+Nsga2Sampler::Nsga2Sampler(DesignSpace space, std::vector<Sense> senses, Nsga2Options options)
+    : space_(std::move(space)), senses_(std::move(senses)), opt_(std::move(options)) {
+  if (opt_.population == 0) throw std::invalid_argument("Nsga2Sampler: population must be > 0");
+  if (senses_.empty()) throw std::invalid_argument("Nsga2Sampler: no objective");
+  if (!opt_.kinds.empty() && opt_.kinds.size() != space_.knobs().size()) {
+    throw std::invalid_argument("Nsga2Sampler: one knob kind per knob expected");
+  }
+  if (opt_.kinds.empty()) opt_.kinds.assign(space_.knobs().size(), KnobKind::ordinal);
+  mutation_probability_ = opt_.mutation_probability >= 0.0
+                              ? opt_.mutation_probability
+                              : 1.0 / static_cast<double>(std::max<std::size_t>(1, space_.knobs().size()));
+  // The initial population: the first draws of a keyed permutation (distinct points).
+  const IndexPermutation perm(space_.size(), opt_.seed);
+  const std::uint64_t n = std::min<std::uint64_t>(opt_.population, space_.size());
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t k = 0; k < n; ++k) ids.push_back(perm(k));
+  set_pending(std::move(ids));
+}
+
+void Nsga2Sampler::set_pending(std::vector<std::uint64_t> ids) {
+  pending_ = std::move(ids);
+  pending_set_ = std::unordered_set<std::uint64_t>(pending_.begin(), pending_.end());
+  handed_out_ = 0;
+  received_.clear();
+}
+
+std::vector<std::uint64_t> Nsga2Sampler::ask(std::size_t n) {
+  std::vector<std::uint64_t> out;
+  while (out.size() < n && handed_out_ < pending_.size()) {
+    const std::uint64_t id = pending_[handed_out_++];
+    if (received_.contains(id)) continue;  // told before a checkpoint restore
+    out.push_back(id);
+  }
+  requested_ += out.size();
+  return out;
+}
+
+double Nsga2Sampler::violation(const Evaluation& e) const {
+  if (!e.feasible) return kInf;
+  for (double v : e.objectives) {
+    if (!std::isfinite(v)) return kInf;
+  }
+  double total = 0.0;
+  for (std::size_t j = 0; j < opt_.budgets.size(); ++j) {
+    const double excess = e.constraints[j] - opt_.budgets[j];
+    if (std::isnan(excess)) return kInf;
+    if (excess > 0.0) total += opt_.budgets[j] != 0.0 ? excess / std::fabs(opt_.budgets[j]) : excess;
+  }
+  return total;
+}
+
+void Nsga2Sampler::tell(std::span<const Evaluation> results) {
+  if (finished_) throw std::invalid_argument("Nsga2Sampler::tell: the search is finished");
+  // Validate the whole batch first so that a bad result leaves the state untouched.
+  for (const auto& e : results) {
+    if (!pending_set_.contains(e.index)) throw std::invalid_argument("Nsga2Sampler::tell: index not pending");
+    if (e.feasible && e.objectives.size() != senses_.size()) {
+      throw std::invalid_argument("Nsga2Sampler::tell: objective count differs from senses");
+    }
+    if (e.feasible && e.constraints.size() < opt_.budgets.size()) {
+      throw std::invalid_argument("Nsga2Sampler::tell: fewer constraint metrics than budgets");
+    }
+  }
+  for (const auto& e : results) {
+    const auto [it, inserted] = received_.emplace(e.index, e);
+    if (!inserted && !same(it->second, e)) {
+      throw std::invalid_argument("Nsga2Sampler::tell: conflicting results for one index");
+    }
+  }
+  if (received_.size() == pending_.size()) advance();
+}
+
+void Nsga2Sampler::advance() {
+  for (;;) {
+    std::vector<Evaluation> pool;
+    pool.reserve(parents_.size() + pending_.size());
+    for (const auto& m : parents_) pool.push_back(m.evaluation);
+    for (std::uint64_t id : pending_) pool.push_back(received_.at(id));
+    select(std::move(pool));
+    ++generation_;
+    set_pending({});
+    if (generation_ > opt_.generations) {
+      finished_ = true;
+      return;
+    }
+    make_offspring();
+    if (!pending_.empty()) return;
+    // Every child repeats a parent (tiny spaces): the next selection needs no evaluation.
+  }
+}
+
+void Nsga2Sampler::select(std::vector<Evaluation> pool) {
+  // Canonical order: everything below depends on the set of results, not their arrival.
+  std::sort(pool.begin(), pool.end(), [](const Evaluation& a, const Evaluation& b) { return a.index < b.index; });
+  pool.erase(std::unique(pool.begin(), pool.end(),
+                         [](const Evaluation& a, const Evaluation& b) { return a.index == b.index; }),
+             pool.end());
+  const std::size_t n = pool.size();
+  const std::size_t m = senses_.size();
+  std::vector<double> viol(n);
+  for (std::size_t i = 0; i < n; ++i) viol[i] = violation(pool[i]);
+  std::vector<double> obj(n * m, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (viol[i] == kInf) continue;
+    for (std::size_t j = 0; j < m; ++j) obj[i * m + j] = min_form(pool[i], j, senses_[j]);
+  }
+  const std::vector<Sense> all_min(m, Sense::minimize);
+  const std::span<const double> objs(obj);
+  const auto cdom = [&](std::size_t a, std::size_t b) {
+    if (viol[a] == 0.0 && viol[b] == 0.0) return dominates(objs.subspan(a * m, m), objs.subspan(b * m, m), all_min);
+    if (viol[a] == 0.0) return true;
+    if (viol[b] == 0.0) return false;
+    return viol[a] < viol[b];
+  };
+  // Fast non-dominated sort (Deb et al. 2002, section III-A).
+  std::vector<std::vector<std::size_t>> dominated_by(n);
+  std::vector<std::size_t> count(n, 0);
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (cdom(a, b)) {
+        dominated_by[a].push_back(b);
+        ++count[b];
+      } else if (cdom(b, a)) {
+        dominated_by[b].push_back(a);
+        ++count[a];
+      }
+    }
+  }
+  std::vector<std::size_t> rank(n, 0);
+  std::vector<double> crowd(n, 0.0);
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (count[i] == 0) front.push_back(i);
+  }
+  std::vector<std::size_t> chosen;
+  const std::size_t target = opt_.population;
+  for (std::size_t r = 0; !front.empty() && chosen.size() < target; ++r) {
+    for (std::size_t i : front) rank[i] = r;
+    // Crowding distance (section III-B), only meaningful for feasible fronts.
+    const bool feasible_front = viol[front.front()] == 0.0;
+    if (feasible_front) {
+      std::vector<std::size_t> order = front;
+      for (std::size_t j = 0; j < m; ++j) {
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+          return obj[a * m + j] != obj[b * m + j] ? obj[a * m + j] < obj[b * m + j] : a < b;
+        });
+        const double lo = obj[order.front() * m + j];
+        const double hi = obj[order.back() * m + j];
+        crowd[order.front()] = kInf;
+        crowd[order.back()] = kInf;
+        if (hi > lo) {
+          for (std::size_t k = 1; k + 1 < order.size(); ++k) {
+            crowd[order[k]] += (obj[order[k + 1] * m + j] - obj[order[k - 1] * m + j]) / (hi - lo);
+          }
+        }
+      }
+    }
+    if (chosen.size() + front.size() <= target) {
+      chosen.insert(chosen.end(), front.begin(), front.end());
+    } else {
+      std::vector<std::size_t> order = front;
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return crowd[a] != crowd[b] ? crowd[a] > crowd[b] : a < b;
+      });
+      order.resize(target - chosen.size());
+      chosen.insert(chosen.end(), order.begin(), order.end());
+    }
+    std::vector<std::size_t> next;
+    for (std::size_t i : front) {
+      for (std::size_t b : dominated_by[i]) {
+        if (--count[b] == 0) next.push_back(b);
+      }
+    }
+    std::sort(next.begin(), next.end());
+    front = std::move(next);
+  }
+  std::sort(chosen.begin(), chosen.end());  // pool is index-sorted, so this orders by index
+  parents_.clear();
+  for (std::size_t i : chosen) parents_.push_back({std::move(pool[i]), rank[i], crowd[i], viol[i]});
+}
+
+void Nsga2Sampler::make_offspring() {
+  CounterRng rng(opt_.seed, generation_);
+  const auto& knobs = space_.knobs();
+  const std::size_t p = parents_.size();
+  const auto better = [&](std::size_t a, std::size_t b) {
+    const Member& x = parents_[a];
+    const Member& y = parents_[b];
+    if (x.rank != y.rank) return x.rank < y.rank;
+    if (x.crowding != y.crowding) return x.crowding > y.crowding;
+    return x.evaluation.index < y.evaluation.index;
+  };
+  const auto tournament = [&]() {
+    const auto a = static_cast<std::size_t>(rng.below(p));
+    const auto b = static_cast<std::size_t>(rng.below(p));
+    return better(b, a) ? b : a;
+  };
+  const auto mutate = [&](std::vector<std::uint64_t>& d) {
+    for (std::size_t j = 0; j < knobs.size(); ++j) {
+      const std::uint64_t r = knobs[j].radix;
+      if (r < 2 || rng.unit() >= mutation_probability_) continue;
+      if (opt_.kinds[j] == KnobKind::categorical) {
+        const std::uint64_t other = rng.below(r - 1);
+        d[j] = other >= d[j] ? other + 1 : other;
+        continue;
+      }
+      const double top = static_cast<double>(r - 1);
+      const std::uint64_t moved =
+          to_digit(polynomial_mutation(static_cast<double>(d[j]), 0.0, top, opt_.eta_mutation, rng), r);
+      if (moved != d[j]) {
+        d[j] = moved;
+      } else if (d[j] == 0) {
+        d[j] = 1;
+      } else if (d[j] == r - 1) {
+        d[j] = r - 2;
+      } else {
+        d[j] = rng.unit() < 0.5 ? d[j] - 1 : d[j] + 1;
+      }
+    }
+  };
+  offspring_.clear();
+  while (offspring_.size() < opt_.population) {
+    std::vector<std::uint64_t> d1 = space_.decode(parents_[tournament()].evaluation.index);
+    std::vector<std::uint64_t> d2 = space_.decode(parents_[tournament()].evaluation.index);
+    if (rng.unit() < opt_.crossover_probability) {
+      for (std::size_t j = 0; j < knobs.size(); ++j) {
+        const std::uint64_t r = knobs[j].radix;
+        if (r < 2 || rng.unit() > 0.5) continue;
+        if (opt_.kinds[j] == KnobKind::categorical) {
+          std::swap(d1[j], d2[j]);
+          continue;
+        }
+        double y1 = static_cast<double>(d1[j]);
+        double y2 = static_cast<double>(d2[j]);
+        sbx(y1, y2, 0.0, static_cast<double>(r - 1), opt_.eta_crossover, rng);
+        d1[j] = to_digit(y1, r);
+        d2[j] = to_digit(y2, r);
+      }
+    }
+    mutate(d1);
+    mutate(d2);
+    offspring_.push_back(space_.encode(d1));
+    if (offspring_.size() < opt_.population) offspring_.push_back(space_.encode(d2));
+  }
+  std::unordered_set<std::uint64_t> seen;
+  for (const auto& m : parents_) seen.insert(m.evaluation.index);
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t id : offspring_) {
+    if (seen.insert(id).second) ids.push_back(id);
+  }
+  set_pending(std::move(ids));
+}
+
+std::vector<Evaluation> Nsga2Sampler::front() const {
+  std::vector<Evaluation> out;
+  for (const auto& m : parents_) {
+    if (m.rank == 0 && m.violation == 0.0) out.push_back(m.evaluation);
+  }
+  return out;
+}
+
+std::uint64_t Nsga2Sampler::fingerprint() const {
+  std::uint64_t h = counter_hash(opt_.seed, opt_.population, opt_.generations);
+  h = mix64(h ^ space_.size());
+  h = mix64(h ^ senses_.size());
+  for (const auto& k : space_.knobs()) h = mix64(h ^ k.radix);
+  return h;
+}
+
+std::vector<std::byte> Nsga2Sampler::save_state() const {
+  std::vector<std::byte> out;
+  for (char c : {'D', 'S', 'E', 'N', 'S', 'G', 'A', '1'}) wire::put_u8(out, static_cast<std::uint8_t>(c));
+  wire::put_u64(out, fingerprint());
+  wire::put_u64(out, generation_);
+  wire::put_u8(out, finished_ ? 1 : 0);
+  wire::put_u64(out, requested_);
+  wire::put_u64(out, parents_.size());
+  for (const auto& m : parents_) {
+    put_evaluation(out, m.evaluation);
+    wire::put_u64(out, m.rank);
+    wire::put_f64(out, m.crowding);
+    wire::put_f64(out, m.violation);
+  }
+  wire::put_u64(out, pending_.size());
+  for (std::uint64_t id : pending_) wire::put_u64(out, id);
+  std::size_t told = 0;
+  for (std::uint64_t id : pending_) told += received_.contains(id) ? 1 : 0;
+  wire::put_u64(out, told);
+  for (std::uint64_t id : pending_) {  // pending order: identical bytes for identical states
+    const auto it = received_.find(id);
+    if (it != received_.end()) put_evaluation(out, it->second);
+  }
+  return out;
+}
+
+void Nsga2Sampler::restore_state(std::span<const std::byte> bytes) {
+  wire::Reader in(bytes);
+  for (char c : {'D', 'S', 'E', 'N', 'S', 'G', 'A', '1'}) {
+    if (in.u8() != static_cast<std::uint8_t>(c)) throw std::invalid_argument("Nsga2Sampler: not an NSGA-II state");
+  }
+  if (in.u64() != fingerprint()) {
+    throw std::invalid_argument("Nsga2Sampler: state saved with another space, objectives or options");
+  }
+  const std::uint64_t generation = in.u64();
+  const bool finished = in.u8() != 0;
+  const std::uint64_t requested = in.u64();
+  std::vector<Member> parents(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining())));
+  for (auto& m : parents) {
+    m.evaluation = get_evaluation(in);
+    m.rank = static_cast<std::size_t>(in.u64());
+    m.crowding = in.f64();
+    m.violation = in.f64();
+  }
+  std::vector<std::uint64_t> pending(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
+  for (auto& id : pending) id = in.u64();
+  const std::uint64_t told = in.u64();
+  std::vector<Evaluation> received;
+  for (std::uint64_t i = 0; i < told; ++i) received.push_back(get_evaluation(in));
+  if (!in.at_end()) throw std::invalid_argument("Nsga2Sampler: trailing bytes in state");
+  generation_ = static_cast<std::size_t>(generation);
+  finished_ = finished;
+  requested_ = requested;
+  parents_ = std::move(parents);
+  set_pending(std::move(pending));
+  for (auto& e : received) {
+    if (!pending_set_.contains(e.index)) throw std::invalid_argument("Nsga2Sampler: state tells a non-pending index");
+    const std::uint64_t id = e.index;
+    received_.emplace(id, std::move(e));
+  }
+}
+
+}  // namespace dse::search
