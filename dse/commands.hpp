@@ -13,5 +13,7 @@ using Args = std::vector<std::string>;
 // `argc/argv` are passed to commands that start MPI.
 int cmd_run(int& argc, char**& argv, const Args& args);
 int cmd_shortlist(const Args& args);
+int cmd_timeloop_model(const Args& args);
+int cmd_scalesim(const Args& args);
 
 }  // namespace dse::cli

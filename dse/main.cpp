@@ -29,6 +29,10 @@ const std::vector<Command>& commands() {
        [](int& c, char**& v, const Args& a) { return dse::cli::cmd_run(c, v, a); }},
       {"shortlist", "shortlist OUT.h5              print the Pareto points of a result file",
        [](int&, char**&, const Args& a) { return dse::cli::cmd_shortlist(a); }},
+      {"timeloop-model", "timeloop-model ARCH PROB MAP ERT [--json]  evaluate a Timeloop v0.4 case with the loop-nest model",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_timeloop_model(a); }},
+      {"scalesim", "scalesim -c CFG -t TOPO [-i gemm] -p DIR   SCALE-Sim v2 compatible systolic-array reports",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_scalesim(a); }},
   };
   return table;
 }

@@ -79,14 +79,15 @@ std::string next_line(std::string& s) {
 }  // namespace
 
 search::DesignSpace design_space(const Scenario& s) {
-  return search::DesignSpace({{"hardware", s.hardware.size()},
+  return search::DesignSpace({{"hardware", hardware_variants(s)},
                               {"workload", s.workloads.size()},
                               {"batch", s.batch_sizes.size()}});
 }
 
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
   const auto d = space.decode(index);
-  const auto& hw = s.hardware[d[0]];
+  const auto [entry, variant] = locate_hardware(s, d[0]);
+  const costmodel::RooflineHardware hw = s.hardware[entry].variant(variant);
   const auto& wl = s.workloads[d[1]];
   const std::int64_t batch = s.batch_sizes[d[2]];
   const costmodel::WorkloadCost c = costmodel::evaluate_workload(hw, wl, batch);

@@ -12,16 +12,37 @@
 
 namespace dse {
 
+// A hardware entry: a base description and optional knobs that sweep some of its
+// figures (ranges in the scenario). Variant v decodes as a mixed-radix number over
+// the knobs, the first knob fastest; an entry without knobs has one variant.
+struct HardwareKnob {
+  std::string key;
+  double costmodel::RooflineHardware::*field = nullptr;
+  std::vector<double> values;
+};
+
+struct HardwareEntry {
+  costmodel::RooflineHardware base;
+  std::vector<HardwareKnob> knobs;
+  [[nodiscard]] std::uint64_t variants() const;
+  // The description of variant v (< variants()); its name is "NAME" or "NAME#v".
+  [[nodiscard]] costmodel::RooflineHardware variant(std::uint64_t v) const;
+};
+
 struct Scenario {
   std::string file;   // where it was read from (for messages)
   std::string text;   // the exact text, stored with the results
   std::string name;
   std::uint64_t seed = 0;
-  std::vector<costmodel::RooflineHardware> hardware;
+  std::vector<HardwareEntry> hardware;
   std::vector<costmodel::WorkloadSpec> workloads;
   std::vector<std::int64_t> batch_sizes;
   SearchPlan search;  // default: exhaustive
 };
+
+// All hardware variants of all entries, and where variant h lives: (entry, variant).
+std::uint64_t hardware_variants(const Scenario& s);
+std::pair<std::size_t, std::uint64_t> locate_hardware(const Scenario& s, std::uint64_t h);
 
 // Parse scenario text; `file` names it in messages. Throws ConfigError.
 Scenario parse_scenario(const std::string& text, const std::string& file);

@@ -9,6 +9,7 @@ packages=(
   libtbb-dev libboost-program-options-dev libyaml-cpp-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-h5py python3-matplotlib python3-numpy
+  libonnx-dev libprotobuf-dev python3-onnx
 )
 
 missing=()

@@ -1,0 +1,332 @@
+#include "costmodel/gpu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dse::costmodel {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept { return (a + b - 1) / b; }
+double d(std::int64_t v) noexcept { return static_cast<double>(v); }
+
+GpuKernelCost infeasible(GpuKernelKind kind, GpuCheck why) noexcept {
+  GpuKernelCost c;
+  c.feasible = false;
+  c.reason = why;
+  c.kind = kind;
+  return c;
+}
+
+// Fill latency, stall fraction, achieved rate and bottleneck from the parts.
+// `busy_s` is the kernel's time on the device without launch overhead;
+// `overhead_s` is the launch/dispatch overhead of the kernel's dispatch path.
+void finish(double busy_s, double overhead_s, double peak_flops_per_s, GpuKernelCost& c) {
+  c.overhead_s = overhead_s;
+  c.latency_s = busy_s + overhead_s;
+  c.memory_stall_fraction = c.latency_s > 0.0 ? (c.latency_s - c.compute_time_s) / c.latency_s : 0.0;
+  c.memory_stall_fraction = std::clamp(c.memory_stall_fraction, 0.0, 1.0);
+  c.achieved_flops_per_s = c.latency_s > 0.0 ? c.flops / c.latency_s : 0.0;
+  c.pct_of_peak = peak_flops_per_s > 0.0 ? 100.0 * c.achieved_flops_per_s / peak_flops_per_s : 0.0;
+  const double memory_s = std::max(c.l2_time_s, c.hbm_time_s);
+  if (c.overhead_s >= busy_s) {
+    c.bottleneck = Bottleneck::overhead;
+    c.bottleneck_detail = "overhead";
+  } else if (c.compute_time_s >= memory_s) {
+    c.bottleneck = Bottleneck::compute;
+    c.bottleneck_detail = "compute";
+  } else {
+    c.bottleneck = Bottleneck::memory;
+    c.bottleneck_detail = c.hbm_time_s >= c.l2_time_s ? "memory:hbm" : "memory:l2";
+  }
+  c.feasible = true;
+}
+
+double vector_peak_flops_per_s(const GpuHardware& hw, Precision p) noexcept {
+  const double per_core = (p == Precision::fp16 || p == Precision::bf16)
+                              ? hw.vector_fp16_flops_per_cycle_per_core
+                              : hw.vector_fp32_flops_per_cycle_per_core;
+  return per_core * d(hw.core_count) * hw.clock_hz;
+}
+
+// Time for a streaming kernel that reads `read_hbm_bytes` from HBM, re-reads
+// `read_l2_bytes` that the same kernel brought on chip moments before (served
+// by L2), writes `write_bytes`, and does `vector_flops` and `special_ops`.
+// A kernel's operands start in HBM: a single call is not assumed to find its
+// inputs in L2 (LLMCompass charges every operator's input and output to the
+// memory interface too: software_model/{softmax,layernorm,gelu}.py,
+// simulate_l2_tile_io_cycle_count). Written bytes go to HBM. Compute and
+// memory overlap across cores except one memory round trip to fill and drain
+// the pipeline.
+struct StreamParts {
+  double read_hbm_bytes = 0.0;
+  double read_l2_bytes = 0.0;  // re-reads that hit L2
+  double write_bytes = 0.0;
+  double vector_flops = 0.0;
+  double special_ops = 0.0;
+};
+
+double stream_time(const GpuHardware& hw, const StreamParts& s, Precision p, GpuKernelCost& c) {
+  const double hbm_bytes = s.read_hbm_bytes + s.write_bytes;
+  const double l2_bytes = s.read_hbm_bytes + s.read_l2_bytes + s.write_bytes;
+  c.hbm_bytes = hbm_bytes;
+  c.l2_bytes = l2_bytes;
+  c.hbm_time_s = hbm_bytes / hw.hbm_bandwidth_bytes_per_s();
+  c.l2_time_s = l2_bytes / hw.l2_bandwidth_bytes_per_s;
+  const double vector_s = s.vector_flops / vector_peak_flops_per_s(hw, p);
+  const double sfu_rate = hw.special_function_ops_per_cycle_per_core * d(hw.core_count) * hw.clock_hz;
+  const double sfu_s = sfu_rate > 0.0 ? s.special_ops / sfu_rate : 0.0;
+  c.compute_time_s = vector_s + sfu_s;  // vector and SFU issue from the same schedulers
+  return std::max({c.compute_time_s, c.hbm_time_s, c.l2_time_s}) + hw.hbm_latency_s;
+}
+
+}  // namespace
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+    case Precision::int8: return "int8";
+  }
+  return "?";
+}
+
+double bytes_per_element(Precision p) noexcept {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32: return 4.0;
+    case Precision::fp16:
+    case Precision::bf16: return 2.0;
+    case Precision::fp8:
+    case Precision::int8: return 1.0;
+  }
+  return 4.0;
+}
+
+std::string_view to_string(DispatchPath p) {
+  switch (p) {
+    case DispatchPath::library: return "library";
+    case DispatchPath::eager: return "eager";
+    case DispatchPath::compiled: return "compiled";
+  }
+  return "?";
+}
+
+std::string_view to_string(GpuCheck c) {
+  switch (c) {
+    case GpuCheck::ok: return "ok";
+    case GpuCheck::no_cores: return "no_cores";
+    case GpuCheck::no_clock: return "no_clock";
+    case GpuCheck::no_memory: return "no_memory";
+    case GpuCheck::no_tiles: return "no_tiles";
+    case GpuCheck::bad_fraction: return "bad_fraction";
+  }
+  return "?";
+}
+
+double GpuHardware::peak_matrix_flops_per_s(Precision p) const noexcept {
+  return 2.0 * matrix_macs_per_cycle_per_core[static_cast<std::size_t>(p)] * d(core_count) * clock_hz;
+}
+
+double GpuHardware::ridge_flops_per_byte(Precision p) const noexcept {
+  const double bw = hbm_bandwidth_bytes_per_s();
+  return bw > 0.0 ? peak_matrix_flops_per_s(p) / bw : std::numeric_limits<double>::infinity();
+}
+
+GpuCheck check(const GpuHardware& hw) noexcept {
+  if (hw.core_count <= 0) return GpuCheck::no_cores;
+  if (!(hw.clock_hz > 0.0)) return GpuCheck::no_clock;
+  if (!(hw.hbm_peak_bandwidth_bytes_per_s > 0.0) || !(hw.l2_bandwidth_bytes_per_s > 0.0) ||
+      !(hw.sram_bytes_per_core > 0.0))
+    return GpuCheck::no_memory;
+  if (!(hw.hbm_achievable_fraction > 0.0) || hw.hbm_achievable_fraction > 1.0 ||
+      !(hw.matrix_sustained_fraction > 0.0) || hw.matrix_sustained_fraction > 1.0)
+    return GpuCheck::bad_fraction;
+  if (hw.gemm_tiles.empty()) return GpuCheck::no_tiles;
+  return GpuCheck::ok;
+}
+
+ElementwiseShape gelu_shape(std::int64_t elements, Precision p) noexcept {
+  ElementwiseShape s;
+  s.elements = elements;
+  // x*x, *0.044715, +1, *x, *0.79788456, (tanh), +1, *x, *0.5: 8 vector ops,
+  // one of them fused away as an FMA -> 7 vector FLOPs and one tanh.
+  s.vector_flops_per_element = 7.0;
+  s.special_ops_per_element = 1.0;
+  s.precision = p;
+  return s;
+}
+
+GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
+                                      const GemmTile& t) noexcept {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+  const double macs_per_cycle = hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(s.precision)];
+  if (!(macs_per_cycle > 0.0) || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || t.m <= 0 ||
+      t.n <= 0 || t.k <= 0)
+    return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
+  const double e = bytes_per_element(s.precision);
+  const std::int64_t stages = std::max<std::int64_t>(2, hw.gemm_pipeline_stages);
+  // The pipelined k-steps of both operand tiles must fit the core's SRAM.
+  if (d(stages) * d(t.m + t.n) * d(t.k) * e > hw.sram_bytes_per_core)
+    return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
+
+  GpuKernelCost c;
+  c.kind = GpuKernelKind::gemm;
+  c.tile = t;
+  const std::int64_t tiles_m = ceil_div(s.m, t.m);
+  const std::int64_t tiles_n = ceil_div(s.n, t.n);
+  const std::int64_t k_steps = ceil_div(s.k, t.k);
+  const std::int64_t tiles = tiles_m * tiles_n * s.batch;
+  const std::int64_t full_waves = tiles / hw.core_count;
+  const std::int64_t last_wave = tiles % hw.core_count;
+  c.tile_count = tiles;
+  c.waves = full_waves + (last_wave > 0 ? 1 : 0);
+
+  // Tile quantisation: a core computes the whole padded tile.
+  const double step_compute_s =
+      d(t.m) * d(t.n) * d(t.k) / (macs_per_cycle * hw.matrix_sustained_fraction) / hw.clock_hz;
+  const double rows = d(std::min(t.m, s.m));  // real rows / columns a tile loads
+  const double cols = d(std::min(t.n, s.n));
+  const double k_step_bytes = d(t.k) * e;
+  const double hbm_bw = hw.hbm_bandwidth_bytes_per_s();
+
+  // L2 reuse: within a wave, tiles that share an A row panel or a B column
+  // panel fetch it from HBM once (rasterisation along n). When both operands
+  // fit in L2 together, each is fetched from HBM once for the whole kernel.
+  const double a_bytes = d(s.m) * d(s.k) * e * d(s.batch);
+  const double b_bytes = d(s.k) * d(s.n) * e * d(s.batch);
+  const double c_bytes = d(s.m) * d(s.n) * e * d(s.batch);
+  const bool operands_resident = a_bytes + b_bytes <= hw.l2_bytes;
+  auto wave_panel_bytes_per_step = [&](std::int64_t active) {
+    const std::int64_t dn = std::min(active, tiles_n);
+    const std::int64_t dm = std::min(ceil_div(active, tiles_n), tiles_m * s.batch);
+    return (d(dm) * rows + d(dn) * cols) * k_step_bytes;
+  };
+  const double panel_total = d(full_waves) * d(k_steps) * wave_panel_bytes_per_step(hw.core_count) +
+                             (last_wave > 0 ? d(k_steps) * wave_panel_bytes_per_step(last_wave) : 0.0);
+  const double ab_hbm_total = operands_resident ? std::min(a_bytes + b_bytes, panel_total) : panel_total;
+  const double hbm_scale = panel_total > 0.0 ? ab_hbm_total / panel_total : 0.0;
+
+  // One wave of `active` tiles: a prologue that fills the first pipeline stage
+  // (not overlapped), k-steps each bounded by the slowest of matrix engine, L2,
+  // HBM and the load latency spread over the pipeline depth, and an epilogue
+  // that writes the C tiles.
+  auto wave_time = [&](std::int64_t active) {
+    const double a = d(active);
+    const double l2_step = a * (rows + cols) * k_step_bytes / hw.l2_bandwidth_bytes_per_s;
+    const double hbm_step = wave_panel_bytes_per_step(active) * hbm_scale / hbm_bw;
+    const double latency_step = hw.hbm_latency_s / d(stages - 1);
+    const double step = std::max({step_compute_s, l2_step, hbm_step, latency_step});
+    const double prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
+    const double epilogue = a * rows * cols * e / hbm_bw;
+    return prologue + d(k_steps) * step + epilogue;
+  };
+  double busy = 0.0;
+  if (full_waves > 0) busy += d(full_waves) * wave_time(hw.core_count);
+  if (last_wave > 0) busy += wave_time(last_wave);
+
+  const double waves = d(c.waves);
+  c.compute_time_s = waves * d(k_steps) * step_compute_s;
+  c.l2_bytes = d(tiles) * d(k_steps) * (rows + cols) * k_step_bytes;
+  c.hbm_bytes = ab_hbm_total + c_bytes;
+  c.l2_time_s = c.l2_bytes / hw.l2_bandwidth_bytes_per_s;
+  c.hbm_time_s = c.hbm_bytes / hbm_bw;
+  c.flops = 2.0 * d(s.m) * d(s.n) * d(s.k) * d(s.batch);
+  finish(busy, hw.launch_overhead_s(s.dispatch), hw.peak_matrix_flops_per_s(s.precision), c);
+  return c;
+}
+
+GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept {
+  GpuKernelCost best = infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+  for (const GemmTile& t : hw.gemm_tiles) {
+    GpuKernelCost c = evaluate_gemm_with_tile(hw, s, t);
+    if (c.feasible && (!best.feasible || c.latency_s < best.latency_s)) best = std::move(c);
+  }
+  return best;
+}
+
+GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape& s) noexcept {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok)
+    return infeasible(GpuKernelKind::elementwise, why);
+  GpuKernelCost c;
+  c.kind = GpuKernelKind::elementwise;
+  const double e = bytes_per_element(s.precision);
+  const double n = d(s.elements);
+  StreamParts p;
+  p.read_hbm_bytes = n * e * d(s.inputs);
+  p.write_bytes = n * e * d(s.outputs);
+  p.vector_flops = n * s.vector_flops_per_element;
+  p.special_ops = n * s.special_ops_per_element;
+  c.flops = p.vector_flops + p.special_ops;
+  const double busy = stream_time(hw, p, s.precision, c);
+  finish(busy, hw.launch_overhead_s(s.dispatch), vector_peak_flops_per_s(hw, s.precision), c);
+  return c;
+}
+
+namespace {
+
+// Softmax and layer norm: every row is read from HBM once and written once;
+// `extra_hbm_reads` more full reads of the input come from HBM again and
+// `extra_l2_reads` from L2 (see the kernel structure in the callers).
+GpuKernelCost evaluate_rows(const GpuHardware& hw, const RowShape& s, GpuKernelKind kind,
+                            double vector_flops_per_element, double special_ops_per_element,
+                            double special_ops_per_row, double extra_hbm_reads, double extra_l2_reads) {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(kind, why);
+  GpuKernelCost c;
+  c.kind = kind;
+  const double e = bytes_per_element(s.precision);
+  const double n = d(s.rows) * d(s.row_length);
+  StreamParts p;
+  p.read_hbm_bytes = (1.0 + extra_hbm_reads) * n * e;
+  p.read_l2_bytes = extra_l2_reads * n * e;
+  p.write_bytes = n * e;
+  p.vector_flops = n * vector_flops_per_element;
+  p.special_ops = n * special_ops_per_element + d(s.rows) * special_ops_per_row;
+  c.flops = p.vector_flops + p.special_ops;
+  const double busy = stream_time(hw, p, s.precision, c);
+  finish(busy, hw.launch_overhead_s(s.dispatch), vector_peak_flops_per_s(hw, s.precision), c);
+  return c;
+}
+
+}  // namespace
+
+GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcept {
+  // Online softmax: max and rescaled sum (compare, sub, mul, add = 4 FLOPs and
+  // one exp per element), then normalise (sub, exp, mul = 2 FLOPs and one exp).
+  //
+  // Kernel structure (PyTorch aten/src/ATen/native/cuda/SoftMax.cu,
+  // host_softmax): a row of at most 1024 elements and 4096 bytes is handled by
+  // one warp holding the row in registers (dispatch_softmax_forward): one HBM
+  // read, one write. A longer row goes to a block-per-row kernel
+  // (cunn_SoftMaxForward) that walks the row again for the normalised output;
+  // its traffic is counted as two input reads and one write from HBM, as
+  // LLMCompass's softmax model counts it (software_model/softmax.py,
+  // roofline_model: io_count = M * N * word_size * 3).
+  const double row_bytes = d(s.row_length) * bytes_per_element(s.precision);
+  const bool single_pass = s.row_length <= hw.eager_softmax_single_pass_max_row_elements &&
+                           row_bytes <= hw.eager_softmax_single_pass_max_row_bytes;
+  return evaluate_rows(hw, s, GpuKernelKind::softmax, 6.0, 2.0, 1.0, single_pass ? 0.0 : 1.0, 0.0);
+}
+
+GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexcept {
+  // Welford mean/variance (about 5 FLOPs per element), then (x - mean) * rstd
+  // * gamma + beta (4 FLOPs); one rsqrt per row.
+  //
+  // Kernel structure (torch.compile / Inductor, torch/_inductor/codegen/
+  // triton.py should_use_persistent_reduction): a row of at most 1024
+  // elements is a persistent reduction held on chip (one read, one write);
+  // a longer row is a looped reduction that reads the row a second time to
+  // normalise it, moments after the statistics loop, so that re-read is served
+  // by L2. HBM traffic is one read and one write either way, as LLMCompass's
+  // layer-norm model counts it (software_model/layernorm.py, roofline_model:
+  // io_count = M * N * word_size * 2).
+  const bool single_pass = s.row_length <= hw.compiled_reduction_single_pass_max_row_elements;
+  return evaluate_rows(hw, s, GpuKernelKind::layernorm, 9.0, 0.0, 1.0, 0.0, single_pass ? 0.0 : 1.0);
+}
+
+}  // namespace dse::costmodel

@@ -1,0 +1,185 @@
+// GPU-class timing: many cores, each with a matrix engine and per-core SRAM,
+// a shared L2 and HBM. Kernels: GEMM / batched GEMM (thread-block tile
+// selection as library heuristics do it, tile and wave quantisation, L2 reuse,
+// a software-pipelined main loop with a non-overlapped prologue/epilogue per
+// tile) and memory-bound kernels (element-wise, softmax, layer norm) with
+// vector and special-function throughput.
+//
+// Kernel latency = device busy time + the launch/dispatch overhead of the
+// software path that issues the kernel (a library call such as cuBLAS, a
+// framework-native eager kernel, or a compiled torch.compile/Triton kernel);
+// each path has its own constant in the hardware file.
+//
+// Pure: standard library only, no I/O, no globals; every function is
+// re-entrant. Every constant of the model is a named field of GpuHardware, set
+// from a datasheet or a published microbenchmark in the hardware file.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "costmodel/roofline.hpp"
+
+namespace dse::costmodel {
+
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, int8 };
+inline constexpr std::size_t kPrecisionCount = 6;
+std::string_view to_string(Precision p);
+double bytes_per_element(Precision p) noexcept;
+
+// How the framework issues a kernel; each path has its own launch/dispatch
+// overhead (host-timed single calls include it).
+enum class DispatchPath : std::uint8_t {
+  library,   // vendor library call (cuBLAS / rocBLAS) from the framework
+  eager,     // framework-native eager kernel (e.g. PyTorch torch.softmax)
+  compiled,  // torch.compile / Triton-generated kernel
+};
+std::string_view to_string(DispatchPath p);
+
+// A thread-block tile a GEMM library may choose: output tile m x n, k-step k.
+struct GemmTile {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  friend bool operator==(const GemmTile&, const GemmTile&) = default;
+};
+
+struct GpuHardware {
+  std::string name;
+  // --- cores and clock
+  std::int64_t core_count = 0;  // SMs / CUs
+  double clock_hz = 0.0;        // clock at which the peaks are quoted
+  // --- matrix engine (per core)
+  std::array<std::int64_t, 3> mma_shape{16, 8, 16};  // m, n, k of one MMA instruction
+  std::array<double, kPrecisionCount> matrix_macs_per_cycle_per_core{};  // 0 = unsupported
+  // Fraction of the peak MMA rate a tuned library main loop sustains (issue
+  // limits, power-limited clock); 1 = datasheet peak.
+  double matrix_sustained_fraction = 1.0;
+  // --- vector and special-function units (per core, per cycle)
+  double vector_fp32_flops_per_cycle_per_core = 0.0;  // an FMA counts 2
+  double vector_fp16_flops_per_cycle_per_core = 0.0;  // packed half, an FMA counts 2
+  double special_function_ops_per_cycle_per_core = 0.0;  // exp / tanh / rsqrt
+  // --- memory hierarchy
+  double sram_bytes_per_core = 0.0;  // shared memory / LDS usable by one block
+  double l2_bytes = 0.0;
+  double l2_bandwidth_bytes_per_s = 0.0;
+  double hbm_bytes = 0.0;
+  double hbm_peak_bandwidth_bytes_per_s = 0.0;
+  double hbm_achievable_fraction = 1.0;  // of peak, for well-written streaming kernels
+  double hbm_latency_s = 0.0;            // loaded round trip of one global load
+  // --- software stack: per-kernel launch + framework + sync, by dispatch path
+  double launch_overhead_library_s = 0.0;
+  double launch_overhead_eager_s = 0.0;
+  double launch_overhead_compiled_s = 0.0;
+  std::int64_t gemm_pipeline_stages = 2;  // main-loop software pipeline depth
+  std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles
+  // Kernel-structure limits of the software stack (row kernels):
+  // eager softmax keeps a row in one warp's registers (one pass over the
+  // input) when it has at most this many elements and bytes; longer rows use
+  // a block-per-row kernel that reads the row again.
+  std::int64_t eager_softmax_single_pass_max_row_elements = 0;
+  double eager_softmax_single_pass_max_row_bytes = 0.0;
+  // compiled (Triton) reductions keep the row on chip (persistent reduction)
+  // up to this length; longer rows loop over the row twice.
+  std::int64_t compiled_reduction_single_pass_max_row_elements = 0;
+
+  [[nodiscard]] double launch_overhead_s(DispatchPath p) const noexcept {
+    switch (p) {
+      case DispatchPath::library: return launch_overhead_library_s;
+      case DispatchPath::eager: return launch_overhead_eager_s;
+      case DispatchPath::compiled: return launch_overhead_compiled_s;
+    }
+    return launch_overhead_library_s;
+  }
+
+  [[nodiscard]] double peak_matrix_flops_per_s(Precision p) const noexcept;
+  [[nodiscard]] double hbm_bandwidth_bytes_per_s() const noexcept {
+    return hbm_peak_bandwidth_bytes_per_s * hbm_achievable_fraction;
+  }
+  // peak matrix FLOP/s / achievable HBM bandwidth: GEMMs below it are memory bound.
+  [[nodiscard]] double ridge_flops_per_byte(Precision p) const noexcept;
+};
+
+// Why a description cannot be evaluated (a value, never an exception).
+enum class GpuCheck : std::uint8_t { ok, no_cores, no_clock, no_memory, no_tiles, bad_fraction };
+GpuCheck check(const GpuHardware& hw) noexcept;
+std::string_view to_string(GpuCheck c);
+
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  Precision precision = Precision::fp16;
+  DispatchPath dispatch = DispatchPath::library;
+};
+
+enum class GpuKernelKind : std::uint8_t { gemm, elementwise, softmax, layernorm };
+
+// An element-wise kernel (e.g. GELU): reads and writes every element once.
+// Operands start in HBM (a single call's inputs are not assumed L2-resident).
+struct ElementwiseShape {
+  std::int64_t elements = 0;
+  double vector_flops_per_element = 0.0;
+  double special_ops_per_element = 0.0;
+  Precision precision = Precision::fp16;
+  std::int64_t inputs = 1;   // tensors read
+  std::int64_t outputs = 1;  // tensors written
+  DispatchPath dispatch = DispatchPath::eager;
+};
+
+// A row-wise normalisation (softmax / layer norm) over `rows` rows of `row_length`.
+struct RowShape {
+  std::int64_t rows = 0;
+  std::int64_t row_length = 0;
+  Precision precision = Precision::fp16;
+  DispatchPath dispatch = DispatchPath::eager;
+};
+
+struct GpuKernelCost {
+  bool feasible = false;
+  GpuCheck reason = GpuCheck::ok;
+  GpuKernelKind kind = GpuKernelKind::gemm;
+  double latency_s = 0.0;       // including launch overhead
+  double compute_time_s = 0.0;  // matrix / vector / SFU busy time (incl. quantisation)
+  double l2_time_s = 0.0;       // bytes moved L2 -> cores / L2 bandwidth
+  double hbm_time_s = 0.0;      // HBM bytes / achievable HBM bandwidth
+  double overhead_s = 0.0;      // launch overhead of the dispatch path
+  double memory_stall_fraction = 0.0;  // (latency - compute time) / latency
+  double flops = 0.0;                  // useful work (2MNK for GEMM)
+  double achieved_flops_per_s = 0.0;
+  double pct_of_peak = 0.0;  // achieved / peak (matrix peak for GEMM, vector peak otherwise)
+  double hbm_bytes = 0.0;
+  double l2_bytes = 0.0;
+  Bottleneck bottleneck = Bottleneck::compute;
+  std::string bottleneck_detail;  // "compute", "memory:hbm", "memory:l2", "overhead"
+  // GEMM only
+  GemmTile tile;
+  std::int64_t tile_count = 0;
+  std::int64_t waves = 0;
+};
+
+GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept;
+// The same model for one fixed tile (for tests and mapping sheets).
+GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
+                                      const GemmTile& t) noexcept;
+GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape& s) noexcept;
+// Softmax as PyTorch's eager kernels do it (s.dispatch normally eager): rows
+// within eager_softmax_single_pass_max_row_* in one pass (1 read, 1 write);
+// longer rows in a block-per-row kernel charged two HBM reads and one write
+// (LLMCompass's softmax traffic count).
+GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcept;
+// Layer norm as a compiled (Triton) reduction: one HBM read and one write;
+// rows longer than compiled_reduction_single_pass_max_row_elements re-read the
+// row (from L2) in a second loop.
+GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexcept;
+
+// GELU (tanh form: x*0.5*(1+tanh(0.79788456*x*(1+0.044715*x*x)))): 7 vector
+// FLOPs and one tanh per element.
+ElementwiseShape gelu_shape(std::int64_t elements, Precision p = Precision::fp16) noexcept;
+
+}  // namespace dse::costmodel

@@ -1,0 +1,109 @@
+// Collective communication between chips: an alpha-beta (latency-bandwidth)
+// model of all-reduce, all-gather, reduce-scatter and all-to-all on ring,
+// 2-D / 3-D torus and switch topologies. Pure: no I/O, no globals.
+//
+// Notation: n chips in the group, S = `bytes` (see CollectiveKind for what S
+// is per kind), alpha = link latency, B = link bandwidth, k = parallel links.
+//
+// Ring topology (one ring of n chips; each chip has k parallel links to the
+// next chip, all used in the same direction -- a conservative view of a
+// bidirectional ring, whose short-way routing is not modelled). Data is split
+// evenly over the k links, so every bandwidth term is divided by k; latency
+// terms are not. A message that crosses d links pays d alpha.
+//   ring algorithm   reduce-scatter = all-gather = (n-1) alpha + (n-1)/n S / (kB)
+//                    all-reduce = RS + AG = 2(n-1) alpha + 2(n-1)/n S / (kB)
+//                    (the textbook figure, Patarasuk & Yuan 2009, for k = 1)
+//   tree algorithm   recursive halving (RS) / doubling (AG) in the shift form:
+//                    log2 n steps; at the step of distance d = n/2, n/4, ..., 1 every
+//                    chip i sends S d/n to chip i+d, so d messages share each link:
+//                    sum d alpha = (n-1) alpha, sum d (S d/n) = n S (1 - 1/n^2) / 3:
+//                    RS = AG = (n-1) alpha + n S (1 - 1/n^2) / (3 kB)  (n a power of 2)
+//   direct           every chip sends its n-1 pieces of S/n at once; the piece to
+//                    the chip d hops on crosses d links, so the n links carry
+//                    n * (S/n) * (1 + ... + n-1) in all, (n-1) S / 2 each:
+//                    RS = AG = (n-1) alpha + (n-1) S / (2 kB)
+//   all-to-all       (any algorithm) is the direct pattern, S being all the bytes
+//                    one chip sends: (n-1) alpha + (n-1) S / (2 kB)
+// Torus (dims n1 x n2 [x n3], every dimension a ring with k links per
+// direction): dimension by dimension. Reduce-scatter runs along dim 1 on S,
+// then along dim 2 on S/n1, ...; all-gather runs the same phases in reverse;
+// all-reduce = RS + AG; all-to-all runs one all-to-all of the full S per
+// dimension (dimension-ordered routing). Each phase uses the ring formulas
+// above with n = n_i. Links of different dimensions are distinct, so the
+// busiest link is the busiest dimension's.
+// Switch (non-blocking, full bisection; each chip has k ports of bandwidth B
+// into the switch; every port crossing costs one alpha):
+//   ring             same as the ring topology: 2(n-1) alpha + 2(n-1)/n S/(kB) for AR
+//   tree             recursive halving-doubling without contention:
+//                    RS = AG = log2(n) alpha + (n-1)/n S/(kB)   (n a power of 2)
+//   direct           all pieces at once through the switch:
+//                    RS = AG = alpha + (n-1)/n S/(kB); all-to-all likewise
+// A group of one chip costs nothing.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace dse::costmodel::system {
+
+enum class Topology { ring, torus_2d, torus_3d, switched };
+enum class CollectiveAlgorithm { ring, tree, direct };
+// S ("bytes") is, per chip: all_reduce -- the buffer reduced (in = out = S);
+// all_gather -- the gathered output (each chip contributes S/n);
+// reduce_scatter -- the input (each chip keeps S/n); all_to_all -- all the
+// bytes one chip sends, S/n to each chip (its own share stays local).
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all };
+
+std::string_view to_string(Topology t);
+std::string_view to_string(CollectiveAlgorithm a);
+std::string_view to_string(CollectiveKind k);
+
+// The interconnect of a group of chips.
+struct Interconnect {
+  Topology topology = Topology::ring;
+  // Chips per dimension: ring and switch use dims[0] only; torus_2d dims[0..1];
+  // torus_3d dims[0..2]. Unused dimensions must be 1.
+  std::array<int, 3> dims{1, 1, 1};
+  double link_bandwidth_bytes_per_s = 0.0;  // one link, one direction
+  double link_latency_s = 0.0;              // alpha: per step (per hop on multi-hop routes)
+  int links = 1;                            // k: parallel links per direction (ports, on a switch)
+};
+
+int chip_count(const Interconnect& ic) noexcept;
+
+// A ring or switch of n chips, or a torus of the given dims.
+Interconnect make_ring(int chips, double link_bandwidth_bytes_per_s, double link_latency_s,
+                       int links = 1) noexcept;
+Interconnect make_switch(int chips, double port_bandwidth_bytes_per_s, double link_latency_s,
+                         int ports = 1) noexcept;
+Interconnect make_torus(std::array<int, 3> dims, double link_bandwidth_bytes_per_s,
+                        double link_latency_s, int links = 1) noexcept;
+
+// The interconnect a group of `group` chips of `ic` sees. Groups are packed
+// innermost first: a ring or switch group is a smaller ring or switch (on a
+// ring, the group is assumed to close its own ring); a torus group fills
+// dims[0] first, then dims[1], then dims[2], and must factor that way
+// (e.g. 8 on 4x4: 4x2). Returns false when it does not factor or exceeds ic.
+bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept;
+
+enum class CollectiveStatus { ok, invalid_input, needs_power_of_two };
+std::string_view to_string(CollectiveStatus s);
+
+struct CollectiveCost {
+  bool feasible = true;
+  CollectiveStatus status = CollectiveStatus::ok;
+  double time_s = 0.0;
+  double latency_term_s = 0.0;    // the alpha part of time_s
+  double bandwidth_term_s = 0.0;  // the bytes/bandwidth part of time_s
+  double busiest_link_bytes = 0.0;  // bytes over the most loaded link (one direction)
+  int steps = 0;                    // sequential communication steps
+};
+
+// Time of one collective of S = `bytes` per chip (see CollectiveKind) over
+// all chips of `ic`. Infeasible (a value, not an exception) for bad input
+// (non-positive bandwidth, links, dims or negative bytes/latency) and for the
+// tree algorithm on a dimension that is not a power of two.
+CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
+                               CollectiveAlgorithm algorithm, double bytes) noexcept;
+
+}  // namespace dse::costmodel::system

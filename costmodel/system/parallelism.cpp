@@ -1,0 +1,203 @@
+#include "costmodel/system/parallelism.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace dse::costmodel::system {
+
+std::string_view to_string(ParallelStatus s) {
+  switch (s) {
+    case ParallelStatus::ok: return "ok";
+    case ParallelStatus::invalid_degrees: return "invalid_degrees";
+    case ParallelStatus::too_many_chips: return "too_many_chips";
+    case ParallelStatus::expert_groups_do_not_fit: return "expert_groups_do_not_fit";
+    case ParallelStatus::group_does_not_map: return "group_does_not_map";
+    case ParallelStatus::collective_infeasible: return "collective_infeasible";
+    case ParallelStatus::too_few_blocks: return "too_few_blocks";
+  }
+  return "unknown";
+}
+
+double tp_all_reduce_bytes(double tokens, double hidden, double bytes_per_element) noexcept {
+  return tokens * hidden * bytes_per_element;
+}
+
+double moe_all_to_all_bytes(double tokens, double hidden, int top_k,
+                            double bytes_per_element) noexcept {
+  return tokens * static_cast<double>(top_k) * hidden * bytes_per_element;
+}
+
+double pipeline_bubble_fraction(int stages, int micro_batches) noexcept {
+  if (stages < 1 || micro_batches < 1) return 0.0;
+  return static_cast<double>(stages - 1) / static_cast<double>(micro_batches + stages - 1);
+}
+
+std::vector<int> partition_stages(const std::vector<double>& block_times_s, int stages) {
+  const int n = static_cast<int>(block_times_s.size());
+  if (stages < 1 || stages > n) return {};
+  std::vector<double> prefix(static_cast<std::size_t>(n) + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + block_times_s[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[s][i]: the slowest stage when the first i blocks form s stages; cut[s][i]: where
+  // the last of them starts.
+  const auto width = static_cast<std::size_t>(n) + 1;
+  std::vector<double> best((static_cast<std::size_t>(stages) + 1) * width, inf);
+  std::vector<int> cut(best.size(), 0);
+  auto at = [width](int s, int i) { return static_cast<std::size_t>(s) * width + i; };
+  best[at(0, 0)] = 0.0;
+  for (int s = 1; s <= stages; ++s) {
+    for (int i = s; i <= n - (stages - s); ++i) {
+      for (int j = s - 1; j < i; ++j) {
+        const double v = std::max(best[at(s - 1, j)], prefix[i] - prefix[j]);
+        if (v < best[at(s, i)]) {
+          best[at(s, i)] = v;
+          cut[at(s, i)] = j;
+        }
+      }
+    }
+  }
+  std::vector<int> counts(static_cast<std::size_t>(stages), 0);
+  int i = n;
+  for (int s = stages; s >= 1; --s) {
+    const int j = cut[at(s, i)];
+    counts[s - 1] = i - j;
+    i = j;
+  }
+  return counts;
+}
+
+namespace {
+
+ParallelStepCost fail(ParallelStatus s) {
+  ParallelStepCost c;
+  c.feasible = false;
+  c.status = s;
+  return c;
+}
+
+bool in_unit(double f) { return f >= 0.0 && f <= 1.0; }
+
+}  // namespace
+
+ParallelStepCost evaluate_parallel_step(const Interconnect& system,
+                                        const ParallelismDegrees& degrees, const StepWork& work,
+                                        const OverlapFractions& overlap,
+                                        CollectiveAlgorithm algorithm) {
+  const ParallelismDegrees& d = degrees;
+  if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1 || work.micro_batches < 1 ||
+      !in_unit(overlap.tensor) || !in_unit(overlap.expert) || !in_unit(overlap.pipeline) ||
+      !in_unit(overlap.data)) {
+    return fail(ParallelStatus::invalid_degrees);
+  }
+  const int chips = d.tp * d.pp * d.dp;
+  if (chips > chip_count(system)) return fail(ParallelStatus::too_many_chips);
+  if ((d.tp * d.dp) % d.ep != 0) return fail(ParallelStatus::expert_groups_do_not_fit);
+  if (static_cast<int>(work.blocks.size()) < d.pp) return fail(ParallelStatus::too_few_blocks);
+
+  Interconnect tp_ic;
+  Interconnect ep_ic;
+  Interconnect dp_ic;
+  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) ||
+      !subgroup(system, d.dp, dp_ic)) {
+    return fail(ParallelStatus::group_does_not_map);
+  }
+
+  // Per block, per micro-batch: compute plus exposed TP and EP communication.
+  const std::size_t nb = work.blocks.size();
+  std::vector<double> block_s(nb, 0.0);
+  std::vector<double> block_comm_exposed_s(nb, 0.0);
+  double tp_total = 0.0;
+  double ep_total = 0.0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const BlockWork& w = work.blocks[b];
+    double tp_s = 0.0;
+    double ep_s = 0.0;
+    if (d.tp > 1 && w.activation_bytes > 0.0) {
+      const CollectiveCost ar =
+          collective_cost(tp_ic, CollectiveKind::all_reduce, algorithm, w.activation_bytes);
+      if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
+      tp_s = 2.0 * ar.time_s;
+    }
+    if (d.ep > 1 && w.expert_all_to_all_bytes > 0.0) {
+      const CollectiveCost a2a = collective_cost(ep_ic, CollectiveKind::all_to_all, algorithm,
+                                                 w.expert_all_to_all_bytes);
+      if (!a2a.feasible) return fail(ParallelStatus::collective_infeasible);
+      ep_s = 2.0 * a2a.time_s;
+    }
+    tp_total += tp_s;
+    ep_total += ep_s;
+    block_comm_exposed_s[b] = (1.0 - overlap.tensor) * tp_s + (1.0 - overlap.expert) * ep_s;
+    block_s[b] = w.compute_s + block_comm_exposed_s[b];
+  }
+
+  ParallelStepCost c;
+  c.chips = chips;
+  const int m = work.micro_batches;
+  const int p = d.pp;
+  c.blocks_per_stage = partition_stages(block_s, p);
+
+  // Stage-to-stage send over one link (only between stages, so p > 1).
+  double send_s = 0.0;
+  if (p > 1 && work.stage_boundary_bytes > 0.0) {
+    send_s = system.link_latency_s +
+             work.stage_boundary_bytes / (system.link_bandwidth_bytes_per_s * system.links);
+  }
+  const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
+
+  std::size_t first = 0;
+  double slowest = -1.0;
+  double slowest_compute = 0.0;
+  double slowest_comm = 0.0;
+  double sum_stages = 0.0;
+  for (int s = 0; s < p; ++s) {
+    double compute = 0.0;
+    double comm = 0.0;
+    const std::size_t count = static_cast<std::size_t>(c.blocks_per_stage[s]);
+    for (std::size_t b = first; b < first + count; ++b) {
+      compute += work.blocks[b].compute_s;
+      comm += block_comm_exposed_s[b];
+    }
+    first += count;
+    // The last stage sends nothing on (its output leaves the pipeline).
+    if (s + 1 < p) comm += send_exposed_s;
+    const double t = compute + comm;
+    c.stage_time_s.push_back(t);
+    sum_stages += t;
+    if (t > slowest) {
+      slowest = t;
+      slowest_compute = compute;
+      slowest_comm = comm;
+    }
+  }
+  const double mean_stage = sum_stages / p;
+  c.stage_imbalance = mean_stage > 0.0 ? slowest / mean_stage : 1.0;
+
+  double dp_s = 0.0;
+  if (d.dp > 1 && work.gradient_bytes > 0.0) {
+    const CollectiveCost ar =
+        collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, work.gradient_bytes);
+    if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
+    dp_s = ar.time_s;
+  }
+  const double dp_exposed_s = (1.0 - overlap.data) * dp_s;
+
+  const double pipeline_s = static_cast<double>(m + p - 1) * slowest;
+  c.step_time_s = pipeline_s + dp_exposed_s;
+  c.compute_s = m * slowest_compute;
+  c.exposed_comm_s = m * slowest_comm + dp_exposed_s;
+  c.bubble_s = (p - 1) * slowest;
+  c.bubble_fraction = pipeline_s > 0.0 ? c.bubble_s / pipeline_s : 0.0;
+  c.ideal_bubble_fraction = pipeline_bubble_fraction(p, m);
+  // Each chip holds one stage: its share of the whole step's communication.
+  c.tp_comm_s = m * tp_total / p;
+  c.ep_comm_s = m * ep_total / p;
+  c.pp_comm_s = p > 1 ? m * send_s : 0.0;
+  c.dp_comm_s = dp_s;
+  c.bottleneck = c.exposed_comm_s > c.compute_s ? Bottleneck::interconnect
+                                                : work.compute_bottleneck;
+  return c;
+}
+
+}  // namespace dse::costmodel::system

@@ -1,0 +1,116 @@
+// Multi-chip parallelism for transformer steps: tensor (TP), pipeline (PP),
+// data / replica (DP) and expert (EP) parallelism over an Interconnect, with
+// the communication each implies and how much of it hides under compute.
+// Pure: no I/O, no globals.
+//
+// The rules (one step = m micro-batches through all blocks; times per chip):
+//  * TP: every block does two all-reduces of its activations over the TP
+//    group (after attention and after the MLP, Megatron-LM, Shoeybi et al.
+//    2019): 2 x all_reduce(activation_bytes). The all-reduces sit between
+//    dependent GEMMs, so by default none of it hides (overlap.tensor = 0).
+//  * EP (MoE blocks): a dispatch and a combine all-to-all over the EP group:
+//    2 x all_to_all(expert_all_to_all_bytes).
+//  * Exposed communication of a kind = (1 - overlap fraction) x its time.
+//    A block costs compute_s + exposed TP + exposed EP.
+//  * PP: the blocks are split into p contiguous stages so that the slowest
+//    stage is as fast as possible (exact linear partition); every stage sends
+//    stage_boundary_bytes to the next over one link: alpha + bytes / (k B),
+//    exposed by (1 - overlap.pipeline). With t the slowest stage's time
+//    (blocks + exposed send), a step takes (m + p - 1) t (GPipe / 1F1B
+//    schedule). Its bubble is (p - 1) t, the fraction (p-1)/(m+p-1) of it.
+//  * DP: replicas run independently (inference); when gradient_bytes > 0
+//    (training) one all-reduce of them over the DP group ends the step,
+//    exposed by (1 - overlap.data).
+//  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
+//    modelled as if packed innermost on the system's interconnect (see
+//    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
+//    optimistic for outer groups on a torus. EP groups live inside the
+//    tp x dp chips of a stage: ep must divide tp x dp.
+//  * Bottleneck: interconnect when the exposed communication on the critical
+//    path exceeds its compute; otherwise the blocks' own bottleneck.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "costmodel/roofline.hpp"
+#include "costmodel/system/collectives.hpp"
+
+namespace dse::costmodel::system {
+
+struct ParallelismDegrees {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
+};
+
+// Fraction of each kind of communication hidden under compute, each in [0, 1].
+struct OverlapFractions {
+  double tensor = 0.0;    // TP all-reduces: 0 unless the stack overlaps them (async TP)
+  double expert = 0.0;    // EP all-to-alls
+  double pipeline = 0.0;  // stage-to-stage sends
+  double data = 0.0;      // gradient all-reduce (overlaps the backward pass in training)
+};
+
+// One transformer block for one micro-batch, on one chip, already sharded by TP.
+struct BlockWork {
+  double compute_s = 0.0;                 // compute (and memory) time of the block on one chip
+  double activation_bytes = 0.0;          // tokens x hidden x bytes/element (each TP all-reduce)
+  double expert_all_to_all_bytes = 0.0;   // > 0 for MoE blocks: bytes one chip sends per all-to-all
+};
+
+struct StepWork {
+  std::vector<BlockWork> blocks;         // in model order
+  int micro_batches = 1;                 // m
+  double stage_boundary_bytes = 0.0;     // activation sent between stages per micro-batch
+  double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
+  Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
+};
+
+// Helpers for the byte counts above.
+double tp_all_reduce_bytes(double tokens, double hidden, double bytes_per_element) noexcept;
+double moe_all_to_all_bytes(double tokens, double hidden, int top_k,
+                            double bytes_per_element) noexcept;
+
+// (p - 1) / (m + p - 1); 0 for invalid input.
+double pipeline_bubble_fraction(int stages, int micro_batches) noexcept;
+
+// Contiguous split of `block_times_s` into `stages` non-empty stages that
+// minimises the slowest stage; returns each stage's block count (empty when
+// stages < 1 or stages > blocks).
+std::vector<int> partition_stages(const std::vector<double>& block_times_s, int stages);
+
+enum class ParallelStatus { ok, invalid_degrees, too_many_chips, expert_groups_do_not_fit,
+                            group_does_not_map, collective_infeasible, too_few_blocks };
+std::string_view to_string(ParallelStatus s);
+
+struct ParallelStepCost {
+  bool feasible = true;
+  ParallelStatus status = ParallelStatus::ok;
+  int chips = 0;                       // tp x pp x dp
+  double step_time_s = 0.0;            // one step (m micro-batches) of one replica
+  // Critical-path breakdown: step = compute + exposed_comm + bubble.
+  double compute_s = 0.0;              // m x compute of the slowest stage
+  double exposed_comm_s = 0.0;         // m x its exposed communication + exposed DP all-reduce
+  double bubble_s = 0.0;               // (p - 1) x slowest stage time
+  double bubble_fraction = 0.0;        // bubble_s / (step_time_s - exposed DP time)
+  double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)
+  double stage_imbalance = 1.0;        // slowest stage / mean stage (1 = balanced)
+  // Whole-step communication time per kind, hidden or not (per chip; TP and EP
+  // averaged over the stages).
+  double tp_comm_s = 0.0;
+  double ep_comm_s = 0.0;
+  double pp_comm_s = 0.0;
+  double dp_comm_s = 0.0;
+  std::vector<int> blocks_per_stage;
+  std::vector<double> stage_time_s;    // per micro-batch, including exposed sends
+  Bottleneck bottleneck = Bottleneck::compute;
+};
+
+ParallelStepCost evaluate_parallel_step(const Interconnect& system,
+                                        const ParallelismDegrees& degrees, const StepWork& work,
+                                        const OverlapFractions& overlap,
+                                        CollectiveAlgorithm algorithm);
+
+}  // namespace dse::costmodel::system

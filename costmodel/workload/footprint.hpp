@@ -1,0 +1,42 @@
+// Memory footprint of one step of a phase on one device, at each tensor's
+// precision, and whether it fits a capacity. Not fitting is a value (feasible =
+// false, reason capacity), not an error. Pure.
+#pragma once
+
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace dse::costmodel::workload {
+
+struct MemoryFootprint {
+  double weight_bytes = 0.0;      // resident parameters (tied tables counted once)
+  double activation_bytes = 0.0;  // inference: largest live input+output set of one operator;
+                                  // training: activations saved for the backward pass
+  double kv_cache_bytes = 0.0;    // prefill and decode of decoders
+  double gradient_bytes = 0.0;    // training: one gradient per parameter at the weight precision
+  double optimizer_bytes = 0.0;   // training, Adam: fp32 master copy (unless weights are fp32)
+                                  // and two fp32 moments per parameter
+  [[nodiscard]] double total_bytes() const noexcept {
+    return weight_bytes + activation_bytes + kv_cache_bytes + gradient_bytes + optimizer_bytes;
+  }
+};
+
+// Training activations: every forward operator keeps its input tensors for the
+// backward pass (per occurrence, times the repeat count). With recomputation, a
+// checkpointed block keeps only the inputs of its first operator per occurrence,
+// plus one occurrence's full set while it is being recomputed.
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase) noexcept;
+
+enum class FootprintStatus { fits, exceeds_capacity };
+
+struct CapacityCheck {
+  bool feasible = true;
+  FootprintStatus reason = FootprintStatus::fits;
+  double required_bytes = 0.0;
+  double capacity_bytes = 0.0;
+  double shortfall_bytes = 0.0;  // required - capacity when it does not fit, else 0
+};
+
+CapacityCheck check_capacity(const MemoryFootprint& f, double capacity_bytes) noexcept;
+
+}  // namespace dse::costmodel::workload

@@ -1,0 +1,179 @@
+// Phases, checks, the explicit-operator builder and the dispatch of build_graph.
+#include "costmodel/workload/spec.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+#include "costmodel/workload/transformer_parts.hpp"
+
+namespace dse::costmodel::workload {
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+std::string check_phase(const PhaseSpec& ph) {
+  if (ph.batch < 1) return "batch must be >= 1";
+  if (ph.seq < 1) return "seq must be >= 1";
+  if (ph.context < 0) return "context must be >= 0";
+  return "";
+}
+
+std::string check_vit(const VitSpec& s) {
+  if (s.image_size <= 0 || s.patch <= 0 || s.channels <= 0 || s.classes <= 0) {
+    return "vit '" + s.name + "': image_size, patch, channels and classes must be > 0";
+  }
+  if (s.image_size % s.patch != 0) return "vit '" + s.name + "': image_size must be a multiple of patch";
+  if (s.encoder.arch != Arch::encoder) return "vit '" + s.name + "': the transformer must be an encoder";
+  return check_transformer(s.encoder);
+}
+
+std::string check_resnet(const ResNetSpec& s) {
+  if (s.image_size < 32 || s.classes <= 0 || s.base_width <= 0 || s.stage_blocks.empty()) {
+    return "resnet '" + s.name + "': image_size >= 32, classes > 0, base_width > 0 and stages needed";
+  }
+  for (const std::int64_t b : s.stage_blocks) {
+    if (b < 1) return "resnet '" + s.name + "': every stage needs at least one block";
+  }
+  return "";
+}
+
+std::string check_explicit(const ExplicitSpec& s) {
+  if (s.blocks.empty()) return "workload '" + s.name + "' has no operators";
+  return "";
+}
+
+}  // namespace
+
+std::string_view to_string(Phase p) noexcept {
+  switch (p) {
+    case Phase::training: return "training";
+    case Phase::prefill: return "prefill";
+    case Phase::decode: return "decode";
+  }
+  return "?";
+}
+
+std::optional<Phase> phase_from_string(std::string_view s) noexcept {
+  if (s == "training" || s == "train") return Phase::training;
+  if (s == "prefill") return Phase::prefill;
+  if (s == "decode") return Phase::decode;
+  return std::nullopt;
+}
+
+bool is_symbol(std::string_view s) noexcept {
+  return s == "batch" || s == "seq" || s == "context" || s == "kv_len" || s == "tokens";
+}
+
+std::int64_t evaluate(const SymbolicDim& d, const PhaseSpec& phase) noexcept {
+  std::int64_t v = d.coefficient;
+  for (const std::string& s : d.symbols) {
+    if (s == "batch") v *= phase.batch;
+    else if (s == "seq") v *= phase.seq;
+    else if (s == "context") v *= phase.context;
+    else if (s == "kv_len") v *= phase.context + phase.seq;
+    else if (s == "tokens") v *= phase.batch * phase.seq;
+  }
+  return v;
+}
+
+std::string workload_name(const WorkloadSpec& spec) {
+  return std::visit([](const auto& s) { return s.name; }, spec);
+}
+
+std::string check(const WorkloadSpec& spec, const PhaseSpec& phase) {
+  std::string problem = check_phase(phase);
+  if (!problem.empty()) return problem;
+  const bool decode = phase.phase == Phase::decode;
+  return std::visit(Overloaded{
+                        [&](const TransformerSpec& s) -> std::string {
+                          if (decode && s.arch != Arch::decoder) {
+                            return "transformer '" + s.name + "' is an encoder: it has no decode phase";
+                          }
+                          return check_transformer(s);
+                        },
+                        [&](const VitSpec& s) -> std::string {
+                          if (decode) return "vit '" + s.name + "' has no decode phase";
+                          return check_vit(s);
+                        },
+                        [&](const ResNetSpec& s) -> std::string {
+                          if (decode) return "resnet '" + s.name + "' has no decode phase";
+                          return check_resnet(s);
+                        },
+                        [&](const ExplicitSpec& s) { return check_explicit(s); },
+                    },
+                    spec);
+}
+
+OperatorGraph build_explicit(const ExplicitSpec& s, const PhaseSpec& phase) {
+  const std::string problem = check(WorkloadSpec{s}, phase);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  OperatorGraph g;
+  g.name = s.name;
+  for (const ExplicitBlock& eb : s.blocks) {
+    Block b;
+    b.name = eb.name;
+    b.repeat = eb.repeat;
+    for (const ExplicitOp& e : eb.ops) {
+      const Precision p = e.precision.value_or(phase.precision);
+      const std::int64_t rows = evaluate(e.rows, phase);
+      const std::int64_t cols = evaluate(e.cols, phase);
+      Operator op;
+      switch (e.kind) {
+        case OpKind::gemm:
+          if (e.weight) {
+            op = make_linear(e.name, e.layer, evaluate(e.m, phase), evaluate(e.n, phase), evaluate(e.k, phase), p,
+                             e.bias);
+            break;
+          }
+          [[fallthrough]];
+        case OpKind::batched_gemm:
+          op = make_batched_gemm(e.name, e.layer, evaluate(e.batch, phase), evaluate(e.m, phase),
+                                 evaluate(e.n, phase), evaluate(e.k, phase), p);
+          op.kind = e.kind;
+          break;
+        case OpKind::conv2d: {
+          ConvShape c = e.conv;
+          c.n = evaluate(e.batch, phase);
+          op = make_conv2d(e.name, e.layer, c, p, e.bias);
+          break;
+        }
+        case OpKind::elementwise:
+          op = make_elementwise(e.name, e.layer, rows, cols, e.flops_per_element, e.inputs, p);
+          break;
+        case OpKind::softmax: op = make_softmax(e.name, e.layer, rows, cols, p); break;
+        case OpKind::layernorm:
+        case OpKind::rmsnorm: op = make_norm(e.name, e.kind, rows, cols, p); break;
+        case OpKind::reduction: op = make_reduction(e.name, e.layer, rows, cols, p); break;
+        case OpKind::embedding: op = make_embedding(e.name, rows, cols, e.table_rows, p); break;
+        case OpKind::all_reduce:
+        case OpKind::all_to_all: op = make_collective(e.name, e.kind, rows, cols, e.participants, p); break;
+      }
+      op.layer = e.layer;
+      b.nodes.push_back(Node{std::move(op), e.after});
+    }
+    g.blocks.push_back(std::move(b));
+  }
+  const std::string invalid = validate(g);
+  if (!invalid.empty()) throw std::invalid_argument("workload '" + s.name + "': " + invalid);
+  if (phase.phase == Phase::training) append_backward(g, phase.recompute);
+  return g;
+}
+
+OperatorGraph build_graph(const WorkloadSpec& spec, const PhaseSpec& phase) {
+  return std::visit(Overloaded{
+                        [&](const TransformerSpec& s) { return build_transformer(s, phase); },
+                        [&](const VitSpec& s) { return build_vit(s, phase); },
+                        [&](const ResNetSpec& s) { return build_resnet(s, phase); },
+                        [&](const ExplicitSpec& s) { return build_explicit(s, phase); },
+                    },
+                    spec);
+}
+
+}  // namespace dse::costmodel::workload

@@ -1,0 +1,152 @@
+// Workload specifications: a model's hyperparameters (or an explicit operator
+// list) with batch and sequence left symbolic, and the phase that binds them.
+// `build_graph(spec, phase)` turns the pair into an OperatorGraph, so one spec
+// serves a whole sweep of batch sizes, prompt lengths and contexts. Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/operator.hpp"
+
+namespace dse::costmodel::workload {
+
+enum class Phase { training, prefill, decode };
+std::string_view to_string(Phase p) noexcept;
+std::optional<Phase> phase_from_string(std::string_view s) noexcept;
+
+// The binding of the symbolic dimensions.
+//   training: batch sequences of seq tokens, forward + backward (+ recompute).
+//   prefill:  batch prompts of seq tokens (for encoders and vision: one inference).
+//   decode:   one step: batch sequences each adding seq new tokens (1 unless
+//             speculative) after context tokens already in the KV cache.
+struct PhaseSpec {
+  Phase phase = Phase::prefill;
+  std::int64_t batch = 1;
+  std::int64_t seq = 1;
+  std::int64_t context = 0;
+  Precision precision = Precision::bf16;     // weights and activations
+  std::optional<Precision> kv_precision;     // KV cache; default: precision
+  bool recompute = false;                    // training: full activation recomputation
+};
+
+enum class Arch { decoder, encoder };
+enum class Ffn { swiglu, gelu };
+// none: positions are handled outside the layers (ViT adds them to the patch embeddings).
+enum class PositionEncoding { rope, learned, none };
+
+struct TransformerSpec {
+  std::string name;
+  Arch arch = Arch::decoder;
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;     // 0: = heads (multi-head attention)
+  std::int64_t head_dim = 0;     // 0: hidden / heads
+  std::int64_t ffn_hidden = 0;   // per expert for MoE
+  std::int64_t vocab = 0;
+  std::int64_t max_positions = 0;   // learned position embeddings table
+  std::int64_t type_vocab = 0;      // token-type embeddings (BERT: 2)
+  Ffn ffn = Ffn::swiglu;
+  OpKind norm = OpKind::rmsnorm;    // rmsnorm or layernorm
+  PositionEncoding position = PositionEncoding::rope;
+  bool bias = false;                // biases in the linear layers
+  bool tied_embeddings = false;     // lm_head shares the embedding table
+  bool final_norm = true;           // a norm before the head
+  bool lm_head = true;              // decoder: vocabulary projection
+  bool pooler = false;              // encoder: BERT pooler (dense + tanh on [CLS])
+  std::int64_t experts = 0;         // 0: dense FFN; else MoE experts per layer
+  std::int64_t top_k = 0;           // experts per token
+  std::int64_t tensor_parallel = 1; // devices sharing each layer (Megatron-style)
+};
+
+struct VitSpec {
+  std::string name;
+  std::int64_t image_size = 224;
+  std::int64_t patch = 16;
+  std::int64_t channels = 3;
+  std::int64_t classes = 1000;
+  TransformerSpec encoder;  // hidden, layers, heads, ffn_hidden, gelu, layernorm, bias
+};
+
+struct ResNetSpec {
+  std::string name;
+  std::int64_t image_size = 224;
+  std::int64_t classes = 1000;
+  std::vector<std::int64_t> stage_blocks{3, 4, 6, 3};  // ResNet-50
+  std::int64_t base_width = 64;
+};
+
+// A dimension of an explicit operator: coefficient times a product of symbols.
+// Symbols: batch, seq, context, kv_len (= context + seq), tokens (= batch * seq).
+struct SymbolicDim {
+  std::int64_t coefficient = 1;
+  std::vector<std::string> symbols;
+};
+std::int64_t evaluate(const SymbolicDim& d, const PhaseSpec& phase) noexcept;
+bool is_symbol(std::string_view s) noexcept;
+
+// One operator of an explicit list. Dimensions that a kind does not use are ignored.
+struct ExplicitOp {
+  std::string name;
+  OpKind kind = OpKind::gemm;
+  LayerType layer = LayerType::ffn;
+  std::optional<Precision> precision;  // default: the phase's precision
+  SymbolicDim batch, m, n, k;          // gemm, batched_gemm
+  SymbolicDim rows, cols;              // the other kinds
+  ConvShape conv;                      // conv2d; conv.n is replaced by the batch
+  bool weight = true;                  // gemm: the k x n operand is a weight
+  bool bias = false;
+  double flops_per_element = 1.0;      // elementwise
+  int inputs = 1;                      // elementwise
+  std::int64_t table_rows = 0;         // embedding
+  int participants = 2;                // collectives
+  std::vector<std::string> after;      // inputs (names of earlier operators)
+};
+
+struct ExplicitBlock {
+  std::string name;
+  std::int64_t repeat = 1;
+  std::vector<ExplicitOp> ops;
+};
+
+struct ExplicitSpec {
+  std::string name;
+  std::vector<ExplicitBlock> blocks;
+};
+
+using WorkloadSpec = std::variant<TransformerSpec, VitSpec, ResNetSpec, ExplicitSpec>;
+
+std::string workload_name(const WorkloadSpec& spec);
+
+// "" when the spec (with this phase) can be built, else why not: a missing or
+// inconsistent hyperparameter, heads or FFN not divisible by the tensor-parallel
+// degree, decode of a model without a KV cache, an empty batch or sequence.
+std::string check(const WorkloadSpec& spec, const PhaseSpec& phase);
+
+// The operator graph of one step of the phase on one device (a tensor-parallel
+// shard when tensor_parallel > 1). Throws std::invalid_argument with check()'s
+// message when the spec cannot be built.
+OperatorGraph build_graph(const WorkloadSpec& spec, const PhaseSpec& phase);
+
+// Builders for each kind of spec (called by build_graph; checked first).
+OperatorGraph build_transformer(const TransformerSpec& spec, const PhaseSpec& phase);
+OperatorGraph build_vit(const VitSpec& spec, const PhaseSpec& phase);
+OperatorGraph build_resnet(const ResNetSpec& spec, const PhaseSpec& phase);
+OperatorGraph build_explicit(const ExplicitSpec& spec, const PhaseSpec& phase);
+
+// Training: appends, for every forward block, a backward block with the data and
+// weight gradients of each operator (each GEMM-like operator's two gradients
+// cost its forward FLOPs each) and, with phase.recompute, a copy of the block's
+// forward operators at the head of the backward block.
+void append_backward(OperatorGraph& g, bool recompute);
+
+// KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
+// * bytes per element; 0 for encoders.
+double kv_cache_bytes_per_token(const TransformerSpec& spec, Precision kv_precision) noexcept;
+
+}  // namespace dse::costmodel::workload

@@ -1,0 +1,184 @@
+// The backward pass of a training step, derived operator by operator from the
+// forward graph, and activation recomputation.
+#include <set>
+#include <utility>
+
+#include "costmodel/workload/spec.hpp"
+
+namespace dse::costmodel::workload {
+
+namespace {
+
+Tensor t(std::string name, TensorRole role, std::int64_t elements, Precision p) {
+  return Tensor{std::move(name), role, elements, p, -1};
+}
+
+const Tensor* first_of(const Operator& op, TensorRole role) {
+  for (const Tensor& x : op.tensors) {
+    if (x.role == role) return &x;
+  }
+  return nullptr;
+}
+
+Operator derived(const Operator& fwd, std::string suffix, Pass pass) {
+  Operator op = fwd;
+  op.name = fwd.name + std::move(suffix);
+  op.pass = pass;
+  op.tensors.clear();
+  return op;
+}
+
+// y = x W (m x k times k x n): dx = dy W^T (m x n times n x k), dW = x^T dy (k x m times m x n).
+// For two activations a b = c the same two products give da and db.
+void gemm_backward(const Operator& f, std::vector<Operator>& out) {
+  const Precision p = f.precision;
+  const std::int64_t a_el = f.batch * f.m * f.k;
+  const std::int64_t b_el = f.batch * f.k * f.n;
+  const std::int64_t c_el = f.batch * f.m * f.n;
+  const Tensor* w = first_of(f, TensorRole::weight);
+  if (w == nullptr) w = first_of(f, TensorRole::weight_tied);
+  const bool has_weight = w != nullptr;
+
+  Operator da = derived(f, has_weight ? ".bwd_data" : ".bwd_a", Pass::backward_data);
+  da.n = f.k;
+  da.k = f.n;
+  da.tensors = {t("dy", TensorRole::input, c_el, p)};
+  if (has_weight) {
+    Tensor wt = *w;
+    wt.resident_elements = -1;
+    da.tensors.push_back(std::move(wt));
+  } else {
+    da.tensors.push_back(t("b", TensorRole::input, b_el, p));
+  }
+  da.tensors.push_back(t("dx", TensorRole::output, a_el, p));
+  out.push_back(std::move(da));
+
+  Operator db = derived(f, has_weight ? ".bwd_weight" : ".bwd_b", has_weight ? Pass::backward_weight
+                                                                             : Pass::backward_data);
+  db.m = f.k;
+  db.n = f.n;
+  db.k = f.m;
+  db.tensors = {t("x", TensorRole::input, a_el, p), t("dy", TensorRole::input, c_el, p)};
+  if (has_weight) {
+    for (const Tensor& x : f.tensors) {
+      if (x.role == TensorRole::weight || x.role == TensorRole::weight_tied) {
+        db.tensors.push_back(t("d" + x.name, TensorRole::gradient, x.elements, x.precision));
+      }
+    }
+  } else {
+    db.tensors.push_back(t("db", TensorRole::output, b_el, p));
+  }
+  out.push_back(std::move(db));
+}
+
+// A convolution's input and weight gradients cost one convolution of the same MACs each.
+void conv_backward(const Operator& f, std::vector<Operator>& out) {
+  const Precision p = f.precision;
+  const ConvShape& c = f.conv;
+  const std::int64_t x_el = c.n * c.c * c.h * c.w;
+  const std::int64_t y_el = c.n * c.k * c.out_h() * c.out_w();
+  Operator dx = derived(f, ".bwd_data", Pass::backward_data);
+  dx.tensors = {t("dy", TensorRole::input, y_el, p)};
+  for (const Tensor& x : f.tensors) {
+    if (x.role == TensorRole::weight && x.name == "w") dx.tensors.push_back(x);
+  }
+  dx.tensors.push_back(t("dx", TensorRole::output, x_el, p));
+  out.push_back(std::move(dx));
+  Operator dw = derived(f, ".bwd_weight", Pass::backward_weight);
+  dw.tensors = {t("x", TensorRole::input, x_el, p), t("dy", TensorRole::input, y_el, p)};
+  for (const Tensor& x : f.tensors) {
+    if (x.role == TensorRole::weight) dw.tensors.push_back(t("d" + x.name, TensorRole::gradient, x.elements, p));
+  }
+  out.push_back(std::move(dw));
+}
+
+// Element-wise-like operators: the gradient reads what the forward read plus dy
+// and writes one gradient per input (and per weight, for norms).
+void pointwise_backward(const Operator& f, std::vector<Operator>& out) {
+  const Precision p = f.precision;
+  const std::int64_t elements = f.rows * f.cols;
+  Operator b = derived(f, ".bwd", Pass::backward_data);
+  if (f.kind == OpKind::elementwise || f.kind == OpKind::reduction) {
+    b.kind = OpKind::elementwise;
+    b.flops_per_element = f.kind == OpKind::elementwise ? 2.0 * f.flops_per_element : 1.0;
+  }
+  b.tensors.push_back(t("dy", TensorRole::input, f.kind == OpKind::reduction ? f.rows : elements, p));
+  for (const Tensor& x : f.tensors) {
+    if (x.role == TensorRole::input) {
+      b.tensors.push_back(x);
+      b.tensors.push_back(t("d" + x.name, TensorRole::output, x.elements, x.precision));
+    } else if (x.role == TensorRole::weight) {
+      b.tensors.push_back(t("d" + x.name, TensorRole::gradient, x.elements, x.precision));
+    }
+  }
+  out.push_back(std::move(b));
+}
+
+void op_backward(const Operator& f, std::vector<Operator>& out) {
+  switch (f.kind) {
+    case OpKind::gemm:
+    case OpKind::batched_gemm: gemm_backward(f, out); break;
+    case OpKind::conv2d: conv_backward(f, out); break;
+    case OpKind::embedding: {
+      // Scatter-add of dy into the rows of the table that were gathered.
+      Operator b = derived(f, ".bwd_weight", Pass::backward_weight);
+      b.kind = OpKind::elementwise;
+      b.flops_per_element = 1.0;
+      b.tensors = {t("dy", TensorRole::input, f.rows * f.cols, f.precision)};
+      for (const Tensor& x : f.tensors) {
+        if (x.role == TensorRole::weight) {
+          b.tensors.push_back(t("d" + x.name, TensorRole::gradient, x.elements, x.precision));
+        }
+      }
+      out.push_back(std::move(b));
+      break;
+    }
+    case OpKind::all_reduce:
+    case OpKind::all_to_all: {
+      Operator b = f;
+      b.name = f.name + ".bwd";
+      b.pass = Pass::backward_data;
+      out.push_back(std::move(b));
+      break;
+    }
+    default: pointwise_backward(f, out); break;
+  }
+}
+
+}  // namespace
+
+void append_backward(OperatorGraph& g, bool recompute) {
+  std::vector<Block> backward;
+  for (auto it = g.blocks.rbegin(); it != g.blocks.rend(); ++it) {
+    const Block& fwd = *it;
+    Block b;
+    b.name = fwd.name + ".bwd";
+    b.repeat = fwd.repeat;
+    if (recompute && fwd.checkpoint) {
+      std::set<std::string, std::less<>> local;
+      for (const Node& n : fwd.nodes) local.insert(n.op.name);
+      for (const Node& n : fwd.nodes) {
+        Node r{n.op, {}};
+        r.op.name += ".recompute";
+        r.op.pass = Pass::recompute;
+        for (const std::string& in : n.inputs) {
+          if (local.count(in) != 0) r.inputs.push_back(in + ".recompute");
+        }
+        b.nodes.push_back(std::move(r));
+      }
+    }
+    std::vector<Operator> ops;
+    for (auto n = fwd.nodes.rbegin(); n != fwd.nodes.rend(); ++n) {
+      if (n->op.pass == Pass::forward) op_backward(n->op, ops);
+    }
+    for (Operator& op : ops) {
+      std::vector<std::string> inputs;
+      if (!b.nodes.empty()) inputs.push_back(b.nodes.back().op.name);
+      b.nodes.push_back(Node{std::move(op), std::move(inputs)});
+    }
+    if (!b.nodes.empty()) backward.push_back(std::move(b));
+  }
+  for (Block& b : backward) g.blocks.push_back(std::move(b));
+}
+
+}  // namespace dse::costmodel::workload

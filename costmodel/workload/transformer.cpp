@@ -1,0 +1,242 @@
+// Transformer builders: decoder-only (MHA or GQA, SwiGLU or GELU, RMSNorm or
+// LayerNorm, optional top-k MoE, tensor parallelism) and encoders. The shared
+// layer builder is also used by ViT (vision.cpp).
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "costmodel/workload/spec.hpp"
+#include "costmodel/workload/transformer_parts.hpp"
+
+namespace dse::costmodel::workload {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::int64_t local_kv_heads(const TransformerSpec& s) noexcept {
+  const std::int64_t kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
+  return std::max<std::int64_t>(1, kv / std::max<std::int64_t>(1, s.tensor_parallel));
+}
+
+std::int64_t head_dim_of(const TransformerSpec& s) noexcept {
+  return s.head_dim > 0 ? s.head_dim : (s.heads > 0 ? s.hidden / s.heads : 0);
+}
+
+std::string check_transformer(const TransformerSpec& s) {
+  const std::string who = "transformer '" + s.name + "': ";
+  if (s.hidden <= 0 || s.layers <= 0 || s.heads <= 0 || s.ffn_hidden <= 0) {
+    return who + "hidden, layers, heads and ffn_hidden must be > 0";
+  }
+  const std::int64_t kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
+  if (s.heads % kv != 0) return who + "heads must be a multiple of kv_heads";
+  if (s.head_dim <= 0 && s.hidden % s.heads != 0) return who + "hidden must be a multiple of heads";
+  if (s.norm != OpKind::rmsnorm && s.norm != OpKind::layernorm) return who + "norm must be rmsnorm or layernorm";
+  const std::int64_t tp = s.tensor_parallel;
+  if (tp < 1) return who + "tensor_parallel must be >= 1";
+  if (s.heads % tp != 0) return who + "heads must be divisible by tensor_parallel";
+  if (kv % tp != 0 && tp % kv != 0) return who + "kv_heads and tensor_parallel must divide one another";
+  if (s.ffn_hidden % tp != 0) return who + "ffn_hidden must be divisible by tensor_parallel";
+  if (s.experts < 0 || (s.experts > 0 && (s.top_k < 1 || s.top_k > s.experts))) {
+    return who + "MoE needs 1 <= top_k <= experts";
+  }
+  if (s.experts == 0 && s.top_k != 0) return who + "top_k needs experts > 0";
+  const bool needs_vocab = s.arch == Arch::decoder || s.vocab > 0;
+  if (needs_vocab && s.vocab <= 0) return who + "vocab must be > 0";
+  if (s.position == PositionEncoding::learned && s.max_positions <= 0) {
+    return who + "learned positions need max_positions > 0";
+  }
+  return "";
+}
+
+double kv_cache_bytes_per_token(const TransformerSpec& spec, Precision kv_precision) noexcept {
+  if (spec.arch != Arch::decoder) return 0.0;
+  return static_cast<double>(spec.layers) * 2.0 * static_cast<double>(local_kv_heads(spec)) *
+         static_cast<double>(head_dim_of(spec)) * bytes_per_element(kv_precision);
+}
+
+Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::string block_name) {
+  const std::int64_t tp = s.tensor_parallel;
+  const std::int64_t D = s.hidden;
+  const std::int64_t hd = head_dim_of(s);
+  const std::int64_t h = s.heads / tp;
+  const std::int64_t kvh = local_kv_heads(s);
+  const std::int64_t F = s.ffn_hidden / tp;
+  const std::int64_t T = d.batch * d.seq;
+  const Precision p = d.precision;
+  const Precision kvp = d.kv_precision;
+
+  Block b;
+  b.name = std::move(block_name);
+  b.repeat = s.layers;
+  b.checkpoint = true;
+  auto add = [&b](Operator op, std::vector<std::string> inputs) {
+    b.nodes.push_back(Node{std::move(op), std::move(inputs)});
+  };
+
+  add(make_norm("norm_attn", s.norm, T, D, p), {});
+
+  Operator qkv = make_linear("qkv_proj", LayerType::attention, T, (h + 2 * kvh) * hd, D, p, s.bias);
+  qkv.tensors.pop_back();  // y: split into q and the new keys and values
+  qkv.tensors.push_back(Tensor{"q", TensorRole::output, T * h * hd, p, -1});
+  qkv.tensors.push_back(
+      Tensor{"kv", d.write_cache ? TensorRole::kv_cache_write : TensorRole::output, T * 2 * kvh * hd, kvp, -1});
+  add(std::move(qkv), {"norm_attn"});
+  std::string q_source = "qkv_proj";
+  if (s.position == PositionEncoding::rope) {
+    // Rotary embedding of q and k: x*cos + rotate(x)*sin, 3 flops per element.
+    add(make_elementwise("attn_rope", LayerType::attention, T, (h + kvh) * hd, 3.0, 1, p), {"qkv_proj"});
+    q_source = "attn_rope";
+  }
+
+  const TensorRole kv_role = d.read_cache ? TensorRole::kv_cache_read : TensorRole::input;
+  const std::int64_t kv_elements = d.batch * kvh * d.kv_len * hd;
+  Operator qk = make_batched_gemm("attn_qk", LayerType::attention, d.batch * h, d.seq, d.kv_len, hd, p);
+  qk.tensors[1] = Tensor{"k", kv_role, kv_elements, kvp, -1};
+  add(std::move(qk), {q_source});
+  add(make_softmax("attn_softmax", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {"attn_qk"});
+  Operator av = make_batched_gemm("attn_av", LayerType::attention, d.batch * h, d.seq, hd, d.kv_len, p);
+  av.tensors[1] = Tensor{"v", kv_role, kv_elements, kvp, -1};
+  add(std::move(av), {"attn_softmax", "qkv_proj"});
+  add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
+  std::string attn_out = "out_proj";
+  if (tp > 1) {
+    add(make_collective("allreduce_attn", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {"out_proj"});
+    attn_out = "allreduce_attn";
+  }
+  add(make_elementwise("residual_attn", LayerType::elementwise, T, D, 1.0, 2, p), {attn_out});
+  add(make_norm("norm_ffn", s.norm, T, D, p), {"residual_attn"});
+
+  std::string ffn_out = "ffn_down";
+  if (s.experts > 0) {
+    add(make_linear("moe_router", LayerType::ffn, T, s.experts, D, p, false), {"norm_ffn"});
+    // Uniform routing: T tokens each pick top_k of E experts, so an expert is hit
+    // with probability 1 - (1 - k/E)^T; the active experts share the T*k routed
+    // token slots. Weights of every expert stay resident; only active ones are read.
+    const double e = static_cast<double>(s.experts);
+    const double k_over_e = static_cast<double>(s.top_k) / e;
+    const double active = e * (1.0 - std::pow(1.0 - k_over_e, static_cast<double>(T)));
+    const std::int64_t ea =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(active - 1e-9)), 1, s.experts);
+    const std::int64_t tokens_per_expert = ceil_div(T * s.top_k, ea);
+    auto expert = [&](std::string name, std::int64_t n, std::int64_t k) {
+      Operator op = make_batched_gemm(std::move(name), LayerType::ffn, ea, tokens_per_expert, n, k, p);
+      op.tensors[1] = Tensor{"w", TensorRole::weight, ea * k * n, p, s.experts * k * n};
+      return op;
+    };
+    const std::int64_t routed = ea * tokens_per_expert;
+    if (s.ffn == Ffn::swiglu) {
+      add(expert("ffn_gate", F, D), {"moe_router"});
+      add(expert("ffn_up", F, D), {"moe_router"});
+      add(make_elementwise("ffn_act", LayerType::ffn, routed, F, 5.0, 2, p), {"ffn_gate", "ffn_up"});
+    } else {
+      add(expert("ffn_up", F, D), {"moe_router"});
+      add(make_elementwise("ffn_act", LayerType::ffn, routed, F, 8.0, 1, p), {"ffn_up"});
+    }
+    add(expert("ffn_down", D, F), {"ffn_act"});
+  } else if (s.ffn == Ffn::swiglu) {
+    add(make_linear("ffn_gate", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
+    add(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
+    // silu(gate) * up: x * sigmoid(x) (about 4 flops) and a multiply.
+    add(make_elementwise("ffn_act", LayerType::ffn, T, F, 5.0, 2, p), {"ffn_gate", "ffn_up"});
+    add(make_linear("ffn_down", LayerType::ffn, T, D, F, p, s.bias), {"ffn_act"});
+  } else {
+    add(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
+    // GELU with the tanh approximation: about 8 flops per element.
+    add(make_elementwise("ffn_act", LayerType::ffn, T, F, 8.0, 1, p), {"ffn_up"});
+    add(make_linear("ffn_down", LayerType::ffn, T, D, F, p, s.bias), {"ffn_act"});
+  }
+  if (tp > 1) {
+    add(make_collective("allreduce_ffn", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {ffn_out});
+    ffn_out = "allreduce_ffn";
+  }
+  add(make_elementwise("residual_ffn", LayerType::elementwise, T, D, 1.0, 2, p), {ffn_out, "residual_attn"});
+  return b;
+}
+
+OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase) {
+  const std::string problem = check(WorkloadSpec{s}, phase);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  const Precision p = phase.precision;
+  LayerDims d;
+  d.batch = phase.batch;
+  d.seq = phase.seq;
+  d.precision = p;
+  d.kv_precision = phase.kv_precision.value_or(p);
+  const bool decoder = s.arch == Arch::decoder;
+  d.write_cache = decoder && phase.phase != Phase::training;
+  d.read_cache = decoder && phase.phase == Phase::decode;
+  d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : phase.seq;
+  const std::int64_t T = d.batch * d.seq;
+  const std::int64_t tp = s.tensor_parallel;
+  const std::int64_t D = s.hidden;
+
+  OperatorGraph g;
+  g.name = s.name;
+
+  Block embed;
+  embed.name = "embedding";
+  {
+    Operator e = make_embedding("embedding", T, D, ceil_div(s.vocab, tp), p);
+    if (s.position == PositionEncoding::learned) {
+      // Positions of the new tokens (decode: at offset context).
+      e.tensors.push_back(Tensor{"positions", TensorRole::weight, std::min(d.seq, s.max_positions) * D, p,
+                                 s.max_positions * D});
+    }
+    if (s.type_vocab > 0) {
+      e.tensors.push_back(Tensor{"token_types", TensorRole::weight, D, p, s.type_vocab * D});
+    }
+    embed.nodes.push_back(Node{std::move(e), {}});
+  }
+  std::string last = "embedding";
+  if (!decoder) {  // BERT: LayerNorm of the summed embeddings
+    embed.nodes.push_back(Node{make_norm("norm_embed", s.norm, T, D, p), {last}});
+    last = "norm_embed";
+  }
+  if (tp > 1) {  // vocabulary-parallel embedding: partial rows summed across the group
+    embed.nodes.push_back(
+        Node{make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {last}});
+  }
+  g.blocks.push_back(std::move(embed));
+  g.blocks.push_back(transformer_layers(s, d, decoder ? "decoder" : "encoder"));
+
+  Block head;
+  head.name = "head";
+  // Rows that reach the head: every token in training and decode; in prefill
+  // only each prompt's last token needs logits (serving engines skip the rest).
+  const std::int64_t head_rows = phase.phase == Phase::prefill ? d.batch : T;
+  std::string head_in;
+  if (s.final_norm) {
+    head.nodes.push_back(Node{make_norm("norm_final", s.norm, decoder ? head_rows : T, D, p), {}});
+    head_in = "norm_final";
+  }
+  auto after = [&head_in]() { return head_in.empty() ? std::vector<std::string>{} : std::vector{head_in}; };
+  if (decoder && s.lm_head) {
+    Operator lm = make_linear("lm_head", LayerType::ffn, head_rows, ceil_div(s.vocab, tp), D, p, false);
+    if (s.tied_embeddings) lm.tensors[1].role = TensorRole::weight_tied;
+    head.nodes.push_back(Node{std::move(lm), after()});
+    if (phase.phase == Phase::training) {  // cross-entropy over the (local) vocabulary
+      head.nodes.push_back(
+          Node{make_softmax("loss_softmax", LayerType::elementwise, T, ceil_div(s.vocab, tp), p), {"lm_head"}});
+    }
+  }
+  if (!decoder && s.pooler) {
+    head.nodes.push_back(Node{make_linear("pooler", LayerType::ffn, d.batch, D, D, p, true), after()});
+    head.nodes.push_back(
+        Node{make_elementwise("pooler_act", LayerType::elementwise, d.batch, D, 4.0, 1, p), {"pooler"}});
+  }
+  if (!head.nodes.empty()) g.blocks.push_back(std::move(head));
+
+  if (phase.phase == Phase::training) {
+    append_backward(g, phase.recompute);
+  } else if (decoder) {
+    g.kv_cache_bytes = kv_cache_bytes_per_token(s, d.kv_precision) * static_cast<double>(d.batch) *
+                       static_cast<double>(d.kv_len);
+  }
+  return g;
+}
+
+}  // namespace dse::costmodel::workload

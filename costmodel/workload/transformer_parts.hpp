@@ -1,0 +1,29 @@
+// Internal to the workload builders: the shared transformer layer stack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace dse::costmodel::workload {
+
+// The bound dimensions of one transformer layer stack.
+struct LayerDims {
+  std::int64_t batch = 1;
+  std::int64_t seq = 1;     // new tokens per sequence
+  std::int64_t kv_len = 1;  // tokens attended to (context + seq in decode)
+  Precision precision = Precision::bf16;
+  Precision kv_precision = Precision::bf16;
+  bool write_cache = false;  // new keys and values go to the KV cache
+  bool read_cache = false;   // attention reads keys and values from the KV cache
+};
+
+std::string check_transformer(const TransformerSpec& s);
+std::int64_t local_kv_heads(const TransformerSpec& s) noexcept;
+std::int64_t head_dim_of(const TransformerSpec& s) noexcept;
+// The layers of `s` as one block repeated s.layers times.
+Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::string block_name);
+
+}  // namespace dse::costmodel::workload

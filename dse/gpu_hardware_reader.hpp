@@ -1,0 +1,45 @@
+// Reader for `kind: gpu` hardware files (scenarios/hardware/*.yaml): every
+// GPU-class preset (A100, H100, MI210, MI300X, ...) uses this one schema.
+//
+//   kind: gpu
+//   name: STRING
+//   cores: INT                      # SMs / CUs
+//   clock_hz: NUMBER
+//   matrix_engine:
+//     mma_shape: [M, N, K]          # one MMA instruction
+//     macs_per_cycle_per_core: {fp32|tf32|fp16|bf16|fp8|int8: NUMBER, ...}
+//     sustained_fraction: NUMBER    # optional, in (0, 1], default 1
+//   vector:
+//     fp32_flops_per_cycle_per_core: NUMBER
+//     fp16_flops_per_cycle_per_core: NUMBER
+//     special_function_ops_per_cycle_per_core: NUMBER
+//   memory:
+//     sram_bytes_per_core, l2_bytes, l2_bandwidth_bytes_per_s, hbm_bytes,
+//     hbm_peak_bandwidth_bytes_per_s: NUMBER > 0
+//     hbm_achievable_fraction: NUMBER in (0, 1]
+//     hbm_latency_s: NUMBER >= 0
+//   software:
+//     launch_overhead_library_s: NUMBER >= 0    # cuBLAS / rocBLAS call via the framework
+//     launch_overhead_eager_s: NUMBER >= 0      # framework-native eager kernel
+//     launch_overhead_compiled_s: NUMBER >= 0   # torch.compile / Triton kernel
+//     gemm_pipeline_stages: INT >= 2
+//     gemm_tiles: [[M, N, K], ...]
+//     eager_softmax_single_pass_max_row_elements: INT > 0
+//     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
+//     compiled_reduction_single_pass_max_row_elements: INT > 0
+//
+// Unknown keys are refused with file:line:col and a did-you-mean.
+#pragma once
+
+#include <string>
+
+#include "costmodel/gpu.hpp"
+
+namespace dse::io {
+
+// Parse the text of a `kind: gpu` file; `file` names it in messages. Throws ConfigError.
+costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::string& file);
+// Read and parse a file. Throws ConfigError (also for a missing file).
+costmodel::GpuHardware load_gpu_hardware(const std::string& path);
+
+}  // namespace dse::io

@@ -1,0 +1,153 @@
+// Collectives: alpha-beta times against textbook formulas and hand-derived cases.
+#include <gtest/gtest.h>
+
+#include "costmodel/system/collectives.hpp"
+
+namespace cs = dse::costmodel::system;
+
+namespace {
+constexpr double kBw = 100e9;     // B, bytes/s per link
+constexpr double kAlpha = 5e-6;   // alpha, s per link step
+constexpr double kBytes = 256.0 * 1024 * 1024;  // S
+constexpr double kRel = 1e-12;
+}  // namespace
+
+// Textbook ring all-reduce (Patarasuk & Yuan 2009; Thakur et al. 2005):
+// T = 2(n-1)/n * S / B + 2(n-1) * alpha, each link carrying 2(n-1)/n * S.
+TEST(Collectives, RingAllReduceMatchesTextbook) {
+  for (const int n : {2, 3, 4, 7, 8, 16, 64}) {
+    const auto ic = cs::make_ring(n, kBw, kAlpha);
+    const auto c = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                       cs::CollectiveAlgorithm::ring, kBytes);
+    const double expected = 2.0 * (n - 1) / n * kBytes / kBw + 2.0 * (n - 1) * kAlpha;
+    ASSERT_TRUE(c.feasible);
+    EXPECT_NEAR(c.time_s, expected, kRel * expected) << "n=" << n;
+    EXPECT_NEAR(c.busiest_link_bytes, 2.0 * (n - 1) / n * kBytes, kRel * kBytes);
+    EXPECT_EQ(c.steps, 2 * (n - 1));
+  }
+}
+
+// Reduce-scatter and all-gather are one half each: (n-1)/n S/B + (n-1) alpha.
+// Two parallel links halve the bandwidth term only.
+TEST(Collectives, RingHalvesAndParallelLinks) {
+  const int n = 8;
+  const double half = 7.0 / 8.0 * kBytes / kBw + 7.0 * kAlpha;
+  for (const auto kind : {cs::CollectiveKind::all_gather, cs::CollectiveKind::reduce_scatter}) {
+    const auto c = cs::collective_cost(cs::make_ring(n, kBw, kAlpha), kind,
+                                       cs::CollectiveAlgorithm::ring, kBytes);
+    EXPECT_NEAR(c.time_s, half, kRel * half);
+  }
+  const auto two = cs::collective_cost(cs::make_ring(n, kBw, kAlpha, 2),
+                                       cs::CollectiveKind::all_reduce,
+                                       cs::CollectiveAlgorithm::ring, kBytes);
+  const double expected = 2.0 * 7.0 / 8.0 * kBytes / (2.0 * kBw) + 14.0 * kAlpha;
+  EXPECT_NEAR(two.time_s, expected, kRel * expected);
+  EXPECT_NEAR(two.busiest_link_bytes, 0.875 * kBytes, kRel * kBytes);
+}
+
+// 4x4 torus, ring algorithm, all-reduce by hand:
+//  dim x (n=4) on S:    RS + AG = 2*3 alpha + 2*(3/4) S/B = 6 alpha + 1.5 S/B
+//  dim y (n=4) on S/4:  RS + AG = 6 alpha + 2*(3/4)(S/4)/B = 6 alpha + 0.375 S/B
+//  total 12 alpha + 1.875 S/B; busiest link: an x link, 1.5 S.
+TEST(Collectives, Torus2dAllReduceByHand) {
+  const auto ic = cs::make_torus({4, 4, 1}, kBw, kAlpha);
+  EXPECT_EQ(ic.topology, cs::Topology::torus_2d);
+  const auto c = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                     cs::CollectiveAlgorithm::ring, kBytes);
+  const double expected = 12.0 * kAlpha + 1.875 * kBytes / kBw;
+  EXPECT_NEAR(c.time_s, expected, kRel * expected);
+  EXPECT_NEAR(c.busiest_link_bytes, 1.5 * kBytes, kRel * kBytes);
+  EXPECT_NEAR(c.latency_term_s, 12.0 * kAlpha, kRel);
+}
+
+// 2x2x2 torus: three dimensions of 2 on S, S/2, S/4: latency 3*2*1 alpha = 6 alpha,
+// bandwidth 2*(1/2)(S + S/2 + S/4)/B = 1.75 S/B (the 8-ring's bandwidth term with
+// 6 instead of 14 alphas). All-gather is half: 3 alpha + 0.875 S/B.
+TEST(Collectives, Torus3dByHand) {
+  const auto ic = cs::make_torus({2, 2, 2}, kBw, kAlpha);
+  EXPECT_EQ(ic.topology, cs::Topology::torus_3d);
+  const auto ar = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                      cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_NEAR(ar.time_s, 6.0 * kAlpha + 1.75 * kBytes / kBw, 1e-12);
+  const auto ag = cs::collective_cost(ic, cs::CollectiveKind::all_gather,
+                                      cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_NEAR(ag.time_s, 3.0 * kAlpha + 0.875 * kBytes / kBw, 1e-12);
+}
+
+// Switch, 8 chips, 2 ports each (2B per chip):
+//  direct AR: 2 alpha + 2*(7/8) S / (2B) = 2 alpha + 0.875 S/B
+//  tree AR:   2*log2(8) alpha + same bandwidth = 6 alpha + 0.875 S/B
+//  ring AR:   14 alpha + 0.875 S/B
+//  all-to-all direct: alpha + (7/8) S / (2B)
+TEST(Collectives, SwitchByHand) {
+  const auto ic = cs::make_switch(8, kBw, kAlpha, 2);
+  const double bw_term = 0.875 * kBytes / kBw;
+  const auto direct = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                          cs::CollectiveAlgorithm::direct, kBytes);
+  const auto tree = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                        cs::CollectiveAlgorithm::tree, kBytes);
+  const auto ring = cs::collective_cost(ic, cs::CollectiveKind::all_reduce,
+                                        cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_NEAR(direct.time_s, 2.0 * kAlpha + bw_term, 1e-12);
+  EXPECT_NEAR(tree.time_s, 6.0 * kAlpha + bw_term, 1e-12);
+  EXPECT_NEAR(ring.time_s, 14.0 * kAlpha + bw_term, 1e-12);
+  EXPECT_NEAR(direct.busiest_link_bytes, 0.875 * kBytes, 1e-3);  // 2*(7/8)S over 2 ports
+  const auto a2a = cs::collective_cost(ic, cs::CollectiveKind::all_to_all,
+                                       cs::CollectiveAlgorithm::direct, kBytes);
+  EXPECT_NEAR(a2a.time_s, kAlpha + 0.4375 * kBytes / kBw, 1e-12);
+}
+
+// Ring of 4, all-to-all: a chip sends S/4 to chips 1, 2 and 3 hops on, 6 link
+// crossings of S/4 = 1.5 S per chip; 4 chips over 4 links: 1.5 S per link.
+// Time 3 alpha + 1.5 S/B.
+TEST(Collectives, RingAllToAllByEnumeration) {
+  const auto c = cs::collective_cost(cs::make_ring(4, kBw, kAlpha),
+                                     cs::CollectiveKind::all_to_all,
+                                     cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_NEAR(c.busiest_link_bytes, 1.5 * kBytes, 1e-3);
+  EXPECT_NEAR(c.time_s, 3.0 * kAlpha + 1.5 * kBytes / kBw, 1e-12);
+}
+
+// Tree (recursive halving, shift form) on a ring of 8, reduce-scatter by steps:
+//  d=4: S/2 per chip, 4 messages per link: 2 S;  d=2: S/4 x 2 = 0.5 S;
+//  d=1: S/8 = 0.125 S;  total 2.625 S per link, latency (4+2+1) alpha = 7 alpha.
+TEST(Collectives, TreeOnRingBySteps) {
+  const auto c = cs::collective_cost(cs::make_ring(8, kBw, kAlpha),
+                                     cs::CollectiveKind::reduce_scatter,
+                                     cs::CollectiveAlgorithm::tree, kBytes);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.busiest_link_bytes, 2.625 * kBytes, 1e-3);
+  EXPECT_NEAR(c.time_s, 7.0 * kAlpha + 2.625 * kBytes / kBw, 1e-12);
+  EXPECT_EQ(c.steps, 3);
+}
+
+TEST(Collectives, InfeasibleAndTrivialCases) {
+  const auto tree6 = cs::collective_cost(cs::make_switch(6, kBw, kAlpha),
+                                         cs::CollectiveKind::all_reduce,
+                                         cs::CollectiveAlgorithm::tree, kBytes);
+  EXPECT_FALSE(tree6.feasible);
+  EXPECT_EQ(tree6.status, cs::CollectiveStatus::needs_power_of_two);
+  const auto bad = cs::collective_cost(cs::make_ring(4, 0.0, kAlpha),
+                                       cs::CollectiveKind::all_reduce,
+                                       cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_FALSE(bad.feasible);
+  EXPECT_EQ(bad.status, cs::CollectiveStatus::invalid_input);
+  const auto one = cs::collective_cost(cs::make_ring(1, kBw, kAlpha),
+                                       cs::CollectiveKind::all_reduce,
+                                       cs::CollectiveAlgorithm::ring, kBytes);
+  EXPECT_TRUE(one.feasible);
+  EXPECT_EQ(one.time_s, 0.0);
+}
+
+TEST(Collectives, SubgroupsPackInnermostFirst) {
+  cs::Interconnect g;
+  const auto torus = cs::make_torus({4, 4, 1}, kBw, kAlpha);
+  ASSERT_TRUE(cs::subgroup(torus, 8, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{4, 2, 1}));
+  ASSERT_TRUE(cs::subgroup(torus, 2, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{2, 1, 1}));
+  EXPECT_FALSE(cs::subgroup(torus, 6, g));
+  EXPECT_FALSE(cs::subgroup(torus, 32, g));
+  ASSERT_TRUE(cs::subgroup(cs::make_switch(8, kBw, kAlpha), 4, g));
+  EXPECT_EQ(cs::chip_count(g), 4);
+}

@@ -1,0 +1,180 @@
+// Hand-checked cases of the GPU-class timing model (costmodel/gpu.hpp) on a
+// toy GPU whose numbers make the arithmetic easy. Every expected value is
+// worked out in the comment next to it.
+#include "costmodel/gpu.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using dse::costmodel::Bottleneck;
+using dse::costmodel::GemmShape;
+using dse::costmodel::GemmTile;
+using dse::costmodel::GpuCheck;
+using dse::costmodel::GpuHardware;
+using dse::costmodel::Precision;
+
+// 1 GHz, 1024 FP16 MACs/cycle/core, one 128x128x32 tile; memory so fast that
+// only the matrix engine counts (unless a test changes it).
+GpuHardware toy(std::int64_t cores) {
+  GpuHardware hw;
+  hw.name = "toy";
+  hw.core_count = cores;
+  hw.clock_hz = 1e9;
+  hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(Precision::fp16)] = 1024;
+  hw.vector_fp32_flops_per_cycle_per_core = 128;
+  hw.vector_fp16_flops_per_cycle_per_core = 256;
+  hw.special_function_ops_per_cycle_per_core = 16;
+  hw.sram_bytes_per_core = 1e6;
+  hw.l2_bytes = 1e6;
+  hw.l2_bandwidth_bytes_per_s = 1e30;
+  hw.hbm_bytes = 1e12;
+  hw.hbm_peak_bandwidth_bytes_per_s = 1e30;
+  hw.hbm_achievable_fraction = 1.0;
+  hw.hbm_latency_s = 0.0;
+  hw.launch_overhead_library_s = 0.0;
+  hw.launch_overhead_eager_s = 0.0;
+  hw.launch_overhead_compiled_s = 0.0;
+  hw.gemm_pipeline_stages = 2;
+  hw.eager_softmax_single_pass_max_row_elements = 1024;
+  hw.eager_softmax_single_pass_max_row_bytes = 4096;
+  hw.compiled_reduction_single_pass_max_row_elements = 1024;
+  hw.gemm_tiles = {GemmTile{128, 128, 32}};
+  return hw;
+}
+
+// One 128x128x32 k-step: 128*128*32 / 1024 MAC per cycle = 512 cycles = 512 ns.
+constexpr double kStepS = 512e-9;
+
+TEST(GpuGemm, TileQuantisationWastesAWholeTile) {
+  const GpuHardware hw = toy(1);
+  // 128 x 128 x 32: one tile, one k-step -> 512 ns.
+  const auto exact = dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 32});
+  ASSERT_TRUE(exact.feasible);
+  EXPECT_NEAR(exact.latency_s, kStepS, 1e-12);
+  // M = 129 needs ceil(129/128) = 2 tiles on the one core: 2 * 512 ns, for
+  // 0.8% more useful work.
+  const auto over = dse::costmodel::evaluate_gemm(hw, GemmShape{129, 128, 32});
+  EXPECT_EQ(over.tile_count, 2);
+  EXPECT_NEAR(over.latency_s, 2 * kStepS, 1e-12);
+  // K = 33 needs ceil(33/32) = 2 k-steps -> 1024 ns.
+  EXPECT_NEAR(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 33}).latency_s, 2 * kStepS, 1e-12);
+}
+
+TEST(GpuGemm, WaveQuantisationStepsWhenTilesCrossACoreMultiple) {
+  const GpuHardware hw = toy(4);
+  // N = 128, K = 32, M = 128 * t gives t tiles on 4 cores: ceil(t / 4) waves of 512 ns.
+  for (std::int64_t t = 1; t <= 9; ++t) {
+    const auto c = dse::costmodel::evaluate_gemm(hw, GemmShape{128 * t, 128, 32});
+    const std::int64_t waves = (t + 3) / 4;
+    EXPECT_EQ(c.waves, waves) << t;
+    EXPECT_NEAR(c.latency_s, static_cast<double>(waves) * kStepS, 1e-12) << t;
+  }
+  // 4 tiles -> 512 ns, 5 tiles -> 1024 ns: 25% more work, 100% more time.
+  const double t4 = dse::costmodel::evaluate_gemm(hw, GemmShape{512, 128, 32}).latency_s;
+  const double t5 = dse::costmodel::evaluate_gemm(hw, GemmShape{640, 128, 32}).latency_s;
+  EXPECT_NEAR(t5 / t4, 2.0, 1e-9);
+  // Achieved FLOP/s at 4 tiles is the peak: 2*512*128*32 / 512 ns = 8.192e12
+  // = 2 * 1024 * 4 cores * 1e9; percent of peak 100.
+  const auto c4 = dse::costmodel::evaluate_gemm(hw, GemmShape{512, 128, 32});
+  EXPECT_NEAR(c4.achieved_flops_per_s, 8.192e12, 1e3);
+  EXPECT_NEAR(c4.pct_of_peak, 100.0, 1e-9);
+  EXPECT_EQ(c4.bottleneck, Bottleneck::compute);
+}
+
+TEST(GpuGemm, OpsPerByteRidgeSeparatesMemoryAndComputeBound) {
+  GpuHardware hw = toy(32);
+  hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
+  hw.hbm_achievable_fraction = 0.5;  // 1e11 B/s achievable
+  hw.l2_bytes = 1e8;                  // both operands of the cases below fit: read once
+  // peak = 2 * 1024 * 32 cores * 1e9 = 6.5536e13 FLOP/s; ridge = 6.5536e13 / 1e11 = 655.36 FLOP/byte
+  EXPECT_NEAR(hw.ridge_flops_per_byte(Precision::fp16), 655.36, 1e-9);
+  // 4096^3 GEMM: 2*4096^3 / (3 * 4096^2 * 2 B) = 1365 FLOP/byte > ridge: compute bound.
+  // compute: 32x32 = 1024 tiles = 32 waves * 128 k-steps * 512 ns = 2.097 ms;
+  // HBM: (A + B + C) = 3 * 32 MiB / 1e11 = 1.007 ms.
+  const auto big = dse::costmodel::evaluate_gemm(hw, GemmShape{4096, 4096, 4096});
+  EXPECT_EQ(big.bottleneck, Bottleneck::compute);
+  EXPECT_EQ(big.bottleneck_detail, "compute");
+  EXPECT_NEAR(big.compute_time_s, 32 * 128 * kStepS, 1e-12);
+  EXPECT_NEAR(big.hbm_time_s, 3.0 * 33554432.0 / 1e11, 1e-9);
+  // M = 8: about 2*8*4096*4096 / (4096*4096*2 B) = 8 FLOP/byte << ridge: the
+  // 32 MiB B operand streams from HBM: >= 33554432 / 1e11 = 335.5 us, while the
+  // (padded) compute is 1 wave * 128 k-steps * 512 ns = 65.5 us.
+  const auto skinny = dse::costmodel::evaluate_gemm(hw, GemmShape{8, 4096, 4096});
+  EXPECT_EQ(skinny.bottleneck, Bottleneck::memory);
+  EXPECT_EQ(skinny.bottleneck_detail, "memory:hbm");
+  EXPECT_NEAR(skinny.compute_time_s, 128 * kStepS, 1e-12);
+  EXPECT_GE(skinny.latency_s, 33554432.0 / 1e11);
+  EXPECT_GT(skinny.memory_stall_fraction, 0.75);  // 1 - 65.5 / >=335.5
+}
+
+TEST(GpuElementwise, StreamingKernelIsHbmTimePlusOverhead) {
+  GpuHardware hw = toy(4);
+  hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
+  hw.hbm_achievable_fraction = 0.5;
+  hw.l2_bytes = 1024;
+  hw.launch_overhead_eager_s = 5e-6;  // gelu_shape() defaults to the eager path
+  // 1e6 fp16 elements read + written = 4e6 B / 1e11 B/s = 40 us; + 5 us launch.
+  const auto c = dse::costmodel::evaluate_elementwise(hw, dse::costmodel::gelu_shape(1'000'000));
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.hbm_time_s, 40e-6, 1e-12);
+  EXPECT_NEAR(c.latency_s, 45e-6, 1e-12);
+  // compute: 7e6 vector FLOPs / (256*4*1e9) = 6.836 us ... plus 1e6 tanh / (16*4*1e9) = 15.625 us
+  EXPECT_NEAR(c.compute_time_s, 7e6 / 1.024e12 + 1e6 / 6.4e10, 1e-12);
+  EXPECT_NEAR(c.memory_stall_fraction, (45e-6 - c.compute_time_s) / 45e-6, 1e-12);
+  EXPECT_EQ(c.bottleneck_detail, "memory:hbm");
+  // 1000 elements: 4 kB from HBM = 4e3 / 1e11 = 40 ns (operands start in HBM,
+  // whatever the L2 size) << 5 us launch -> overhead bound.
+  hw.l2_bytes = 1e6;
+  EXPECT_EQ(dse::costmodel::evaluate_elementwise(hw, dse::costmodel::gelu_shape(1000)).bottleneck,
+            Bottleneck::overhead);
+}
+
+TEST(GpuRows, KernelStructureSetsHbmPassesAndDispatchPathSetsOverhead) {
+  using dse::costmodel::DispatchPath;
+  GpuHardware hw = toy(4);
+  hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
+  hw.hbm_achievable_fraction = 0.5;  // 1e11 B/s achievable; L2 bandwidth stays infinite
+  hw.launch_overhead_library_s = 1e-6;
+  hw.launch_overhead_eager_s = 2e-6;
+  hw.launch_overhead_compiled_s = 3e-6;
+  // Softmax, 1000 rows of 1024 fp16 (2048 B <= 4096 B, 1024 <= 1024 elements):
+  // warp-per-row, one read + one write = 2 * 1000*1024*2 B = 4.096e6 B / 1e11 = 40.96 us.
+  // compute: 6 FLOPs * 1.024e6 / (256*4*1e9) = 6 us, + (2*1.024e6 + 1000 rows) exp
+  // / (16*4*1e9) = 32.016 us -> 38.016 us < 40.96 us; + 2 us eager overhead.
+  const auto one = dse::costmodel::evaluate_softmax(hw, {1000, 1024, Precision::fp16, DispatchPath::eager});
+  EXPECT_NEAR(one.hbm_bytes, 4.096e6, 1e-3);
+  EXPECT_NEAR(one.latency_s, 40.96e-6 + 2e-6, 1e-12);
+  // 1000 rows of 2048: 2048 > 1024 elements -> block-per-row kernel charged
+  // two reads + one write = 3 * 4.096e6 B = 12.288e6 B / 1e11 = 122.88 us
+  // (compute 12 + 64.016 = 76.016 us is below it); + 2 us.
+  const auto two = dse::costmodel::evaluate_softmax(hw, {1000, 2048, Precision::fp16, DispatchPath::eager});
+  EXPECT_NEAR(two.hbm_bytes, 12.288e6, 1e-3);
+  EXPECT_NEAR(two.latency_s, 122.88e-6 + 2e-6, 1e-12);
+  // Layer norm, compiled, 1000 x 2048 (> 1024: looped reduction): HBM one read
+  // + one write = 8.192e6 B -> 81.92 us; the re-read (4.096e6 B) goes to L2
+  // (l2_bytes = 3 * 4.096e6); compute 9 * 2.048e6 / 1.024e12 = 18 us; + 3 us.
+  const auto ln = dse::costmodel::evaluate_layernorm(hw, {1000, 2048, Precision::fp16, DispatchPath::compiled});
+  EXPECT_NEAR(ln.hbm_bytes, 8.192e6, 1e-3);
+  EXPECT_NEAR(ln.l2_bytes, 12.288e6, 1e-3);
+  EXPECT_NEAR(ln.latency_s, 81.92e-6 + 3e-6, 1e-12);
+  EXPECT_NEAR(ln.overhead_s, 3e-6, 1e-15);
+  // A GEMM defaults to the library path. With memory made instant again, one
+  // 128x128x32 tile is one 512 ns k-step; + 1 us library overhead.
+  hw.hbm_peak_bandwidth_bytes_per_s = 1e30;
+  hw.hbm_achievable_fraction = 1.0;
+  EXPECT_NEAR(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 32}).latency_s, kStepS + 1e-6, 1e-12);
+}
+
+TEST(GpuGemm, InfeasibleIsAValue) {
+  GpuHardware hw = toy(4);
+  hw.gemm_tiles.clear();
+  const auto c = dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 128});
+  EXPECT_FALSE(c.feasible);
+  EXPECT_EQ(c.reason, GpuCheck::no_tiles);
+  hw = toy(4);
+  hw.sram_bytes_per_core = 1024;  // 2 stages * (128+128)*32*2 B = 32 KiB do not fit
+  EXPECT_FALSE(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 128}).feasible);
+}
+
+}  // namespace

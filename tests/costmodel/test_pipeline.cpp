@@ -1,0 +1,174 @@
+// Pipeline parallelism (bubble fraction, stage balance) and the other strategies'
+// communication, against hand arithmetic.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "costmodel/system/parallelism.hpp"
+
+namespace cs = dse::costmodel::system;
+using dse::costmodel::Bottleneck;
+
+namespace {
+constexpr double kBw = 100e9;
+constexpr double kAlpha = 2e-6;
+
+cs::StepWork uniform_blocks(int n, double compute_s, int micro_batches) {
+  cs::StepWork w;
+  w.blocks.assign(static_cast<std::size_t>(n), cs::BlockWork{compute_s, 0.0, 0.0});
+  w.micro_batches = micro_batches;
+  return w;
+}
+}  // namespace
+
+// (p-1)/(m+p-1) (GPipe, Huang et al. 2019): the p-1 fill/drain slots of m+p-1.
+TEST(Pipeline, BubbleFractionFormula) {
+  EXPECT_DOUBLE_EQ(cs::pipeline_bubble_fraction(4, 8), 3.0 / 11.0);
+  EXPECT_DOUBLE_EQ(cs::pipeline_bubble_fraction(8, 1), 7.0 / 8.0);
+  EXPECT_DOUBLE_EQ(cs::pipeline_bubble_fraction(1, 5), 0.0);
+  EXPECT_DOUBLE_EQ(cs::pipeline_bubble_fraction(0, 5), 0.0);
+}
+
+// 8 equal blocks of 1 ms on 4 stages: 2 ms per stage; m = 8 micro-batches take
+// (8 + 4 - 1) * 2 ms = 22 ms, of which (4-1) * 2 = 6 ms bubble = 3/11.
+TEST(Pipeline, BalancedStepMatchesBubbleFormula) {
+  const auto sys = cs::make_switch(4, kBw, kAlpha);
+  const auto c = cs::evaluate_parallel_step(sys, {1, 4, 1, 1}, uniform_blocks(8, 1e-3, 8), {},
+                                            cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.step_time_s, 22e-3, 1e-15);
+  EXPECT_NEAR(c.bubble_fraction, 3.0 / 11.0, 1e-12);
+  EXPECT_NEAR(c.ideal_bubble_fraction, 3.0 / 11.0, 1e-15);
+  EXPECT_EQ(c.blocks_per_stage, (std::vector<int>{2, 2, 2, 2}));
+  EXPECT_NEAR(c.stage_imbalance, 1.0, 1e-12);
+  EXPECT_NEAR(c.compute_s + c.exposed_comm_s + c.bubble_s, c.step_time_s, 1e-15);
+}
+
+// Linear partition of 1..9 into 3 contiguous parts: the result must match the best
+// of all 28 splits, enumerated here (the optimum is 17: {1..5}, {6,7}, {8,9}).
+TEST(Pipeline, StagePartitionIsOptimal) {
+  const std::vector<double> t{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  auto sum = [&t](std::size_t a, std::size_t b) {
+    return std::accumulate(t.begin() + static_cast<long>(a), t.begin() + static_cast<long>(b),
+                           0.0);
+  };
+  double best = 1e300;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    for (std::size_t j = i + 1; j < t.size(); ++j) {
+      best = std::min(best, std::max({sum(0, i), sum(i, j), sum(j, t.size())}));
+    }
+  }
+  EXPECT_DOUBLE_EQ(best, 17.0);
+  const auto counts = cs::partition_stages(t, 3);
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), 0), 9);
+  double worst = 0.0;
+  std::size_t at = 0;
+  for (const int c : counts) {
+    ASSERT_GT(c, 0);
+    worst = std::max(worst, sum(at, at + static_cast<std::size_t>(c)));
+    at += static_cast<std::size_t>(c);
+  }
+  EXPECT_DOUBLE_EQ(worst, best);
+  EXPECT_TRUE(cs::partition_stages(t, 10).empty());
+}
+
+// Imbalance: blocks 1,1,1,5 ms on 2 stages -> {1,1,1} and {5}: slowest 5 ms,
+// mean 4 ms; m = 4: (4 + 1) * 5 = 25 ms.
+TEST(Pipeline, ImbalancedStages) {
+  cs::StepWork w;
+  for (const double ms : {1.0, 1.0, 1.0, 5.0}) w.blocks.push_back({ms * 1e-3, 0.0, 0.0});
+  w.micro_batches = 4;
+  const auto c = cs::evaluate_parallel_step(cs::make_switch(2, kBw, kAlpha), {1, 2, 1, 1}, w,
+                                            {}, cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(c.step_time_s, 25e-3, 1e-15);
+  EXPECT_NEAR(c.stage_imbalance, 1.25, 1e-12);
+}
+
+// Stage-to-stage sends: 2 stages, boundary 1 MB over one 100 GB/s link:
+// 2 us + 10 us = 12 us added to the first stage (1 ms + 12 us), m = 2:
+// (2 + 1) * 1.012 ms; with overlap 1 it disappears.
+TEST(Pipeline, StageSendsAndOverlap) {
+  auto w = uniform_blocks(2, 1e-3, 2);
+  w.stage_boundary_bytes = 1e6;
+  const auto sys = cs::make_switch(2, kBw, kAlpha);
+  const auto c = cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, {},
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(c.step_time_s, 3.0 * 1.012e-3, 1e-12);
+  cs::OverlapFractions hide;
+  hide.pipeline = 1.0;
+  const auto h = cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, hide,
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(h.step_time_s, 3e-3, 1e-12);
+  EXPECT_NEAR(h.pp_comm_s, 2.0 * 12e-6, 1e-15);
+}
+
+// TP = 4 on a switch: two ring all-reduces of A = 8 MB per block:
+// AR = 2*3 alpha + 2*(3/4) A / B = 12 us + 120 us = 132 us; per block 264 us.
+// 2 blocks of 100 us compute, m = 1: 2 * (100 + 264) us; exposed comm > compute,
+// so the bottleneck is the interconnect. Half overlap hides half of it.
+TEST(Parallelism, TensorParallelAllReduces) {
+  cs::StepWork w;
+  w.blocks.assign(2, cs::BlockWork{100e-6, 8e6, 0.0});
+  const auto sys = cs::make_switch(4, kBw, kAlpha);
+  const auto c = cs::evaluate_parallel_step(sys, {4, 1, 1, 1}, w, {},
+                                            cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.step_time_s, 2.0 * (100e-6 + 264e-6), 1e-12);
+  EXPECT_NEAR(c.tp_comm_s, 2.0 * 264e-6, 1e-12);
+  EXPECT_EQ(c.bottleneck, Bottleneck::interconnect);
+  cs::OverlapFractions half;
+  half.tensor = 0.5;
+  const auto h = cs::evaluate_parallel_step(sys, {4, 1, 1, 1}, w, half,
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(h.step_time_s, 2.0 * (100e-6 + 132e-6), 1e-12);
+  EXPECT_EQ(h.bottleneck, Bottleneck::interconnect);
+  // Compute-dominated blocks keep the compute bottleneck they came with.
+  w.blocks.assign(2, cs::BlockWork{1e-3, 8e6, 0.0});
+  w.compute_bottleneck = Bottleneck::memory;
+  const auto m = cs::evaluate_parallel_step(sys, {4, 1, 1, 1}, w, {},
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_EQ(m.bottleneck, Bottleneck::memory);
+}
+
+// EP = 8 on a switch, direct all-to-all of X = 4 MB: alpha + (7/8) X / B = 2 + 35 us;
+// dispatch + combine = 74 us per MoE block. DP = 2 training: gradient all-reduce of
+// G = 100 MB over 2 chips (ring): 2 alpha + G/B = 1.000004 ms, exposed after the step.
+TEST(Parallelism, ExpertAndDataParallel) {
+  cs::StepWork w;
+  w.blocks.push_back(cs::BlockWork{1e-3, 0.0, 4e6});
+  w.blocks.push_back(cs::BlockWork{1e-3, 0.0, 0.0});
+  const auto sys = cs::make_switch(8, kBw, kAlpha);
+  const auto e = cs::evaluate_parallel_step(sys, {1, 1, 8, 8}, w, {},
+                                            cs::CollectiveAlgorithm::direct);
+  ASSERT_TRUE(e.feasible);
+  EXPECT_NEAR(e.step_time_s, 2e-3 + 74e-6, 1e-12);
+  EXPECT_NEAR(e.ep_comm_s, 74e-6, 1e-12);
+
+  w.gradient_bytes = 100e6;
+  const auto d = cs::evaluate_parallel_step(sys, {1, 1, 2, 1}, w, {},
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(d.dp_comm_s, 2.0 * kAlpha + 100e6 / kBw, 1e-12);
+  EXPECT_NEAR(d.step_time_s, 2e-3 + d.dp_comm_s, 1e-12);
+  cs::OverlapFractions hide;
+  hide.data = 0.75;
+  const auto h = cs::evaluate_parallel_step(sys, {1, 1, 2, 1}, w, hide,
+                                            cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(h.step_time_s, 2e-3 + 0.25 * d.dp_comm_s, 1e-12);
+}
+
+TEST(Parallelism, InfeasibleConfigurationsAreValues) {
+  const auto w = uniform_blocks(4, 1e-3, 1);
+  const auto sys = cs::make_switch(8, kBw, kAlpha);
+  const auto algo = cs::CollectiveAlgorithm::ring;
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {4, 4, 1, 1}, w, {}, algo).status,
+            cs::ParallelStatus::too_many_chips);
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {2, 1, 2, 3}, w, {}, algo).status,
+            cs::ParallelStatus::expert_groups_do_not_fit);
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {1, 8, 1, 1}, w, {}, algo).status,
+            cs::ParallelStatus::too_few_blocks);
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {0, 1, 1, 1}, w, {}, algo).status,
+            cs::ParallelStatus::invalid_degrees);
+  EXPECT_FALSE(cs::evaluate_parallel_step(sys, {0, 1, 1, 1}, w, {}, algo).feasible);
+}

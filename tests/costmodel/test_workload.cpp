@@ -1,0 +1,209 @@
+// The workload library against published figures: parameter counts, MACs and
+// FLOPs of the presets. Every expected number says where it comes from.
+#include <gtest/gtest.h>
+
+#include <variant>
+
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/presets.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace wl = dse::costmodel::workload;
+
+namespace {
+
+wl::WorkloadSpec preset(const char* name) {
+  auto s = wl::workload_preset(name);
+  EXPECT_TRUE(s.has_value()) << name;
+  return *s;
+}
+
+wl::PhaseSpec phase(wl::Phase p, std::int64_t batch, std::int64_t seq, std::int64_t context = 0) {
+  wl::PhaseSpec ph;
+  ph.phase = p;
+  ph.batch = batch;
+  ph.seq = seq;
+  ph.context = context;
+  return ph;
+}
+
+double parameters(const char* name) {
+  return wl::totals(wl::build_graph(preset(name), phase(wl::Phase::prefill, 1, 128))).parameters;
+}
+
+// Sum of 2*MACs over the GEMM-like operators (gemm, batched_gemm, conv2d).
+double gemm_flops(const wl::OperatorGraph& g) {
+  double f = 0.0;
+  for (const auto& b : g.blocks) {
+    for (const auto& n : b.nodes) {
+      if (wl::is_gemm_like(n.op.kind)) f += static_cast<double>(b.repeat) * wl::flops(n.op);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+TEST(WorkloadPresets, AllNamesBuildAndValidate) {
+  for (const auto& name : wl::workload_preset_names()) {
+    const auto spec = wl::workload_preset(name);
+    ASSERT_TRUE(spec.has_value()) << name;
+    const auto g = wl::build_graph(*spec, phase(wl::Phase::prefill, 2, 64));
+    EXPECT_EQ(wl::validate(g), "") << name;
+    EXPECT_GT(wl::totals(g).flops, 0.0) << name;
+  }
+  EXPECT_FALSE(wl::workload_preset("llama2-8b").has_value());
+}
+
+TEST(WorkloadPresets, ResNet50Parameters) {
+  // torchvision resnet50 (IMAGENET1K_V1 model card): num_params 25,557,032; He et al.
+  // 2016 give "25.6M". Conv weights, batch-norm gamma/beta and the fc layer.
+  EXPECT_DOUBLE_EQ(parameters("resnet50"), 25557032.0);
+}
+
+TEST(WorkloadPresets, ResNet50MacsPerImage) {
+  // torchvision resnet50 model card: 4.09 "GFLOPS" (counted as multiply-accumulates
+  // by fvcore) for one 224x224 image; the figure usually quoted is about 4.1 GMACs.
+  const auto g = wl::build_graph(preset("resnet50"), phase(wl::Phase::prefill, 1, 1));
+  EXPECT_NEAR(wl::totals(g).macs, 4.09e9, 0.01 * 4.09e9);
+  // Symbolic in the batch: 8 images cost 8 times one.
+  const auto g8 = wl::build_graph(preset("resnet50"), phase(wl::Phase::prefill, 8, 1));
+  EXPECT_DOUBLE_EQ(wl::totals(g8).macs, 8.0 * wl::totals(g).macs);
+}
+
+TEST(WorkloadPresets, BertBaseParameters) {
+  // Devlin et al. 2019: BERT-BASE 110M. By hand (Hugging Face bert-base-uncased has the
+  // same 109,482,240): embeddings 30522*768 + 512*768 + 2*768 + LN 2*768 = 23,837,184;
+  // per layer qkv 768*2304+2304, out 768*768+768, ffn 768*3072+3072 + 3072*768+768,
+  // two LN 2*1536 = 7,087,872, times 12 = 85,054,464; pooler 768*768+768 = 590,592.
+  const double p = parameters("bert-base");
+  EXPECT_DOUBLE_EQ(p, 23837184.0 + 85054464.0 + 590592.0);
+  EXPECT_NEAR(p, 110e6, 0.01 * 110e6);
+}
+
+TEST(WorkloadPresets, BertLargeParameters) {
+  // Devlin et al. 2019: BERT-LARGE 340M (the exact count, 335M, is 1.4% below).
+  EXPECT_NEAR(parameters("bert-large"), 340e6, 0.02 * 340e6);
+}
+
+TEST(WorkloadPresets, Llama2_7bParameters) {
+  // Touvron et al. 2023 (Llama 2), "7B"; the released checkpoint has 6,738,415,616.
+  // By hand: per layer 4*4096^2 + 3*4096*11008 + 2*4096 = 202,383,360, times 32,
+  // plus embedding and lm_head 2*32000*4096 and the final norm 4096.
+  EXPECT_DOUBLE_EQ(parameters("llama2-7b"), 32.0 * 202383360.0 + 2.0 * 32000.0 * 4096.0 + 4096.0);
+  EXPECT_NEAR(parameters("llama2-7b"), 6.74e9, 0.005e9);
+}
+
+TEST(WorkloadPresets, Llama2_70bParameters) {
+  // Released checkpoint: 68,976,648,192. By hand: per layer attention 8192*(8192+2*1024)
+  // + 8192*8192, MLP 3*8192*28672, norms 2*8192 = 855,654,400, times 80; embeddings
+  // 2*32000*8192; final norm 8192.
+  EXPECT_DOUBLE_EQ(parameters("llama2-70b"), 80.0 * 855654400.0 + 2.0 * 32000.0 * 8192.0 + 8192.0);
+}
+
+TEST(WorkloadPresets, Gpt3_175bParameters) {
+  // Brown et al. 2020, Table 2.1: 175.0B. By hand: 96 layers of 12*d^2 + 13*d
+  // (= 1,812,099,072 with d = 12288), token and position embeddings (50257 + 2048)*d,
+  // final LN 2*d; the lm_head is tied to the token embedding: 174,604,259,328.
+  const double p = parameters("gpt3-175b");
+  EXPECT_DOUBLE_EQ(p, 96.0 * 1812099072.0 + (50257.0 + 2048.0) * 12288.0 + 2.0 * 12288.0);
+  EXPECT_NEAR(p, 175e9, 0.01 * 175e9);
+}
+
+TEST(WorkloadPresets, Mixtral8x7bParameters) {
+  // Jiang et al. 2024: 47B parameters in total (46.7B in the released checkpoint).
+  EXPECT_NEAR(parameters("mixtral-8x7b"), 46.7e9, 0.005 * 46.7e9);
+}
+
+TEST(WorkloadPresets, VitB16Parameters) {
+  // Dosovitskiy et al. 2021, Table 1: ViT-Base 86M (timm vit_base_patch16_224: 86,567,656).
+  EXPECT_NEAR(parameters("vit-b16"), 86.6e6, 0.005 * 86.6e6);
+}
+
+TEST(WorkloadPresets, VitB16MacsPerImage) {
+  // timm vit_base_patch16_224 model card: 17.6 GMACs per 224x224 image (fvcore count of
+  // the patch conv, the 12 layers' GEMMs including QK^T and AV over 197 tokens, and the head).
+  const auto g = wl::build_graph(preset("vit-b16"), phase(wl::Phase::prefill, 1, 1));
+  EXPECT_NEAR(wl::totals(g).macs, 17.6e9, 0.01 * 17.6e9);
+}
+
+TEST(WorkloadPresets, Llama3Parameters) {
+  // Dubey et al. 2024 (Llama 3), Table 3: 8B, 70B, 405B (released: 8.03B, 70.6B, 405.9B).
+  EXPECT_NEAR(parameters("llama3-8b"), 8.03e9, 0.01 * 8.03e9);
+  EXPECT_NEAR(parameters("llama3-70b"), 70.6e9, 0.01 * 70.6e9);
+  EXPECT_NEAR(parameters("llama3-405b"), 405.9e9, 0.01 * 405.9e9);
+}
+
+TEST(WorkloadFlops, DecodeFlopsPerTokenAboutTwiceParameters) {
+  // Kaplan et al. 2020 (Scaling Laws), Table 1: forward FLOPs per token are about
+  // 2N + 2*n_layer*n_ctx*d_attn. For Llama-2-7B at a short context the GEMMs give
+  // exactly 2*(matrix parameters of the layers + lm_head) + 2*2*L*(C+1)*d_attn
+  // (QK^T and AV), and the total is within a few percent of 2 x parameters.
+  const std::int64_t context = 127;
+  const auto g = wl::build_graph(preset("llama2-7b"), phase(wl::Phase::decode, 1, 1, context));
+  const double L = 32, D = 4096, F = 11008, V = 32000;
+  const double kv_len = context + 1;
+  const double expected_gemm = 2.0 * (L * (4.0 * D * D + 3.0 * D * F) + V * D) + 4.0 * L * kv_len * D;
+  EXPECT_DOUBLE_EQ(gemm_flops(g), expected_gemm);
+  const double two_n = 2.0 * 6738415616.0;
+  EXPECT_NEAR(wl::totals(g).flops, two_n, 0.03 * two_n);
+}
+
+TEST(WorkloadFlops, TrainingIsThreeForwardsAndSixNPerToken) {
+  // Backward = 2x forward GEMM FLOPs (data and weight gradients); Kaplan et al. 2020:
+  // training compute C ~ 6N per token. Recomputation adds one forward of the layers.
+  auto ph = phase(wl::Phase::training, 4, 128);
+  const auto g = wl::build_graph(preset("llama2-7b"), ph);
+  EXPECT_EQ(wl::validate(g), "");
+  auto gemm_of_pass = [&](wl::Pass pass) {
+    double f = 0.0;
+    for (const auto& b : g.blocks) {
+      for (const auto& n : b.nodes) {
+        if (n.op.pass == pass && wl::is_gemm_like(n.op.kind)) f += static_cast<double>(b.repeat) * wl::flops(n.op);
+      }
+    }
+    return f;
+  };
+  const double fwd = gemm_of_pass(wl::Pass::forward);
+  const double bwd = gemm_of_pass(wl::Pass::backward_data) + gemm_of_pass(wl::Pass::backward_weight);
+  EXPECT_DOUBLE_EQ(bwd, 2.0 * fwd);
+  EXPECT_DOUBLE_EQ(gemm_of_pass(wl::Pass::recompute), 0.0);
+  const double tokens = 4.0 * 128.0;
+  EXPECT_NEAR(wl::totals(g).flops / tokens, 6.0 * 6.738e9, 0.03 * 6.0 * 6.738e9);
+
+  ph.recompute = true;
+  const auto gr = wl::build_graph(preset("llama2-7b"), ph);
+  EXPECT_EQ(wl::validate(gr), "");
+  // The recomputed forward is the layer stack's forward: all GEMMs but the lm_head.
+  const double lm_head = 2.0 * tokens * 32000.0 * 4096.0;
+  double recompute = 0.0;
+  for (const auto& b : gr.blocks) {
+    for (const auto& n : b.nodes) {
+      if (n.op.pass == wl::Pass::recompute && wl::is_gemm_like(n.op.kind)) {
+        recompute += static_cast<double>(b.repeat) * wl::flops(n.op);
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(recompute, fwd - lm_head);
+}
+
+TEST(WorkloadFlops, MixtralRoutedTokenCounts) {
+  // One token, top-2 of 8 experts: 2 experts active with one token each; the weights
+  // read are the active parameters: per layer attention 4096*(4096+2*1024) + 4096^2,
+  // two experts 2*3*4096*14336, router 4096*8, norms 2*4096; plus one embedding row,
+  // the final norm and the lm_head 32000*4096 (Jiang et al. 2024: 13B active).
+  const auto g = wl::build_graph(preset("mixtral-8x7b"), phase(wl::Phase::decode, 1, 1, 100));
+  const auto* up = wl::find_op(g, "ffn_up").op;
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->batch, 2);
+  EXPECT_EQ(up->m, 1);
+  const double per_layer = 4096.0 * (4096 + 2048) + 4096.0 * 4096 + 2.0 * 3 * 4096 * 14336 + 4096.0 * 8 + 2 * 4096;
+  const double active = 32 * per_layer + 4096 + 4096 + 32000.0 * 4096;
+  EXPECT_DOUBLE_EQ(wl::totals(g).weight_bytes_read, 2.0 * active);
+  // A long prompt reaches every expert: 4096 tokens * 2 / 8 experts = 1024 each.
+  const auto p = wl::build_graph(preset("mixtral-8x7b"), phase(wl::Phase::prefill, 1, 4096));
+  const auto* up_p = wl::find_op(p, "ffn_up").op;
+  EXPECT_EQ(up_p->batch, 8);
+  EXPECT_EQ(up_p->m, 1024);
+  ASSERT_NE(wl::find_op(p, "moe_router").op, nullptr);
+}

@@ -1,0 +1,229 @@
+// The workload library's graphs, phases and memory footprints.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "costmodel/workload/footprint.hpp"
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/presets.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace wl = dse::costmodel::workload;
+
+namespace {
+
+wl::TransformerSpec llama(const char* name) { return std::get<wl::TransformerSpec>(*wl::workload_preset(name)); }
+
+wl::PhaseSpec phase(wl::Phase p, std::int64_t batch, std::int64_t seq, std::int64_t context = 0) {
+  wl::PhaseSpec ph;
+  ph.phase = p;
+  ph.batch = batch;
+  ph.seq = seq;
+  ph.context = context;
+  return ph;
+}
+
+std::vector<std::string> names(const wl::Block& b) {
+  std::vector<std::string> out;
+  for (const auto& n : b.nodes) out.push_back(n.op.name);
+  return out;
+}
+
+}  // namespace
+
+TEST(WorkloadKvCache, Llama2_70bBytesPerTokenByHand) {
+  // 80 layers x 2 (K and V) x 8 KV heads x 128 head dim x 2 bytes (bf16) = 327,680 B.
+  const auto s = llama("llama2-70b");
+  EXPECT_DOUBLE_EQ(wl::kv_cache_bytes_per_token(s, wl::Precision::bf16), 327680.0);
+  // A decode step of 4 sequences after 1023 cached tokens holds and reads 4 * 1024 tokens.
+  const auto g = wl::build_graph(s, phase(wl::Phase::decode, 4, 1, 1023));
+  EXPECT_DOUBLE_EQ(g.kv_cache_bytes, 4.0 * 1024.0 * 327680.0);
+  EXPECT_DOUBLE_EQ(wl::totals(g).kv_cache_read_bytes, 4.0 * 1024.0 * 327680.0);
+  // Each step appends one token per sequence.
+  EXPECT_DOUBLE_EQ(wl::totals(g).kv_cache_write_bytes, 4.0 * 327680.0);
+  // Prefill of 4 prompts of 512 tokens writes 4 * 512 tokens and reads none.
+  const auto p = wl::build_graph(s, phase(wl::Phase::prefill, 4, 512));
+  EXPECT_DOUBLE_EQ(p.kv_cache_bytes, 4.0 * 512.0 * 327680.0);
+  EXPECT_DOUBLE_EQ(wl::totals(p).kv_cache_read_bytes, 0.0);
+  // With 8-way tensor parallelism each device keeps one KV head: 327,680 / 8.
+  auto tp = s;
+  tp.tensor_parallel = 8;
+  EXPECT_DOUBLE_EQ(wl::kv_cache_bytes_per_token(tp, wl::Precision::bf16), 40960.0);
+  // An fp8 cache halves it.
+  EXPECT_DOUBLE_EQ(wl::kv_cache_bytes_per_token(s, wl::Precision::fp8), 163840.0);
+}
+
+TEST(WorkloadGraph, StandardNamesInsideTheDecoderBlock) {
+  auto s = llama("llama2-70b");
+  s.tensor_parallel = 8;
+  const auto g = wl::build_graph(s, phase(wl::Phase::decode, 8, 1, 2047));
+  ASSERT_EQ(g.blocks.size(), 3u);
+  EXPECT_EQ(g.blocks[0].name, "embedding");
+  EXPECT_EQ(g.blocks[1].repeat, 80);
+  const std::vector<std::string> expected{"norm_attn",    "qkv_proj", "attn_rope",      "attn_qk",
+                                          "attn_softmax", "attn_av",  "out_proj",       "allreduce_attn",
+                                          "residual_attn", "norm_ffn", "ffn_gate",      "ffn_up",
+                                          "ffn_act",      "ffn_down", "allreduce_ffn", "residual_ffn"};
+  EXPECT_EQ(names(g.blocks[1]), expected);
+  EXPECT_NE(wl::find_op(g, "embedding").op, nullptr);
+  EXPECT_NE(wl::find_op(g, "lm_head").op, nullptr);
+  // Tensor parallelism divides heads and FFN: 64/8 heads of 128, 1 KV head, 28672/8.
+  const auto* qkv = wl::find_op(g, "qkv_proj").op;
+  EXPECT_EQ(qkv->n, (8 + 2 * 1) * 128);
+  EXPECT_EQ(wl::find_op(g, "ffn_up").op->n, 28672 / 8);
+  const auto* ar = wl::find_op(g, "allreduce_ffn").op;
+  EXPECT_EQ(ar->kind, wl::OpKind::all_reduce);
+  EXPECT_EQ(ar->participants, 8);
+  EXPECT_EQ(ar->layer, wl::LayerType::collective);
+  // Decode: one query row per sequence and head against 2048 cached tokens.
+  const auto* qk = wl::find_op(g, "attn_qk").op;
+  EXPECT_EQ(qk->batch, 8 * 8);
+  EXPECT_EQ(qk->m, 1);
+  EXPECT_EQ(qk->n, 2048);
+  EXPECT_EQ(qk->k, 128);
+}
+
+TEST(WorkloadGraph, TotalsAreAdditiveOverLayersAndBlocks) {
+  auto one = llama("llama2-7b");
+  one.layers = 1;
+  auto two = one;
+  two.layers = 2;
+  auto all = one;
+  all.layers = 32;
+  const auto ph = phase(wl::Phase::prefill, 2, 256);
+  const auto t1 = wl::totals(wl::build_graph(one, ph));
+  const auto t2 = wl::totals(wl::build_graph(two, ph));
+  const auto t32 = wl::totals(wl::build_graph(all, ph));
+  const double layer_flops = t2.flops - t1.flops;
+  EXPECT_DOUBLE_EQ(t32.flops, t1.flops + 31.0 * layer_flops);
+  EXPECT_DOUBLE_EQ(t32.bytes, t1.bytes + 31.0 * (t2.bytes - t1.bytes));
+  EXPECT_DOUBLE_EQ(t32.parameters, t1.parameters + 31.0 * (t2.parameters - t1.parameters));
+  // The graph total is the sum of its blocks times their repeats, and a block the
+  // sum of its operators.
+  const auto g = wl::build_graph(all, ph);
+  double flops = 0.0, bytes = 0.0;
+  for (const auto& b : g.blocks) {
+    const auto tb = wl::totals(b);
+    double op_flops = 0.0;
+    for (const auto& n : b.nodes) op_flops += wl::flops(n.op);
+    EXPECT_DOUBLE_EQ(tb.flops, op_flops);
+    flops += static_cast<double>(b.repeat) * tb.flops;
+    bytes += static_cast<double>(b.repeat) * tb.bytes;
+  }
+  EXPECT_DOUBLE_EQ(wl::totals(g).flops, flops);
+  EXPECT_DOUBLE_EQ(wl::totals(g).bytes, bytes);
+}
+
+TEST(WorkloadGraph, OperatorCountsByHand) {
+  // qkv_proj of Llama-2-7B prefill, 2 x 256 tokens, bf16: M = 512, N = 3*4096, K = 4096.
+  const auto g = wl::build_graph(llama("llama2-7b"), phase(wl::Phase::prefill, 2, 256));
+  const auto* qkv = wl::find_op(g, "qkv_proj").op;
+  EXPECT_DOUBLE_EQ(wl::macs(*qkv), 512.0 * 12288.0 * 4096.0);
+  EXPECT_DOUBLE_EQ(wl::flops(*qkv), 2.0 * 512.0 * 12288.0 * 4096.0);
+  // Bytes: x 512*4096 + W 4096*12288 + q 512*4096 + kv 512*8192, 2 bytes each.
+  EXPECT_DOUBLE_EQ(wl::bytes(*qkv), 2.0 * (512.0 * 4096 + 4096.0 * 12288 + 512.0 * 4096 + 512.0 * 8192));
+  // Softmax over 2 x 32 heads x 256 rows of 256 scores: 5 flops per element.
+  const auto* sm = wl::find_op(g, "attn_softmax").op;
+  EXPECT_DOUBLE_EQ(wl::flops(*sm), 5.0 * 2 * 32 * 256 * 256);
+  // Precisions: int4 weights take half a byte.
+  EXPECT_DOUBLE_EQ(wl::bytes_per_element(wl::Precision::int4), 0.5);
+  EXPECT_DOUBLE_EQ(wl::bytes_per_element(wl::Precision::fp8), 1.0);
+}
+
+TEST(WorkloadGraph, ValidateFindsProblems) {
+  wl::OperatorGraph g;
+  g.blocks.push_back(wl::Block{"b", 1, false, {}});
+  g.blocks[0].nodes.push_back({wl::make_linear("a", wl::LayerType::ffn, 4, 4, 4, wl::Precision::bf16), {}});
+  g.blocks[0].nodes.push_back({wl::make_linear("b", wl::LayerType::ffn, 4, 4, 4, wl::Precision::bf16), {"a"}});
+  EXPECT_EQ(wl::validate(g), "");
+  g.blocks[0].nodes.push_back({wl::make_linear("a", wl::LayerType::ffn, 4, 4, 4, wl::Precision::bf16), {}});
+  EXPECT_NE(wl::validate(g).find("used twice"), std::string::npos);
+  g.blocks[0].nodes.back().op.name = "c";
+  g.blocks[0].nodes.back().inputs = {"later"};
+  EXPECT_NE(wl::validate(g).find("not an earlier operator"), std::string::npos);
+}
+
+TEST(WorkloadPhases, BadSpecsAreRefusedWithAReason) {
+  EXPECT_NE(wl::check(*wl::workload_preset("bert-base"), phase(wl::Phase::decode, 1, 1, 10)), "");
+  auto s = llama("llama2-7b");
+  s.tensor_parallel = 3;
+  EXPECT_NE(wl::check(s, phase(wl::Phase::prefill, 1, 16)).find("tensor_parallel"), std::string::npos);
+  EXPECT_THROW((void)wl::build_graph(s, phase(wl::Phase::prefill, 1, 16)), std::invalid_argument);
+  EXPECT_NE(wl::check(llama("llama2-7b"), phase(wl::Phase::prefill, 0, 16)), "");
+}
+
+TEST(WorkloadFootprint, TrainingAdamIsSixteenBytesPerParameter) {
+  // Rajbhandari et al. 2020 (ZeRO), Section 3.1: mixed-precision Adam keeps 2 + 2 + 12
+  // = 16 bytes per parameter (fp16 weights and gradients, fp32 master, momentum, variance).
+  const auto ph = phase(wl::Phase::training, 1, 128);
+  const auto g = wl::build_graph(llama("llama2-7b"), ph);
+  const auto f = wl::memory_footprint(g, ph);
+  const double n = 6738415616.0;
+  EXPECT_DOUBLE_EQ(f.weight_bytes + f.gradient_bytes + f.optimizer_bytes, 16.0 * n);
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 0.0);
+  EXPECT_GT(f.activation_bytes, 0.0);
+  // Recomputation keeps less.
+  auto rph = ph;
+  rph.recompute = true;
+  const auto fr = wl::memory_footprint(wl::build_graph(llama("llama2-7b"), rph), rph);
+  EXPECT_LT(fr.activation_bytes, f.activation_bytes);
+  // Per layer without recomputation: at least the layer input; with it, the layer input
+  // (1 x 128 x 4096 x 2 bytes) per layer plus one layer's saved set.
+  EXPECT_GT(fr.activation_bytes, 32.0 * 128.0 * 4096.0 * 2.0);
+}
+
+TEST(WorkloadFootprint, Llama2_70bNeedsTensorParallelismOn80GB) {
+  // Weights alone: 68,976,648,192 parameters x 2 bytes = 138 GB > 80 GB.
+  const double capacity = 80e9;
+  const auto ph = phase(wl::Phase::decode, 1, 1, 4095);
+  auto s = llama("llama2-70b");
+  const auto f = wl::memory_footprint(wl::build_graph(s, ph), ph);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, 2.0 * 68976648192.0);
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 4096.0 * 327680.0);
+  const auto c = wl::check_capacity(f, capacity);
+  EXPECT_FALSE(c.feasible);
+  EXPECT_EQ(c.reason, wl::FootprintStatus::exceeds_capacity);
+  EXPECT_DOUBLE_EQ(c.shortfall_bytes, f.total_bytes() - capacity);
+  s.tensor_parallel = 8;
+  const auto f8 = wl::memory_footprint(wl::build_graph(s, ph), ph);
+  EXPECT_TRUE(wl::check_capacity(f8, capacity).feasible);
+  // int4 everywhere: half a byte per parameter.
+  auto ph4 = ph;
+  ph4.precision = wl::Precision::int4;
+  const auto f4 = wl::memory_footprint(wl::build_graph(llama("llama2-70b"), ph4), ph4);
+  EXPECT_DOUBLE_EQ(f4.weight_bytes, 0.5 * 68976648192.0);
+}
+
+TEST(WorkloadExplicit, SymbolicDimensionsFollowThePhase) {
+  wl::ExplicitSpec e;
+  e.name = "tiny";
+  wl::ExplicitBlock b;
+  b.name = "layer";
+  b.repeat = 4;
+  wl::ExplicitOp proj;
+  proj.name = "proj";
+  proj.kind = wl::OpKind::gemm;
+  proj.m = {1, {"tokens"}};
+  proj.n = {1024, {}};
+  proj.k = {512, {}};
+  wl::ExplicitOp scores;
+  scores.name = "scores";
+  scores.kind = wl::OpKind::batched_gemm;
+  scores.layer = wl::LayerType::attention;
+  scores.batch = {8, {"batch"}};
+  scores.m = {1, {"seq"}};
+  scores.n = {1, {"kv_len"}};
+  scores.k = {64, {}};
+  scores.after = {"proj"};
+  b.ops = {proj, scores};
+  e.blocks = {b};
+  const auto g = wl::build_graph(e, phase(wl::Phase::decode, 3, 2, 100));
+  EXPECT_EQ(wl::validate(g), "");
+  const auto* p = wl::find_op(g, "proj").op;
+  EXPECT_EQ(p->m, 6);
+  const auto* s = wl::find_op(g, "scores").op;
+  EXPECT_EQ(s->batch, 24);
+  EXPECT_EQ(s->n, 102);
+  EXPECT_DOUBLE_EQ(wl::totals(g).macs, 4.0 * (6.0 * 1024 * 512 + 24.0 * 2 * 102 * 64));
+}

@@ -1,0 +1,230 @@
+// Timeloop reference cases (../shared/oracles/timeloop): the original YAML
+// inputs are read at test time and evaluated with the loop-nest model. Every
+// expected number below is typed from ../shared/oracles/timeloop/expected.md
+// (reference outputs of the public Timeloop exercises; Timeloop v3.0.3
+// reproduces the cycles and counts). Counts are per instance and must match
+// exactly; energies (fJ/MAC by level and total) within 0.2 %.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "costmodel/loopnest/evaluate.hpp"
+#include "dse/error.hpp"
+#include "dse/timeloop_reader.hpp"
+
+namespace lp = dse::costmodel::loopnest;
+
+namespace {
+
+const std::string kDir = std::string(DSE_ORACLES_DIR) + "/timeloop/";
+
+struct Counts {
+  const char* level;
+  const char* tensor;
+  std::int64_t reads, fills, updates, capacity;  // capacity < 0: not checked
+};
+
+struct Energy {
+  const char* level;  // the compute component's name for the MACs
+  double fj_per_mac;
+};
+
+struct Expected {
+  double cycles, macs;
+  std::vector<Counts> counts;
+  std::vector<Energy> energy;
+  double total_fj_per_mac;
+};
+
+void check(const std::string& sub, const std::string& arch, const std::string& prob, const std::string& map,
+           const Expected& e) {
+  const std::string d = kDir + sub + "/";
+  const auto c = dse::io::read_timeloop_case(d + arch, d + prob, d + map, d + "ERT.yaml");
+  const auto r = lp::evaluate(c.arch, c.problem, c.mapping);
+  ASSERT_TRUE(r.feasible) << lp::infeasible_name(r.reason);
+  EXPECT_EQ(r.cycles, e.cycles);
+  EXPECT_EQ(r.macs, e.macs);
+  EXPECT_DOUBLE_EQ(r.utilization, 1.0);  // expected.md: 100 % in every case
+  auto level_of = [&](const std::string& name) {
+    for (int l = 0; l < r.num_levels; ++l) {
+      if (c.arch.levels[static_cast<std::size_t>(l)].name == name) return l;
+    }
+    return -1;
+  };
+  for (const auto& x : e.counts) {
+    SCOPED_TRACE(std::string(x.level) + " " + x.tensor);
+    const int l = level_of(x.level);
+    const int t = c.problem.tensor_index(x.tensor);
+    ASSERT_GE(l, 0);
+    ASSERT_GE(t, 0);
+    const auto& ts = r.levels[static_cast<std::size_t>(l)].tensors[static_cast<std::size_t>(t)];
+    EXPECT_TRUE(ts.kept);
+    EXPECT_EQ(ts.reads, x.reads);
+    EXPECT_EQ(ts.fills, x.fills);
+    EXPECT_EQ(ts.updates, x.updates);
+    if (x.capacity >= 0) {
+      EXPECT_EQ(ts.utilized_capacity, x.capacity);
+    }
+  }
+  for (const auto& x : e.energy) {
+    SCOPED_TRACE(x.level);
+    double fj = 0.0;
+    if (c.arch.compute.name == x.level) {
+      fj = r.compute_energy_j * 1e15 / r.macs;
+    } else {
+      const int l = level_of(x.level);
+      ASSERT_GE(l, 0);
+      fj = r.levels[static_cast<std::size_t>(l)].energy_j * 1e15 / r.macs;
+    }
+    EXPECT_NEAR(fj, x.fj_per_mac, 0.002 * x.fj_per_mac);
+  }
+  EXPECT_NEAR(r.energy_j * 1e15 / r.macs, e.total_fj_per_mac, 0.002 * e.total_fj_per_mac);
+}
+
+}  // namespace
+
+// expected.md row T00 and "T00 Buffer: W 48/0/0 cap 3; I 48/0/0 cap 18; O r 32, u 48, cap 16."
+TEST(TimeloopValidation, T00_Conv1d_OneLevel) {
+  check("00-model-conv1d-1level", "1level.arch.yaml", "conv1d.prob.yaml", "conv1d-1level.map.yaml",
+        {48, 48,
+         {{"Buffer", "Weights", 48, 0, 0, 3}, {"Buffer", "Inputs", 48, 0, 0, 18}, {"Buffer", "Outputs", 32, 0, 48, 16}},
+         {{"MACC", 845.00}, {"Buffer", 1561.54}},
+         2406.54});
+}
+
+// expected.md rows T01ws / T01os and their access-count lines.
+TEST(TimeloopValidation, T01ws_Conv1d_TwoLevel_WeightStationary) {
+  check("01-model-conv1d-2level", "2level.arch.yaml", "conv1d.prob.yaml", "conv1d-2level-ws.map.yaml",
+        {48, 48,
+         {{"Buffer", "Weights", 48, 3, 0, 1}, {"Buffer", "Inputs", 48, 18, 0, 16}, {"Buffer", "Outputs", 32, 0, 48, 16},
+          {"MainMemory", "Weights", 3, 0, 0, -1}, {"MainMemory", "Inputs", 18, 0, 0, -1},
+          {"MainMemory", "Outputs", 0, 0, 16, -1}},
+         {{"MACC", 845}, {"Buffer", 1747.76}, {"MainMemory", 4907.32}},
+         7500.08});
+}
+
+TEST(TimeloopValidation, T01os_Conv1d_TwoLevel_OutputStationary) {
+  check("01-model-conv1d-2level", "2level.arch.yaml", "conv1d.prob.yaml", "conv1d-2level-os.map.yaml",
+        {48, 48,
+         {{"Buffer", "Weights", 48, 3, 0, 3}, {"Buffer", "Inputs", 48, 18, 0, 3}, {"Buffer", "Outputs", 32, 0, 48, 1},
+          {"MainMemory", "Weights", 3, 0, 0, -1}, {"MainMemory", "Inputs", 18, 0, 0, -1},
+          {"MainMemory", "Outputs", 0, 0, 16, -1}},
+         {{"MACC", 845}, {"Buffer", 1747.76}, {"MainMemory", 4907.32}},
+         7500.08});
+}
+
+// expected.md rows T02nt / T02t.
+TEST(TimeloopValidation, T02nt_Conv1dOc_TwoLevel) {
+  check("02-model-conv1d+oc-2level", "2level.arch.yaml", "conv1d+oc.prob.yaml", "conv1d+oc-2level-os.map.yaml",
+        {1536, 1536,
+         {{"Buffer", "Weights", 1536, 96, 0, 3}, {"Buffer", "Inputs", 1536, 576, 0, 3},
+          {"Buffer", "Outputs", 1024, 0, 1536, 1}, {"MainMemory", "Weights", 96, 0, 0, -1},
+          {"MainMemory", "Inputs", 576, 0, 0, -1}, {"MainMemory", "Outputs", 0, 0, 512, -1}},
+         {{"MACC", 845}, {"Buffer", 1747.76}, {"MainMemory", 3665.44}},
+         6258.20});
+}
+
+TEST(TimeloopValidation, T02t_Conv1dOc_TwoLevel_Tiled) {
+  check("02-model-conv1d+oc-2level", "2level.arch.yaml", "conv1d+oc.prob.yaml",
+        "conv1d+oc-2level-os-tiled.map.yaml",
+        {1536, 1536,
+         {{"Buffer", "Weights", 1536, 96, 0, 6}, {"Buffer", "Inputs", 1536, 288, 0, 3},
+          {"Buffer", "Outputs", 1024, 0, 1536, 2}, {"MainMemory", "Weights", 96, 0, 0, -1},
+          {"MainMemory", "Inputs", 288, 0, 0, -1}, {"MainMemory", "Outputs", 0, 0, 512, -1}},
+         {{"MACC", 845}, {"Buffer", 1667.95}, {"MainMemory", 2649.35}},
+         5162.30});
+}
+
+// expected.md row T03.
+TEST(TimeloopValidation, T03_Conv1dOc_ThreeLevel) {
+  check("03-model-conv1d+oc-3level", "3level.arch.yaml", "conv1d+oc.prob.yaml", "conv1d+oc-3level.map.yaml",
+        {1536, 1536,
+         {{"RegisterFile", "Weights", 1536, 96, 0, 6}, {"RegisterFile", "Inputs", 1536, 288, 0, 3},
+          {"RegisterFile", "Outputs", 1024, 0, 1536, 2}, {"GlobalBuffer", "Weights", 96, 96, 0, 96},
+          {"GlobalBuffer", "Inputs", 288, 18, 0, 18}, {"GlobalBuffer", "Outputs", 0, 0, 512, 512},
+          {"MainMemory", "Weights", 96, 0, 0, -1}, {"MainMemory", "Inputs", 18, 0, 0, -1},
+          {"MainMemory", "Outputs", 0, 0, 512, -1}},
+         {{"MACC", 845}, {"RegisterFile", 1667.95}, {"GlobalBuffer", 2950.90}, {"MainMemory", 26666.67}},
+         32130.51});
+}
+
+// expected.md row T06 (Eyeriss-like, 168 PEs = 14 x 12, shared_glb bypasses Weights).
+TEST(TimeloopValidation, T06_EyerissVgg02Layer5) {
+  check("06-eyeriss-vgg02-layer5", "eyeriss_like.yaml", "VGG02_layer5.yaml", "eyeriss-vgg02-layer5.map.yaml",
+        {5505024, 924844032,
+         {{"psum_spad", "Outputs", 5490688, 215040, 5505024, 8},
+          {"weights_spad", "Weights", 5505024, 688128, 0, 192},
+          {"ifmap_spad", "Inputs", 5505024, 286720, 0, 24},
+          {"shared_glb", "Inputs", 12042240, 573440, 0, 5120},
+          {"shared_glb", "Outputs", 12042240, 2408448, 12845056, 7168},
+          {"DRAM", "Weights", 8257536, 0, 0, -1},
+          {"DRAM", "Inputs", 573440, 0, 0, -1},
+          {"DRAM", "Outputs", 2408448, 0, 3211264, -1}},
+         {{"mac", 207.69}, {"psum_spad", 478.44}, {"weights_spad", 1107.50}, {"ifmap_spad", 105.92},
+          {"shared_glb", 89.47}, {"DRAM", 1000.00}},
+         2989.02});
+}
+
+TEST(TimeloopValidation, T06_InstancesAndBypass) {
+  const std::string d = kDir + "06-eyeriss-vgg02-layer5/";
+  const auto c = dse::io::read_timeloop_case(d + "eyeriss_like.yaml", d + "VGG02_layer5.yaml",
+                                             d + "eyeriss-vgg02-layer5.map.yaml", d + "ERT.yaml");
+  const auto r = lp::evaluate(c.arch, c.problem, c.mapping);
+  // expected.md: 168 PEs = 14 x 12; shared_glb bypasses Weights.
+  for (int l = 0; l < r.num_levels; ++l) {
+    const auto& name = c.arch.levels[static_cast<std::size_t>(l)].name;
+    if (name.find("spad") != std::string::npos) {
+      EXPECT_EQ(r.levels[static_cast<std::size_t>(l)].instances, 168);
+    }
+    if (name == "shared_glb") {
+      EXPECT_FALSE(r.levels[static_cast<std::size_t>(l)].tensors[0].kept);
+    }
+  }
+  EXPECT_EQ(r.compute_instances_used, 168);
+}
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f != nullptr) {
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  return path;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    (void)dse::io::read_timeloop_arch(path);
+  } catch (const dse::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(TimeloopReader, RefusesSparsityWithFileAndLine) {
+  const std::string path = write_temp("sparse.arch.yaml",
+                                      "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
+                                      "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8, metadata_storage_width: 4}\n"
+                                      "  - !Component\n    name: MACC\n    class: intmac\n");
+  const std::string msg = error_of(path);
+  EXPECT_NE(msg.find(path + ":7:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("sparsity"), std::string::npos) << msg;
+}
+
+TEST(TimeloopReader, RefusesCompoundComponentsBeyondStorageAndCompute) {
+  const std::string path = write_temp("noc.arch.yaml",
+                                      "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
+                                      "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8}\n"
+                                      "  - !Component\n    name: Router\n    class: mesh_noc_router\n"
+                                      "  - !Component\n    name: MACC\n    class: intmac\n");
+  const std::string msg = error_of(path);
+  EXPECT_NE(msg.find(path + ":10:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mesh_noc_router"), std::string::npos) << msg;
+}
