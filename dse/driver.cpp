@@ -280,6 +280,36 @@ void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& rec
   h5::write_runs(ds, type, records.data(), runs, ctx.distributed());
 }
 
+// Each rank's archive rows at its offset in /archive (collective); returns the total.
+std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<PointRecord>& local) {
+  Bytes mine;
+  put(mine, static_cast<std::uint64_t>(ctx.rank()));
+  put(mine, static_cast<std::uint64_t>(local.size()));
+  const Bytes gathered = tree_reduce(ctx, mine, [](Bytes a, Bytes b) {
+    append(a, b);
+    return a;
+  });
+  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
+  std::vector<std::uint64_t> sizes(static_cast<std::size_t>(ctx.size()), 0);
+  for (std::size_t off = 0; off < all.size();) {
+    const auto r = get<std::uint64_t>(all, off);
+    sizes.at(r) = get<std::uint64_t>(all, off);
+  }
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    if (static_cast<int>(r) < ctx.rank()) offset += sizes[r];
+    total += sizes[r];
+  }
+  const h5::Handle type = point_record_type();
+  const h5::Handle ds = h5::open_dataset(file, "archive");
+  h5::set_rows(ds, total);
+  std::vector<h5::RowRun> runs;
+  if (!local.empty()) runs.push_back({offset, local.size()});
+  h5::write_runs(ds, type, local.data(), runs, ctx.distributed());
+  return total;
+}
+
 void write_bytes_dataset(hid_t file, Context& ctx, const std::string& name, const std::vector<std::byte>& bytes) {
   const h5::Handle ds = h5::open_dataset(file, name);
   h5::set_rows(ds, bytes.size());
@@ -402,7 +432,11 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     seek(*sampler, plan.sampler, rows_done);
   }
   Archive archive(model);
-  for (const auto& r : read_archive(file)) archive.insert(r);
+  {
+    const std::vector<PointRecord> saved = read_archive(file);
+    const auto p = static_cast<std::size_t>(ctx.size());
+    for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) archive.insert(saved[i]);
+  }
 
   const std::uint64_t planned = planned_points(model, plan);
   Progress progress(opt.progress && ctx.rank() == 0, planned, evaluated);
@@ -458,14 +492,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     feasible += ctx.sum(work.feasible);
     ++rounds;
 
-    // Checkpoint: the merged archive, the sampler state and the counters, then flush.
-    const Bytes merged = tree_reduce(ctx, records_to_bytes(archive.records()), [&](Bytes a, Bytes b) {
-      return records_to_bytes(merge_records(model, records_from_bytes(a), records_from_bytes(b)));
-    });
-    const std::vector<PointRecord> global = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0));
-    archive.clear();
-    for (const auto& r : global) archive.insert(r);
-    write_archive(file, ctx, global);
+    // Checkpoint: every rank's local archive (their union holds the global archive;
+    // merging waits for the end), the sampler state and the counters, then flush.
+    const auto tc = Clock::now();
+    const std::size_t archived = write_local_archives(file, ctx, archive.records());
     if (plan.sampler == SamplerKind::nsga2) {
       write_bytes_dataset(file, ctx, "sampler_state", static_cast<search::Nsga2Sampler&>(*sampler).save_state());
     }
@@ -474,12 +504,16 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     set_attribute(file, kEvaluated, static_cast<std::int64_t>(evaluated));
     set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
     h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
-    progress.update(evaluated, global.size(), false);
+    progress.update(evaluated, archived, false);
 
     if (ctx.rank() == 0) {
-      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-      const double rate = static_cast<double>(ids.size()) / std::max(dt, 1e-6);
-      round_points = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(rate * opt.round_s), 64,
+      // Size the next round from the evaluation rate, long enough that the checkpoint
+      // costs at most a tenth of it.
+      const double eval_s = std::chrono::duration<double>(tc - t0).count();
+      const double ckpt_s = std::chrono::duration<double>(Clock::now() - tc).count();
+      const double rate = static_cast<double>(ids.size()) / std::max(eval_s, 1e-6);
+      const double target_s = std::max(opt.round_s, 10.0 * ckpt_s);
+      round_points = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(rate * target_s), 64,
                                                opt.max_round_points);
     }
     if (ctx.max(cancelled(opt) ? 1 : 0) != 0) {
@@ -489,7 +523,14 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   }
   result.evaluated = evaluated;
   result.feasible = feasible;
-  result.archive = archive.records();
+  if (!result.interrupted) {
+    // The global archive: local archives merged by a binomial tree, then on every rank.
+    const Bytes merged = tree_reduce(ctx, records_to_bytes(archive.records()), [&](Bytes a, Bytes b) {
+      return records_to_bytes(merge_records(model, records_from_bytes(a), records_from_bytes(b)));
+    });
+    result.archive = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0));
+    write_archive(file, ctx, result.archive);
+  }
   if (!result.interrupted) progress.update(evaluated, result.archive.size(), true);
   return result;
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Same scenario + seed => same HDF5 content (bar run attributes) for 1, 2, 3 and 4
+# ranks and 1 or 2 threads, for one sampler: exhaustive, random or nsga2.
+# usage: check_identity.sh DSE MPIRUN SCENARIO WORKDIR PYTHON COMPARE_PY SAMPLER
+set -u
+dse=$1 mpirun=$2 scenario=$3 work=$4 python=$5 compare=$6 sampler=$7
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+cp "$scenario" s.yaml
+case "$sampler" in
+  exhaustive) ;;
+  random) printf 'search:\n  sampler: random\n  samples: 4000\n' >> s.yaml ;;
+  nsga2) printf 'search:\n  sampler: nsga2\n  population: 48\n  generations: 12\n' >> s.yaml ;;
+  *) echo "unknown sampler $sampler"; exit 2 ;;
+esac
+files=()
+for cfg in "1 1" "2 1" "3 1" "4 1" "2 2"; do
+  set -- $cfg
+  out="np$1_t$2.h5"
+  if ! timeout 300 "$mpirun" -q -np "$1" --oversubscribe "$dse" run s.yaml -o "$out" --threads "$2" \
+       --no-progress --checkpoint-interval 0.05 >/dev/null 2>>log; then
+    echo "FAIL: $sampler run with $1 rank(s), $2 thread(s)"; cat log; exit 1
+  fi
+  files+=("$out")
+done
+"$python" "$compare" "${files[@]}"
