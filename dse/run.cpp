@@ -87,27 +87,29 @@ search::DesignSpace design_space(const Scenario& s) {
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
   const auto d = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, d[0]);
-  const costmodel::RooflineHardware hw = s.hardware[entry].variant(variant);
+  const HardwareVariant hw = s.hardware[entry].variant(variant);
   const auto& wl = s.workloads[d[1]];
   const std::int64_t batch = s.batch_sizes[d[2]];
-  const costmodel::WorkloadCost c = costmodel::evaluate_workload(hw, wl, batch);
+  const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
+                                        ? costmodel::evaluate_workload(hw.roofline, wl, batch)
+                                        : costmodel::evaluate_workload(hw.systolic, wl, batch);
   PointRecord r;
   r.index = index;
   r.hardware_id = static_cast<std::uint32_t>(d[0]);
   r.workload_id = static_cast<std::uint32_t>(d[1]);
   r.batch = batch;
-  set_name(r.hardware, hw.name);
+  set_name(r.hardware, hw.name());
   set_name(r.workload, wl.name);
   r.throughput_samples_per_s = c.throughput_samples_per_s;
   r.latency_s = c.latency_s;
   r.energy_per_sample_j = c.energy_per_sample_j;
-  r.engineering_risk = hw.engineering_risk;
+  r.engineering_risk = hw.engineering_risk();
   r.flops = c.flops;
   r.dram_bytes = c.bytes;
   r.memory_bytes = c.memory_bytes;
   r.p99_latency_s = c.latency_s;  // no queueing in the roofline skeleton: every batch takes the same time
   r.power_w = c.latency_s > 0 ? c.energy_j / c.latency_s : 0.0;
-  r.area_mm2 = hw.area_mm2;
+  r.area_mm2 = hw.area_mm2();
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;

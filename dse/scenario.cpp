@@ -1,6 +1,7 @@
 #include "dse/scenario.hpp"
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -33,55 +34,163 @@ std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool p
   const double from = check(r[0], m.place(key).item(0));
   const double to = check(r[1], m.place(key).item(1));
   const std::int64_t steps = io::as_positive_integer(r[2], m.place(key).item(2));
+  // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
+  constexpr std::int64_t max_steps = 1'000'000;
+  if (steps > max_steps) {
+    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(max_steps) + " steps",
+             std::to_string(steps));
+  }
   if (log && (from <= 0 || to <= 0)) io::fail(m.place(key), r, "expected positive bounds for a log range", io::describe(r));
   std::vector<double> v;
   for (std::int64_t i = 0; i < steps; ++i) {
     const double t = steps == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(steps - 1);
-    v.push_back(log ? from * std::pow(to / from, t) : from + (to - from) * t);
+    const double x = log ? from * std::pow(to / from, t) : from + (to - from) * t;
+    // Finite bounds can still give an infinite span (1e308 to -1e308) and NaN points.
+    if (!std::isfinite(x) || (positive && !(x > 0.0))) {
+      io::fail(m.place(key), r, "expected a range whose points are finite", io::describe(r));
+    }
+    v.push_back(x);
   }
   return v;
 }
 
+struct FieldDef {
+  const char* key;
+  bool required;
+  bool positive;   // > 0 (else >= 0)
+  double fallback;
+};
+
+// The figures of each kind, in storage order. Keep build_* below in step.
+const std::vector<FieldDef>& roofline_fields() {
+  static const std::vector<FieldDef> f = {
+      {"peak_flops_per_s", true, true, 0}, {"memory_bandwidth_bytes_per_s", true, true, 0},
+      {"memory_capacity_bytes", true, true, 0}, {"kernel_overhead_s", true, false, 0},
+      {"energy_per_flop_j", true, false, 0}, {"energy_per_byte_j", true, false, 0},
+      {"static_power_w", true, false, 0}, {"engineering_risk", true, false, 0},
+      {"area_mm2", false, false, 0},
+  };
+  return f;
+}
+
+const std::vector<FieldDef>& systolic_fields() {
+  static const std::vector<FieldDef> f = {
+      {"array_rows", true, true, 0}, {"array_cols", true, true, 0},
+      {"dataflow", true, false, 0},  // ws 0, os 1, is 2
+      {"ifmap_sram_kib", true, true, 0}, {"filter_sram_kib", true, true, 0},
+      {"ofmap_sram_kib", true, true, 0}, {"dram_words_per_cycle", true, true, 0},
+      {"word_bytes", false, true, 1}, {"clock_hz", true, true, 0},
+      {"energy_per_mac_j", true, false, 0}, {"energy_per_sram_word_j", true, false, 0},
+      {"energy_per_dram_word_j", true, false, 0}, {"static_power_w", true, false, 0},
+      {"memory_capacity_bytes", true, true, 0}, {"vector_ops_per_cycle", false, false, 0},
+      {"area_per_pe_mm2", false, false, 0}, {"area_per_sram_kib_mm2", false, false, 0},
+      {"fixed_area_mm2", false, false, 0}, {"engineering_risk", true, false, 0},
+  };
+  return f;
+}
+
+const std::vector<FieldDef>& fields_of(HardwareKind k) {
+  return k == HardwareKind::roofline ? roofline_fields() : systolic_fields();
+}
+
+// A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
+std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
+  auto one = [](const YAML::Node& n, const Place& p) {
+    const std::string v = io::as_string(n, p);
+    if (v == "ws") return 0.0;
+    if (v == "os") return 1.0;
+    if (v == "is") return 2.0;
+    io::fail(p, n, "expected ws, os or is", "\"" + v + "\"");
+  };
+  if (!node.IsMap()) return {one(node, at)};
+  const MapReader m(node, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
+
 HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
-  const MapReader m(node, at,
-                    {"name", "peak_flops_per_s", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
-                     "kernel_overhead_s", "energy_per_flop_j", "energy_per_byte_j", "static_power_w",
-                     "engineering_risk", "area_mm2"});
-  using H = costmodel::RooflineHardware;
-  struct Field {
-    const char* key;
-    double H::*field;
-    bool required;
-    bool positive;
-  };
-  static const Field fields[] = {
-      {"peak_flops_per_s", &H::peak_flops_per_s, true, true},
-      {"memory_bandwidth_bytes_per_s", &H::memory_bandwidth_bytes_per_s, true, true},
-      {"memory_capacity_bytes", &H::memory_capacity_bytes, true, true},
-      {"kernel_overhead_s", &H::kernel_overhead_s, true, false},
-      {"energy_per_flop_j", &H::energy_per_flop_j, true, false},
-      {"energy_per_byte_j", &H::energy_per_byte_j, true, false},
-      {"static_power_w", &H::static_power_w, true, false},
-      {"engineering_risk", &H::engineering_risk, true, false},
-      {"area_mm2", &H::area_mm2, false, false},
-  };
+  if (!node.IsMap()) io::fail(at, node, "expected a mapping", io::describe(node));
   HardwareEntry e;
-  e.base.name = m.string("name");
-  for (const auto& f : fields) {
-    if (!f.required && !m.has(f.key)) continue;
+  const YAML::Node kind_node = node["kind"];
+  const std::string kind = kind_node.IsDefined() ? io::as_string(kind_node, at.child("kind")) : "roofline";
+  if (kind == "roofline") {
+    e.kind = HardwareKind::roofline;
+  } else if (kind == "systolic") {
+    e.kind = HardwareKind::systolic;
+  } else {
+    io::fail(at.child("kind"), kind_node, "expected roofline or systolic", "\"" + kind + "\"");
+  }
+  const auto& defs = fields_of(e.kind);
+  std::vector<std::string> allowed = {"name", "kind"};
+  for (const auto& f : defs) allowed.emplace_back(f.key);
+  const MapReader m(node, at, allowed);
+  e.name = m.string("name");
+  for (std::size_t i = 0; i < defs.size(); ++i) {
+    const FieldDef& f = defs[i];
+    if (!f.required && !m.has(f.key)) {
+      e.figures.push_back(f.fallback);
+      continue;
+    }
     const YAML::Node n = m.node(f.key, f.positive ? "a number > 0" : "a number >= 0");
-    std::vector<double> values = parse_values(n, m.place(f.key), f.positive);
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    const bool dataflow = std::string(f.key) == "dataflow";
+    std::vector<double> values = dataflow ? parse_dataflows(n, m.place(f.key)) : parse_values(n, m.place(f.key), f.positive);
+    for (const double v : values) {
       const bool risk = std::string(f.key) == "engineering_risk";
-      if (values[i] < 0.0 || (risk && values[i] > 1.0)) {
+      if (v < 0.0 || (risk && v > 1.0)) {
         io::fail(m.place(f.key), n, risk ? "expected a number in [0, 1]" : "expected a number >= 0",
-                 std::to_string(values[i]));
+                 std::to_string(v));
       }
     }
-    e.base.*f.field = values.front();
-    if (values.size() > 1) e.knobs.push_back({f.key, f.field, std::move(values)});
+    e.figures.push_back(values.front());
+    if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
   }
   return e;
+}
+
+costmodel::RooflineHardware build_roofline(const std::string& name, const std::vector<double>& f) {
+  costmodel::RooflineHardware h;
+  h.name = name;
+  h.peak_flops_per_s = f[0];
+  h.memory_bandwidth_bytes_per_s = f[1];
+  h.memory_capacity_bytes = f[2];
+  h.kernel_overhead_s = f[3];
+  h.energy_per_flop_j = f[4];
+  h.energy_per_byte_j = f[5];
+  h.static_power_w = f[6];
+  h.engineering_risk = f[7];
+  h.area_mm2 = f[8];
+  return h;
+}
+
+costmodel::SystolicHardware build_systolic(const std::string& name, const std::vector<double>& f) {
+  auto i64 = [](double v) { return static_cast<std::int64_t>(v); };
+  costmodel::SystolicHardware h;
+  h.name = name;
+  h.array.rows = i64(f[0]);
+  h.array.cols = i64(f[1]);
+  h.array.dataflow = f[2] == 0 ? costmodel::Dataflow::weight_stationary
+                     : f[2] == 1 ? costmodel::Dataflow::output_stationary
+                                 : costmodel::Dataflow::input_stationary;
+  h.array.ifmap_sram_bytes = i64(f[3] * 1024.0);
+  h.array.filter_sram_bytes = i64(f[4] * 1024.0);
+  h.array.ofmap_sram_bytes = i64(f[5] * 1024.0);
+  h.array.bandwidth_mode = costmodel::DramBandwidthMode::limited;
+  h.array.dram_words_per_cycle = std::max<std::int64_t>(1, i64(f[6]));
+  h.array.word_bytes = std::max<std::int64_t>(1, i64(f[7]));
+  h.clock_hz = f[8];
+  h.energy_per_mac_j = f[9];
+  h.energy_per_sram_word_j = f[10];
+  h.energy_per_dram_word_j = f[11];
+  h.static_power_w = f[12];
+  h.memory_capacity_bytes = f[13];
+  h.vector_ops_per_cycle = f[14];
+  h.area_per_pe_mm2 = f[15];
+  h.area_per_sram_kib_mm2 = f[16];
+  h.fixed_area_mm2 = f[17];
+  h.engineering_risk = f[18];
+  return h;
 }
 
 costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
@@ -132,7 +241,7 @@ costmodel::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) 
   return w;
 }
 
-const std::string& name_of(const HardwareEntry& e) { return e.base.name; }
+const std::string& name_of(const HardwareEntry& e) { return e.name; }
 const std::string& name_of(const costmodel::WorkloadSpec& w) { return w.name; }
 
 template <class T>
@@ -174,15 +283,34 @@ std::uint64_t HardwareEntry::variants() const {
   return n;
 }
 
-costmodel::RooflineHardware HardwareEntry::variant(std::uint64_t v) const {
-  costmodel::RooflineHardware hw = base;
-  if (knobs.empty()) return hw;
-  hw.name += "#" + std::to_string(v);
+HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
+  std::vector<double> f = figures;
+  std::string n = name;
+  if (!knobs.empty()) n += "#" + std::to_string(v);
   for (const auto& k : knobs) {
-    hw.*k.field = k.values[v % k.values.size()];
+    f[k.field] = k.values[v % k.values.size()];
     v /= k.values.size();
   }
-  return hw;
+  HardwareVariant out;
+  out.kind = kind;
+  if (kind == HardwareKind::roofline) {
+    out.roofline = build_roofline(n, f);
+  } else {
+    out.systolic = build_systolic(n, f);
+  }
+  return out;
+}
+
+const std::string& HardwareVariant::name() const {
+  return kind == HardwareKind::roofline ? roofline.name : systolic.name;
+}
+
+double HardwareVariant::engineering_risk() const {
+  return kind == HardwareKind::roofline ? roofline.engineering_risk : systolic.engineering_risk;
+}
+
+double HardwareVariant::area_mm2() const {
+  return kind == HardwareKind::roofline ? roofline.area_mm2 : systolic.area_mm2();
 }
 
 std::uint64_t hardware_variants(const Scenario& s) {
@@ -222,6 +350,31 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   const YAML::Node bs = m.sequence("batch_sizes");
   for (std::size_t i = 0; i < bs.size(); ++i) {
     s.batch_sizes.push_back(io::as_positive_integer(bs[i], m.place("batch_sizes").item(i)));
+  }
+  // The design space (hardware variants x workloads x batch sizes) must be indexable by a
+  // signed 64-bit integer: refuse it here rather than let a count wrap.
+  {
+    constexpr std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < s.hardware.size(); ++i) {
+      std::uint64_t n = 1;
+      for (const auto& k : s.hardware[i].knobs) {
+        if (n > limit / k.values.size()) {
+          io::fail(m.place("hardware").item(i), hw[i], "expected at most 2^63-1 hardware variants",
+                   "more (knob " + k.key + ")");
+        }
+        n *= k.values.size();
+      }
+      if (n > limit - total) {
+        io::fail(m.place("hardware"), hw, "expected at most 2^63-1 hardware variants in all", "more");
+      }
+      total += n;
+    }
+    const std::uint64_t other = static_cast<std::uint64_t>(s.workloads.size()) * s.batch_sizes.size();
+    if (other != 0 && total > limit / other) {
+      io::fail(top, root, "expected a design space of at most 2^63-1 points (hardware x workloads x batch sizes)",
+               "more");
+    }
   }
   s.search.seed = s.seed;
   if (m.has("search")) s.search = parse_search(m.node("search"), m.place("search"), s.seed);

@@ -9,24 +9,40 @@
 #include "costmodel/layer.hpp"
 #include "dse/driver.hpp"
 #include "costmodel/roofline.hpp"
+#include "costmodel/systolic_platform.hpp"
 
 namespace dse {
 
-// A hardware entry: a base description and optional knobs that sweep some of its
-// figures (ranges in the scenario). Variant v decodes as a mixed-radix number over
-// the knobs, the first knob fastest; an entry without knobs has one variant.
+// A hardware entry of one kind (roofline or systolic): its figures, of which some
+// may be swept by knobs (ranges in the scenario). Variant v decodes as a mixed-radix
+// number over the knobs, the first knob fastest; an entry without knobs has one
+// variant. Figures are stored by index into the kind's field table (scenario.cpp).
+enum class HardwareKind { roofline, systolic };
+
 struct HardwareKnob {
   std::string key;
-  double costmodel::RooflineHardware::*field = nullptr;
+  std::size_t field = 0;
   std::vector<double> values;
 };
 
+// One concrete hardware point.
+struct HardwareVariant {
+  HardwareKind kind = HardwareKind::roofline;
+  costmodel::RooflineHardware roofline;
+  costmodel::SystolicHardware systolic;
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] double engineering_risk() const;
+  [[nodiscard]] double area_mm2() const;
+};
+
 struct HardwareEntry {
-  costmodel::RooflineHardware base;
+  std::string name;
+  HardwareKind kind = HardwareKind::roofline;
+  std::vector<double> figures;  // the base value of every field of the kind
   std::vector<HardwareKnob> knobs;
   [[nodiscard]] std::uint64_t variants() const;
-  // The description of variant v (< variants()); its name is "NAME" or "NAME#v".
-  [[nodiscard]] costmodel::RooflineHardware variant(std::uint64_t v) const;
+  // Variant v (< variants()); its name is "NAME" or "NAME#v".
+  [[nodiscard]] HardwareVariant variant(std::uint64_t v) const;
 };
 
 struct Scenario {

@@ -29,7 +29,7 @@ TEST(Scenario, QuickstartParses) {
   EXPECT_EQ(s.hardware.size(), 3u);
   EXPECT_EQ(s.workloads.size(), 2u);
   EXPECT_EQ(s.batch_sizes, (std::vector<std::int64_t>{1, 8, 64, 256}));
-  EXPECT_DOUBLE_EQ(s.hardware[1].base.peak_flops_per_s, 312e12);
+  EXPECT_DOUBLE_EQ(s.hardware[1].variant(0).roofline.peak_flops_per_s, 312e12);
   EXPECT_EQ(s.workloads[1].layers.size(), 9u);
 }
 
