@@ -28,6 +28,19 @@ struct SystolicHardware {
   [[nodiscard]] double area_mm2() const;
 };
 
+// One layer on the array (GEMM) or through the DRAM interface / vector unit (element-wise).
+struct SystolicLayerCost {
+  double latency_s = 0.0;
+  double energy_j = 0.0;        // dynamic only
+  double flops = 0.0;
+  double dram_bytes = 0.0;
+  double stall_fraction = 0.0;  // stall cycles over total cycles
+  double mapping_eff_pct = 0.0;
+  std::int64_t folds = 0;
+  Bottleneck bottleneck = Bottleneck::compute;
+};
+SystolicLayerCost evaluate_layer(const SystolicHardware& hw, const LayerSpec& l, std::int64_t batch);
+
 // GEMM layers run on the array (M = rows_per_sample x batch rows, N, K); element-wise
 // layers stream E x tensors words over the DRAM interface (3 x words/cycle) or run at
 // the vector unit's rate, whichever is slower. Latency = cycles / clock per layer, in

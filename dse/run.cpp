@@ -3,6 +3,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -53,6 +54,87 @@ std::string on_root(Context& ctx, F f) {
   if (got[0] == 'E') throw InputError(got.substr(1));
   if (got[0] == 'I') throw IoError(got.substr(1));
   return got.substr(1);
+}
+
+// One row of /mapping_sheets: a layer of an archived (or Pareto) point.
+struct SheetRow {
+  std::uint64_t point_index = 0;
+  char layer[32] = {};
+  char type[16] = {};
+  double latency_s = 0.0;
+  double flops = 0.0;
+  double dram_bytes = 0.0;
+  double stall_fraction = 0.0;
+  double pct_of_peak = 0.0;
+  char bottleneck[16] = {};
+  char mapping[128] = {};
+};
+
+h5::Handle sheet_type() {
+  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(SheetRow)), "H5Tcreate"), H5Tclose);
+  const h5::Handle s16 = h5::fixed_string_type(16);
+  const h5::Handle s32 = h5::fixed_string_type(32);
+  const h5::Handle s128 = h5::fixed_string_type(128);
+  auto add = [&](const char* name, std::size_t off, hid_t type) {
+    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
+  };
+  add("point_index", offsetof(SheetRow, point_index), H5T_NATIVE_UINT64);
+  add("layer", offsetof(SheetRow, layer), s32);
+  add("type", offsetof(SheetRow, type), s16);
+  add("latency_s", offsetof(SheetRow, latency_s), H5T_NATIVE_DOUBLE);
+  add("flops", offsetof(SheetRow, flops), H5T_NATIVE_DOUBLE);
+  add("dram_bytes", offsetof(SheetRow, dram_bytes), H5T_NATIVE_DOUBLE);
+  add("stall_fraction", offsetof(SheetRow, stall_fraction), H5T_NATIVE_DOUBLE);
+  add("pct_of_peak", offsetof(SheetRow, pct_of_peak), H5T_NATIVE_DOUBLE);
+  add("bottleneck", offsetof(SheetRow, bottleneck), s16);
+  add("mapping", offsetof(SheetRow, mapping), s128);
+  return t;
+}
+
+// Mapping sheets for the archived points, or for the Pareto points alone when the
+// archive is larger than kSheetArchiveLimit (the per-layer rows would dwarf the rest).
+constexpr std::size_t kSheetArchiveLimit = 10000;
+
+void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
+                          const std::vector<PointRecord>& archive, const std::vector<std::uint64_t>& pareto) {
+  const bool all = archive.size() <= kSheetArchiveLimit;
+  std::vector<SheetRow> rows;
+  if (ctx.rank() == 0) {
+    std::vector<std::uint64_t> points;
+    if (all) {
+      for (const auto& r : archive) points.push_back(r.index);
+    } else {
+      points = pareto;
+    }
+    for (const auto i : points) {
+      for (const auto& b : layer_breakdown(scenario, space, i)) {
+        SheetRow row;
+        row.point_index = i;
+        set_name(row.layer, b.name);
+        set_name(row.type, b.type);
+        row.latency_s = b.latency_s;
+        row.flops = b.flops;
+        row.dram_bytes = b.dram_bytes;
+        row.stall_fraction = b.stall_fraction;
+        row.pct_of_peak = b.pct_of_peak;
+        set_name(row.bottleneck, std::string(costmodel::to_string(b.bottleneck)));
+        set_name(row.mapping, b.mapping);
+        rows.push_back(row);
+      }
+    }
+  }
+  Bytes n(sizeof(std::uint64_t));
+  std::uint64_t count = rows.size();
+  std::memcpy(n.data(), &count, sizeof(count));
+  n = ctx.broadcast(n, 0);
+  std::memcpy(&count, n.data(), sizeof(count));
+  const h5::Handle type = sheet_type();
+  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 4);
+  h5::set_rows(ds, count);
+  std::vector<h5::RowRun> runs;
+  if (ctx.rank() == 0 && count > 0) runs.push_back({0, count});
+  h5::write_runs(ds, type, rows.data(), runs, ctx.distributed());
+  h5::write_attribute(ds, "points", std::string(all ? "archive" : "pareto"));
 }
 
 std::string read_scenario_of_partial(const std::string& partial) {
@@ -113,6 +195,17 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;
+}
+
+std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
+                                                       std::uint64_t index) {
+  const auto d = space.decode(index);
+  const auto [entry, variant] = locate_hardware(s, d[0]);
+  const HardwareVariant hw = s.hardware[entry].variant(variant);
+  const auto& wl = s.workloads[d[1]];
+  const std::int64_t batch = s.batch_sizes[d[2]];
+  return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
+                                           : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }
 
 search::Evaluation to_evaluation(const PointRecord& r) {
@@ -219,6 +312,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       w = ctx.broadcast(w, 0);
       std::memcpy(&wall, w.data(), sizeof(double));
       info.wall_time_s = wall;
+      write_mapping_sheets(file, ctx, scenario, space, result.archive, pareto);
       write_run_info(file, info);
       set_attribute(file, "complete", 1);
     }

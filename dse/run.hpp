@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/breakdown.hpp"
 #include "dse/driver.hpp"
 #include "dse/results.hpp"
 #include "dse/scenario.hpp"
@@ -39,6 +40,9 @@ struct RunSummary {
 // Knobs in index order (fastest first): hardware, workload, batch.
 search::DesignSpace design_space(const Scenario& s);
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
+// The per-layer mapping sheet of point `index`.
+std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
+                                                       std::uint64_t index);
 // The objectives (throughput max, latency min, energy min, risk min) and constraint
 // metrics (p99 latency, power, area, memory) of a row.
 search::Evaluation to_evaluation(const PointRecord& r);

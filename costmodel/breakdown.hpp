@@ -1,0 +1,29 @@
+// Per-layer breakdown of a workload on a hardware point: the rows of a mapping
+// sheet (what each layer costs, what bounds it, and how it was mapped). Pure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "costmodel/layer.hpp"
+#include "costmodel/roofline.hpp"
+#include "costmodel/systolic_platform.hpp"
+
+namespace dse::costmodel {
+
+struct LayerBreakdown {
+  std::string name;
+  std::string type;            // gemm | elementwise
+  double latency_s = 0.0;      // one occurrence
+  double flops = 0.0;
+  double dram_bytes = 0.0;
+  double stall_fraction = 0.0;  // (latency - compute time) / latency
+  double pct_of_peak = 0.0;     // achieved FLOP/s over the peak, in percent
+  Bottleneck bottleneck = Bottleneck::compute;
+  std::string mapping;          // how the layer was mapped, in words
+};
+
+std::vector<LayerBreakdown> layer_breakdown(const RooflineHardware& hw, const WorkloadSpec& w, std::int64_t batch);
+std::vector<LayerBreakdown> layer_breakdown(const SystolicHardware& hw, const WorkloadSpec& w, std::int64_t batch);
+
+}  // namespace dse::costmodel
