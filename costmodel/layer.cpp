@@ -26,7 +26,7 @@ double resident_bytes(const WorkloadSpec& w, std::int64_t batch) noexcept {
       weights += static_cast<double>(l.k) * static_cast<double>(l.n) * b;
       const double rows = static_cast<double>(l.rows_per_sample) * bt;
       largest_activation = std::max(
-          largest_activation, rows * static_cast<double>(l.k + l.n) * b);
+          largest_activation, rows * (static_cast<double>(l.k) + static_cast<double>(l.n)) * b);  // no int64 sum: k + n may pass 2^63
     } else {
       largest_activation = std::max(
           largest_activation,

@@ -14,6 +14,12 @@ using Args = std::vector<std::string>;
 int cmd_run(int& argc, char**& argv, const Args& args);
 int cmd_shortlist(const Args& args);
 int cmd_timeloop_model(const Args& args);
+int cmd_map(const Args& args);
+int cmd_timeloop_mapper(const Args& args);
 int cmd_scalesim(const Args& args);
+int cmd_eval(const Args& args);
+int cmd_presets(const Args& args);
+int cmd_validate(const Args& args);
+int cmd_report(const Args& args);
 
 }  // namespace dse::cli

@@ -271,17 +271,44 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
   return out;
 }
 
+std::string checkpoint_name(const char* base, std::int64_t round) { return std::string(base) + "_" + std::to_string(round); }
+
+herr_t collect_checkpoint(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/, void* out) {
+  const std::string n = name;
+  if (n.rfind("checkpoint_archive_", 0) == 0 || n.rfind("sampler_state_", 0) == 0) {
+    static_cast<std::vector<std::string>*>(out)->push_back(n);
+  }
+  return 0;
+}
+
+// Remove every checkpoint dataset, including ones a crashed run left behind (collective:
+// every rank lists the same names in the same order).
+void delete_checkpoints(hid_t file) {
+  std::vector<std::string> names;
+  h5::check_status(H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_checkpoint, &names), "H5Literate");
+  for (const auto& n : names) h5::check_status(H5Ldelete(file, n.c_str(), H5P_DEFAULT), "H5Ldelete " + n);
+}
+
+// A new dataset in place of any old one of that name (collective). Checkpoint data is
+// written into fresh datasets rather than rewritten in place: rewriting a filtered
+// chunk that other ranks wrote before left stale rows with parallel HDF5 1.10.
+h5::Handle fresh_dataset(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows, int deflate) {
+  if (h5::has_link(file, name)) h5::check_status(H5Ldelete(file, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
+  return h5::create_extensible_1d(file, name, type, chunk_rows, deflate);
+}
+
 void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& records) {
   const h5::Handle type = point_record_type();
-  const h5::Handle ds = h5::open_dataset(file, "archive");
+  const h5::Handle ds = fresh_dataset(file, "archive", type, 1024, 4);
   h5::set_rows(ds, records.size());
   std::vector<h5::RowRun> runs;
   if (ctx.rank() == 0 && !records.empty()) runs.push_back({0, records.size()});
   h5::write_runs(ds, type, records.data(), runs, ctx.distributed());
 }
 
-// Each rank's archive rows at its offset in /archive (collective); returns the total.
-std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<PointRecord>& local) {
+// Each rank's archive rows at its offset in dataset `name` (collective); returns the total.
+std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<PointRecord>& local,
+                                 const std::string& name) {
   Bytes mine;
   put(mine, static_cast<std::uint64_t>(ctx.rank()));
   put(mine, static_cast<std::uint64_t>(local.size()));
@@ -302,7 +329,7 @@ std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<Poi
     total += sizes[r];
   }
   const h5::Handle type = point_record_type();
-  const h5::Handle ds = h5::open_dataset(file, "archive");
+  const h5::Handle ds = fresh_dataset(file, name, type, 1024, 4);
   h5::set_rows(ds, total);
   std::vector<h5::RowRun> runs;
   if (!local.empty()) runs.push_back({offset, local.size()});
@@ -311,7 +338,7 @@ std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<Poi
 }
 
 void write_bytes_dataset(hid_t file, Context& ctx, const std::string& name, const std::vector<std::byte>& bytes) {
-  const h5::Handle ds = h5::open_dataset(file, name);
+  const h5::Handle ds = fresh_dataset(file, name, H5T_STD_U8LE, 65536, 0);
   h5::set_rows(ds, bytes.size());
   std::vector<h5::RowRun> runs;
   if (ctx.rank() == 0 && !bytes.empty()) runs.push_back({0, bytes.size()});
@@ -325,8 +352,8 @@ std::vector<std::byte> read_bytes_dataset(hid_t file, const std::string& name) {
   return out;
 }
 
-std::vector<PointRecord> read_archive(hid_t file) {
-  const h5::Handle ds = h5::open_dataset(file, "archive");
+std::vector<PointRecord> read_archive(hid_t file, const std::string& name) {
+  const h5::Handle ds = h5::open_dataset(file, name);
   std::vector<PointRecord> out(h5::dataset_rows(ds));
   const h5::Handle type = point_record_type();
   if (!out.empty()) h5::read_all(ds, type, out.data());
@@ -403,8 +430,8 @@ void set_attribute(hid_t loc, const std::string& name, std::int64_t value) {
 void init_driver_file(hid_t file, Store store) {
   const h5::Handle type = point_record_type();
   if (store == Store::all) (void)h5::create_extensible_1d(file, "points", type, 4096, 4);
-  (void)h5::create_extensible_1d(file, "archive", type, 1024, 4);
-  (void)h5::create_extensible_1d(file, "sampler_state", H5T_STD_U8LE, 65536, 0);
+  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0), type, 1024, 4);
+  (void)h5::create_extensible_1d(file, checkpoint_name("sampler_state", 0), H5T_STD_U8LE, 65536, 0);
   set_attribute(file, kRowsDone, 0);
   set_attribute(file, kRoundsDone, 0);
   set_attribute(file, kEvaluated, 0);
@@ -426,14 +453,14 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
 
   auto sampler = make_sampler(model, plan);
   if (plan.sampler == SamplerKind::nsga2) {
-    const auto state = read_bytes_dataset(file, "sampler_state");
+    const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds));
     if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
   } else {
     seek(*sampler, plan.sampler, rows_done);
   }
   Archive archive(model);
   {
-    const std::vector<PointRecord> saved = read_archive(file);
+    const std::vector<PointRecord> saved = read_archive(file, checkpoint_name("checkpoint_archive", rounds));
     const auto p = static_cast<std::size_t>(ctx.size());
     for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) archive.insert(saved[i]);
   }
@@ -490,20 +517,30 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     rows_done += ids.size();
     evaluated += ctx.sum(work.evaluated);
     feasible += ctx.sum(work.feasible);
-    ++rounds;
 
     // Checkpoint: every rank's local archive (their union holds the global archive;
     // merging waits for the end), the sampler state and the counters, then flush.
     const auto tc = Clock::now();
-    const std::size_t archived = write_local_archives(file, ctx, archive.records());
-    if (plan.sampler == SamplerKind::nsga2) {
-      write_bytes_dataset(file, ctx, "sampler_state", static_cast<search::Nsga2Sampler&>(*sampler).save_state());
-    }
+    // Round r's checkpoint goes to datasets named by r; the counters switch to r only
+    // after they are written, and round r-1's are deleted after that, so a crash at
+    // any moment leaves the counters naming a complete checkpoint.
+    const std::size_t archived =
+        write_local_archives(file, ctx, archive.records(), checkpoint_name("checkpoint_archive", rounds + 1));
+    write_bytes_dataset(file, ctx, checkpoint_name("sampler_state", rounds + 1),
+                        plan.sampler == SamplerKind::nsga2
+                            ? static_cast<search::Nsga2Sampler&>(*sampler).save_state()
+                            : std::vector<std::byte>{});
+    h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    ++rounds;
     set_attribute(file, kRowsDone, static_cast<std::int64_t>(rows_done));
     set_attribute(file, kRoundsDone, rounds);
     set_attribute(file, kEvaluated, static_cast<std::int64_t>(evaluated));
     set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
     h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    for (const char* base : {"checkpoint_archive", "sampler_state"}) {
+      const std::string old = checkpoint_name(base, rounds - 1);
+      if (h5::has_link(file, old)) h5::check_status(H5Ldelete(file, old.c_str(), H5P_DEFAULT), "H5Ldelete " + old);
+    }
     progress.update(evaluated, archived, false);
 
     if (ctx.rank() == 0) {
@@ -530,6 +567,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     });
     result.archive = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0));
     write_archive(file, ctx, result.archive);
+    delete_checkpoints(file);
   }
   if (!result.interrupted) progress.update(evaluated, result.archive.size(), true);
   return result;

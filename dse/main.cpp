@@ -27,12 +27,24 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "run SCENARIO.yaml -o OUT.h5   evaluate a scenario's design space (under mpirun for many ranks)",
        [](int& c, char**& v, const Args& a) { return dse::cli::cmd_run(c, v, a); }},
-      {"shortlist", "shortlist OUT.h5              print the Pareto points of a result file",
+      {"shortlist", "shortlist OUT.h5 [--sla-p99-ms X] [--power-w Y] ...   the Pareto shortlist under budgets, from the stored archive",
        [](int&, char**&, const Args& a) { return dse::cli::cmd_shortlist(a); }},
       {"timeloop-model", "timeloop-model ARCH PROB MAP ERT [--json]  evaluate a Timeloop v0.4 case with the loop-nest model",
        [](int&, char**&, const Args& a) { return dse::cli::cmd_timeloop_model(a); }},
+      {"timeloop-mapper", "timeloop-mapper ARCH PROB ERT [CONSTRAINTS]  best mapping of a Timeloop v0.4 case (mapping YAML + figures)",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_timeloop_mapper(a); }},
+      {"map", "map --hw H --op \"gemm M=.. N=.. K=..\" [--objective latency|energy|edp] [--json]  mapping sheet of one operator",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_map(a); }},
       {"scalesim", "scalesim -c CFG -t TOPO [-i gemm] -p DIR   SCALE-Sim v2 compatible systolic-array reports",
        [](int&, char**&, const Args& a) { return dse::cli::cmd_scalesim(a); }},
+      {"eval", "eval --hardware H --workload W [--system S --tp N ...] [--json]  evaluate a workload on a GPU-class platform",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_eval(a); }},
+      {"presets", "presets                       list hardware, system and workload presets",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_presets(a); }},
+      {"validate", "validate [--json]             compare predictions with published measurements",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_validate(a); }},
+      {"report", "report OUT.h5 -o DIR [--sla-p99-ms X] [--power-w Y]   HTML/Markdown report with figures (scripts/report.py)",
+       [](int&, char**&, const Args& a) { return dse::cli::cmd_report(a); }},
   };
   return table;
 }

@@ -166,15 +166,43 @@ search::DesignSpace design_space(const Scenario& s) {
                               {"batch", s.batch_sizes.size()}});
 }
 
+namespace {
+
+namespace pf = costmodel::platform;
+namespace wlib = costmodel::workload;
+
+// A model served on a system: the decode step at the point's batch (continuous
+// batching up to it), the serving sweep at that batch and the simulation at the
+// workload's arrival rate.
+pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
+                               std::uint64_t seed) {
+  const int chips = v.system->system.chips;
+  pf::SystemRequest req;
+  req.spec = m.spec;
+  req.phase.phase = wlib::Phase::decode;
+  req.phase.batch = batch;
+  req.phase.seq = 1;
+  req.phase.context = m.prompt_tokens + m.output_tokens / 2;
+  req.phase.precision = v.precision;
+  req.degrees = {v.tp, 1, chips / std::max(1, v.tp), 1};
+  req.options.fusion = v.fusion;
+  req.serving.batch_sizes = {static_cast<int>(batch)};
+  req.serving.prompt_tokens = static_cast<int>(m.prompt_tokens);
+  req.serving.output_tokens = static_cast<int>(m.output_tokens);
+  req.serving.rate_per_s = m.rate_per_s;
+  req.serving.requests = m.requests;
+  req.serving.seed = seed;
+  return pf::evaluate_system(v.system->chip, v.system->system, req);
+}
+
+}  // namespace
+
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
   const auto d = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, d[0]);
   const HardwareVariant hw = s.hardware[entry].variant(variant);
-  const auto& wl = s.workloads[d[1]];
+  const WorkloadEntry& wl = s.workloads[d[1]];
   const std::int64_t batch = s.batch_sizes[d[2]];
-  const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
-                                        ? costmodel::evaluate_workload(hw.roofline, wl, batch)
-                                        : costmodel::evaluate_workload(hw.systolic, wl, batch);
   PointRecord r;
   r.index = index;
   r.hardware_id = static_cast<std::uint32_t>(d[0]);
@@ -182,6 +210,36 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.batch = batch;
   set_name(r.hardware, hw.name());
   set_name(r.workload, wl.name);
+  r.area_mm2 = hw.area_mm2();
+  const bool served = hw.kind == HardwareKind::system;
+  if (served != wl.model.has_value()) {
+    // A layer list needs roofline or systolic hardware; a model needs a system.
+    r.feasible = 0;
+    set_name(r.bottleneck, "unsupported");
+    return r;
+  }
+  if (served) {
+    const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
+    const bool have_sweep = e.serving.evaluated && !e.serving.sweep.empty();
+    r.feasible = e.feasible && have_sweep && e.chip.fits_memory && e.serving.at_rate.has_value() ? 1 : 0;
+    r.flops = e.chip.totals.flops;
+    r.dram_bytes = e.chip.totals.dram_bytes;
+    r.memory_bytes = e.chip.totals.memory_bytes;
+    r.engineering_risk = e.risk.score;
+    r.power_w = e.power.power_w;
+    if (r.feasible != 0) {
+      const auto& sw = e.serving.sweep.front();
+      r.throughput_samples_per_s = sw.tokens_per_s_system;  // output tokens/s of the system
+      r.latency_s = sw.e2e_s;                                // one batch of requests, no queueing
+      r.energy_per_sample_j = e.power.energy_per_token_j;
+      r.p99_latency_s = e.serving.at_rate->e2e.p99_s;        // under Poisson load at the rate
+    }
+    set_name(r.bottleneck, e.feasible ? std::string(costmodel::to_string(e.step.bottleneck)) : std::string("capacity"));
+    return r;
+  }
+  const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
+                                        ? costmodel::evaluate_workload(hw.roofline, wl, batch)
+                                        : costmodel::evaluate_workload(hw.systolic, wl, batch);
   r.throughput_samples_per_s = c.throughput_samples_per_s;
   r.latency_s = c.latency_s;
   r.energy_per_sample_j = c.energy_per_sample_j;
@@ -189,9 +247,8 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.flops = c.flops;
   r.dram_bytes = c.bytes;
   r.memory_bytes = c.memory_bytes;
-  r.p99_latency_s = c.latency_s;  // no queueing in the roofline skeleton: every batch takes the same time
+  r.p99_latency_s = c.latency_s;  // no queueing in these models: every batch takes the same time
   r.power_w = c.latency_s > 0 ? c.energy_j / c.latency_s : 0.0;
-  r.area_mm2 = hw.area_mm2();
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;
@@ -202,8 +259,29 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
   const auto d = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, d[0]);
   const HardwareVariant hw = s.hardware[entry].variant(variant);
-  const auto& wl = s.workloads[d[1]];
+  const WorkloadEntry& wl = s.workloads[d[1]];
   const std::int64_t batch = s.batch_sizes[d[2]];
+  if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
+  if (hw.kind == HardwareKind::system) {
+    const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
+    std::vector<costmodel::LayerBreakdown> out;
+    for (const auto& l : e.chip.layers) {
+      costmodel::LayerBreakdown b;
+      b.name = l.name;
+      b.type = l.layer;
+      b.latency_s = l.latency_s;
+      b.flops = l.flops;
+      b.dram_bytes = l.dram_bytes;
+      b.stall_fraction = l.stall_fraction;
+      b.pct_of_peak = 100.0 * l.pct_of_peak;
+      b.bottleneck = l.bottleneck;
+      b.mapping = l.mapping.kernel + (l.mapping.tile.empty() ? "" : " " + l.mapping.tile) +
+                  (l.mapping.fusion_group.empty() ? "" : ", fused in " + l.mapping.fusion_group) + ", " +
+                  l.mapping.precision + ", x" + std::to_string(l.repeat);
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
   return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
                                            : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -30,7 +33,7 @@ std::string lower(std::string s) {
 }
 
 std::int64_t parse_int(const std::string& v, const std::string& file, int line, const std::string& key,
-                       std::int64_t min_value) {
+                       std::int64_t min_value, std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
   std::int64_t x = 0;
   const auto* end = v.data() + v.size();
   const auto [p, ec] = std::from_chars(v.data(), end, x);
@@ -40,7 +43,55 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   if (x < min_value) {
     throw ConfigError(file, line, 1, key, "expected an integer >= " + std::to_string(min_value), v);
   }
+  if (x > max_value) {
+    throw ConfigError(file, line, 1, key, "expected an integer <= " + std::to_string(max_value), v);
+  }
   return x;
+}
+
+// Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
+// from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
+constexpr std::int64_t max_array_side = std::int64_t{1} << 20;
+constexpr std::int64_t max_offset = std::int64_t{1} << 53;
+
+// A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
+std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
+  const std::int64_t kib = parse_int(v, file, line, key, 1);
+  constexpr std::int64_t max_kib = std::numeric_limits<std::int64_t>::max() / 1024;
+  if (kib > max_kib) {
+    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(max_kib) + " kB", v);
+  }
+  return kib;
+}
+
+std::string format_count(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// The simulator counts cycles, MACs and addresses in int64: refuse a layer whose counts
+// (computed here in double) pass 2^53, beyond which they are neither exact nor safe from
+// wrapping in the products the simulator forms (SCALE-Sim itself has no such limit).
+void refuse_oversized_layer(const costmodel::ConvLayer& c, const std::string& file, int line) {
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  const double ofmap_h = std::floor((d(c.ifmap_h) - d(c.filter_h)) / d(c.stride_h)) + 1.0;
+  const double ofmap_w = std::floor((d(c.ifmap_w) - d(c.filter_w)) / d(c.stride_w)) + 1.0;
+  const double window = d(c.filter_h) * d(c.filter_w) * d(c.channels);
+  const double counts[] = {
+      ofmap_h * ofmap_w * window * d(c.num_filters),  // MACs
+      d(c.ifmap_h) * d(c.ifmap_w) * d(c.channels),    // ifmap words
+      window * d(c.num_filters),                      // filter words
+      ofmap_h * ofmap_w * d(c.num_filters),           // ofmap words
+      d(c.ifmap_h) + d(c.stride_h), d(c.ifmap_w) + d(c.stride_w),
+  };
+  constexpr double limit = 9007199254740992.0;  // 2^53
+  for (const double x : counts) {
+    if (!(x <= limit)) {
+      throw ConfigError(file, line, 1, "topology", "expected a layer whose MAC and word counts are at most 2^53",
+                        format_count(x));
+    }
+  }
 }
 
 // Python's repr of a float: shortest round-trip, with ".0" on whole numbers.
@@ -117,21 +168,21 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       c.run_name = value;
       have_run_name = true;
     } else if (key == "arrayheight") {
-      a.rows = parse_int(value, file, line_no, path, 1);
+      a.rows = parse_int(value, file, line_no, path, 1, max_array_side);
     } else if (key == "arraywidth") {
-      a.cols = parse_int(value, file, line_no, path, 1);
+      a.cols = parse_int(value, file, line_no, path, 1, max_array_side);
     } else if (key == "ifmapsramszkb") {
-      a.ifmap_sram_bytes = 1024 * parse_int(value, file, line_no, path, 1);
+      a.ifmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
     } else if (key == "filtersramszkb") {
-      a.filter_sram_bytes = 1024 * parse_int(value, file, line_no, path, 1);
+      a.filter_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
     } else if (key == "ofmapsramszkb") {
-      a.ofmap_sram_bytes = 1024 * parse_int(value, file, line_no, path, 1);
+      a.ofmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
     } else if (key == "ifmapoffset") {
-      a.ifmap_offset = parse_int(value, file, line_no, path, 0);
+      a.ifmap_offset = parse_int(value, file, line_no, path, 0, max_offset);
     } else if (key == "filteroffset") {
-      a.filter_offset = parse_int(value, file, line_no, path, 0);
+      a.filter_offset = parse_int(value, file, line_no, path, 0, max_offset);
     } else if (key == "ofmapoffset") {
-      a.ofmap_offset = parse_int(value, file, line_no, path, 0);
+      a.ofmap_offset = parse_int(value, file, line_no, path, 0, max_offset);
     } else if (key == "dataflow") {
       const std::string d = lower(value);
       if (d == "ws") a.dataflow = costmodel::Dataflow::weight_stationary;
@@ -214,6 +265,7 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
                           std::to_string(c.filter_h) + "x" + std::to_string(c.filter_w));
       }
     }
+    refuse_oversized_layer(layer.conv, file, line_no);
     layers.push_back(layer);
   }
   if (layers.empty()) throw ConfigError(file, 1, 1, "topology", "expected at least one layer", "none");

@@ -1,10 +1,12 @@
 #include "dse/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <stdexcept>
 
+#include "dse/workload_reader.hpp"
 #include "dse/yaml_reader.hpp"
 
 namespace dse {
@@ -89,9 +91,44 @@ const std::vector<FieldDef>& systolic_fields() {
   return f;
 }
 
-const std::vector<FieldDef>& fields_of(HardwareKind k) {
-  return k == HardwareKind::roofline ? roofline_fields() : systolic_fields();
+const std::vector<FieldDef>& system_fields() {
+  static const std::vector<FieldDef> f = {
+      {"tp", false, true, 1},
+      {"precision", false, false, 0},  // bf16 0, fp16 1, fp8 2, int8 3
+      {"fusion", false, false, 1},     // none 0, standard 1, aggressive 2
+  };
+  return f;
 }
+
+const std::vector<FieldDef>& fields_of(HardwareKind k) {
+  switch (k) {
+    case HardwareKind::roofline: return roofline_fields();
+    case HardwareKind::systolic: return systolic_fields();
+    case HardwareKind::system: return system_fields();
+  }
+  return roofline_fields();
+}
+
+// A categorical figure: one of `names` (stored as its position), or {choices: [...]}.
+std::vector<double> parse_category(const YAML::Node& node, const Place& at, const std::vector<std::string>& names) {
+  std::string expected = "expected one of";
+  for (const auto& n : names) expected += " " + n;
+  auto one = [&](const YAML::Node& n, const Place& p) {
+    const std::string v = io::as_string(n, p);
+    const auto it = std::find(names.begin(), names.end(), v);
+    if (it == names.end()) io::fail(p, n, expected, "\"" + v + "\"");
+    return static_cast<double>(it - names.begin());
+  };
+  if (!node.IsMap()) return {one(node, at)};
+  const MapReader m(node, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
+
+const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8", "int8"};
+const std::vector<std::string> kFusions = {"none", "standard", "aggressive"};
 
 // A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
 std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
@@ -119,14 +156,27 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     e.kind = HardwareKind::roofline;
   } else if (kind == "systolic") {
     e.kind = HardwareKind::systolic;
+  } else if (kind == "system") {
+    e.kind = HardwareKind::system;
   } else {
-    io::fail(at.child("kind"), kind_node, "expected roofline or systolic", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", "\"" + kind + "\"");
   }
   const auto& defs = fields_of(e.kind);
   std::vector<std::string> allowed = {"name", "kind"};
+  if (e.kind == HardwareKind::system) allowed.emplace_back("system");
   for (const auto& f : defs) allowed.emplace_back(f.key);
   const MapReader m(node, at, allowed);
   e.name = m.string("name");
+  if (e.kind == HardwareKind::system) {
+    const std::string preset = m.string("system");
+    try {
+      e.system = std::make_shared<const io::SystemFile>(io::resolve_system(preset));
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", "\"" + preset + "\": " + err.what());
+    }
+  }
   for (std::size_t i = 0; i < defs.size(); ++i) {
     const FieldDef& f = defs[i];
     if (!f.required && !m.has(f.key)) {
@@ -134,8 +184,11 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
       continue;
     }
     const YAML::Node n = m.node(f.key, f.positive ? "a number > 0" : "a number >= 0");
-    const bool dataflow = std::string(f.key) == "dataflow";
-    std::vector<double> values = dataflow ? parse_dataflows(n, m.place(f.key)) : parse_values(n, m.place(f.key), f.positive);
+    const std::string key = f.key;
+    std::vector<double> values = key == "dataflow"    ? parse_dataflows(n, m.place(f.key))
+                                 : key == "precision" ? parse_category(n, m.place(f.key), kPrecisions)
+                                 : key == "fusion"    ? parse_category(n, m.place(f.key), kFusions)
+                                                      : parse_values(n, m.place(f.key), f.positive);
     for (const double v : values) {
       const bool risk = std::string(f.key) == "engineering_risk";
       if (v < 0.0 || (risk && v > 1.0)) {
@@ -230,9 +283,29 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
   return l;
 }
 
-costmodel::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
+WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
+  if (node.IsMap() && node["model"].IsDefined()) {
+    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests"});
+    WorkloadEntry w;
+    w.name = m.string("name");
+    ModelWorkload mw;
+    const std::string model = m.string("model");
+    try {
+      mw.spec = io::resolve_workload(model);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", "\"" + model + "\": " + err.what());
+    }
+    mw.prompt_tokens = m.positive_integer_or("prompt_tokens", 1024);
+    mw.output_tokens = m.positive_integer_or("output_tokens", 256);
+    mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
+    mw.requests = static_cast<int>(m.positive_integer_or("requests", 1000));
+    w.model = std::move(mw);
+    return w;
+  }
   const MapReader m(node, at, {"name", "layers"});
-  costmodel::WorkloadSpec w;
+  WorkloadEntry w;
   w.name = m.string("name");
   const YAML::Node layers = m.sequence("layers");
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -242,7 +315,7 @@ costmodel::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) 
 }
 
 const std::string& name_of(const HardwareEntry& e) { return e.name; }
-const std::string& name_of(const costmodel::WorkloadSpec& w) { return w.name; }
+const std::string& name_of(const WorkloadEntry& w) { return w.name; }
 
 template <class T>
 void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, const Place& at) {
@@ -283,6 +356,23 @@ std::uint64_t HardwareEntry::variants() const {
   return n;
 }
 
+SystemVariant build_system(const std::string& name, const std::vector<double>& f,
+                           const std::shared_ptr<const io::SystemFile>& sys) {
+  namespace wl = costmodel::workload;
+  SystemVariant v;
+  v.name = name;
+  v.system = sys;
+  v.tp = static_cast<int>(f[0]);
+  static const wl::Precision precisions[] = {wl::Precision::bf16, wl::Precision::fp16, wl::Precision::fp8,
+                                             wl::Precision::int8};
+  v.precision = precisions[static_cast<std::size_t>(f[1])];
+  static const costmodel::platform::FusionStrategy fusions[] = {costmodel::platform::FusionStrategy::none,
+                                                                costmodel::platform::FusionStrategy::standard,
+                                                                costmodel::platform::FusionStrategy::aggressive};
+  v.fusion = fusions[static_cast<std::size_t>(f[2])];
+  return v;
+}
+
 HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
   std::vector<double> f = figures;
   std::string n = name;
@@ -295,22 +385,39 @@ HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
   out.kind = kind;
   if (kind == HardwareKind::roofline) {
     out.roofline = build_roofline(n, f);
-  } else {
+  } else if (kind == HardwareKind::systolic) {
     out.systolic = build_systolic(n, f);
+  } else {
+    out.system = build_system(n, f, system);
   }
   return out;
 }
 
 const std::string& HardwareVariant::name() const {
-  return kind == HardwareKind::roofline ? roofline.name : systolic.name;
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.name;
+    case HardwareKind::systolic: return systolic.name;
+    case HardwareKind::system: return system.name;
+  }
+  return roofline.name;
 }
 
 double HardwareVariant::engineering_risk() const {
-  return kind == HardwareKind::roofline ? roofline.engineering_risk : systolic.engineering_risk;
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.engineering_risk;
+    case HardwareKind::systolic: return systolic.engineering_risk;
+    case HardwareKind::system: return 0.0;  // assessed per point (costmodel/system/risk)
+  }
+  return 0.0;
 }
 
 double HardwareVariant::area_mm2() const {
-  return kind == HardwareKind::roofline ? roofline.area_mm2 : systolic.area_mm2();
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.area_mm2;
+    case HardwareKind::systolic: return systolic.area_mm2();
+    case HardwareKind::system: return 0.0;  // die areas are not in the system presets
+  }
+  return 0.0;
 }
 
 std::uint64_t hardware_variants(const Scenario& s) {
@@ -344,7 +451,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   require_unique_names(s.hardware, hw, m.place("hardware"));
 
   const YAML::Node wl = m.sequence("workloads");
-  for (std::size_t i = 0; i < wl.size(); ++i) s.workloads.push_back(parse_workload(wl[i], m.place("workloads").item(i)));
+  for (std::size_t i = 0; i < wl.size(); ++i) s.workloads.push_back(parse_workload_entry(wl[i], m.place("workloads").item(i)));
   require_unique_names(s.workloads, wl, m.place("workloads"));
 
   const YAML::Node bs = m.sequence("batch_sizes");

@@ -3,13 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodel/layer.hpp"
 #include "dse/driver.hpp"
 #include "costmodel/roofline.hpp"
+#include "costmodel/platform/evaluate.hpp"
 #include "costmodel/systolic_platform.hpp"
+#include "costmodel/workload/spec.hpp"
+#include "dse/platform_reader.hpp"
 
 namespace dse {
 
@@ -17,7 +22,7 @@ namespace dse {
 // may be swept by knobs (ranges in the scenario). Variant v decodes as a mixed-radix
 // number over the knobs, the first knob fastest; an entry without knobs has one
 // variant. Figures are stored by index into the kind's field table (scenario.cpp).
-enum class HardwareKind { roofline, systolic };
+enum class HardwareKind { roofline, systolic, system };
 
 struct HardwareKnob {
   std::string key;
@@ -25,11 +30,21 @@ struct HardwareKnob {
   std::vector<double> values;
 };
 
+// A real multi-chip system (a preset of scenarios/systems) with strategy knobs.
+struct SystemVariant {
+  std::string name;
+  std::shared_ptr<const io::SystemFile> system;  // shared by all variants of an entry
+  int tp = 1;
+  costmodel::workload::Precision precision = costmodel::workload::Precision::bf16;
+  costmodel::platform::FusionStrategy fusion = costmodel::platform::FusionStrategy::standard;
+};
+
 // One concrete hardware point.
 struct HardwareVariant {
   HardwareKind kind = HardwareKind::roofline;
   costmodel::RooflineHardware roofline;
   costmodel::SystolicHardware systolic;
+  SystemVariant system;
   [[nodiscard]] const std::string& name() const;
   [[nodiscard]] double engineering_risk() const;
   [[nodiscard]] double area_mm2() const;
@@ -40,9 +55,25 @@ struct HardwareEntry {
   HardwareKind kind = HardwareKind::roofline;
   std::vector<double> figures;  // the base value of every field of the kind
   std::vector<HardwareKnob> knobs;
+  std::shared_ptr<const io::SystemFile> system;  // kind: system
   [[nodiscard]] std::uint64_t variants() const;
   // Variant v (< variants()); its name is "NAME" or "NAME#v".
   [[nodiscard]] HardwareVariant variant(std::uint64_t v) const;
+};
+
+// A model served under load (kind: system hardware): a workload preset or file of the
+// workload library, with the request shape and the arrival rate.
+struct ModelWorkload {
+  costmodel::workload::WorkloadSpec spec;
+  std::int64_t prompt_tokens = 1024;
+  std::int64_t output_tokens = 256;
+  double rate_per_s = 1.0;    // Poisson arrivals at the system
+  int requests = 1000;        // simulated requests per point
+};
+
+// A workload entry: a list of layers (roofline and systolic hardware) or a model.
+struct WorkloadEntry : costmodel::WorkloadSpec {
+  std::optional<ModelWorkload> model;
 };
 
 struct Scenario {
@@ -51,7 +82,7 @@ struct Scenario {
   std::string name;
   std::uint64_t seed = 0;
   std::vector<HardwareEntry> hardware;
-  std::vector<costmodel::WorkloadSpec> workloads;
+  std::vector<WorkloadEntry> workloads;
   std::vector<std::int64_t> batch_sizes;
   SearchPlan search;  // default: exhaustive
 };

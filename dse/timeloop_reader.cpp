@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 
 #include "dse/yaml_reader.hpp"
@@ -62,13 +66,14 @@ lp::Problem read_timeloop_problem(const std::string& path) {
   // Coefficients: defaults, overridden by the instance.
   std::map<std::string, std::int64_t> coef;
   if (shape.has("coefficients")) {
-    const YAML::Node cs = shape.node("coefficients");
+    const YAML::Node cs = shape.sequence("coefficients");
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const MapReader c(cs[i], shape.place("coefficients").item(i), {"name", "default"});
       coef[c.string("name")] = c.has("default") ? int_value(c.node("default"), c.place("default")) : 1;
     }
   }
   const YAML::Node instance = prob.node("instance");
+  if (!instance.IsNull() && !instance.IsMap()) fail(inst_at, instance, "a mapping of dimension sizes", describe(instance));
   for (const auto& kv : instance) {
     const std::string key = kv.first.Scalar();
     if (coef.count(key) != 0) coef[key] = int_value(kv.second, inst_at.child(key));
@@ -121,6 +126,9 @@ lp::Problem read_timeloop_problem(const std::string& path) {
             c = int_value(term[1], tp);
           }
         }
+        if (c > std::numeric_limits<std::int32_t>::max()) {
+          fail(tp, term, "a coefficient of at most 2^31-1", std::to_string(c));
+        }
         if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "at most 3 terms per coordinate", "more");
         rk.terms[static_cast<std::size_t>(rk.num_terms++)] = lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
       }
@@ -162,6 +170,8 @@ void mesh_of(const YAML::Node& node, const Place& at, std::int64_t& mx, std::int
   const MapReader s(sp, at.child("spatial"), {"meshX", "meshY", "get_fanout", "fanout"});
   mx = s.positive_integer_or("meshX", 1);
   my = s.positive_integer_or("meshY", 1);
+  constexpr std::int64_t max_mesh = std::int64_t{1} << 20;  // per side; keeps mesh products in int64
+  if (mx > max_mesh || my > max_mesh) fail(at.child("spatial"), sp, "meshX and meshY of at most 2^20", describe(sp));
 }
 
 void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
@@ -179,6 +189,7 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
       const MapReader c(n, np, {"name", "attributes", "spatial", "constraints"});
       if (c.has("attributes")) {
         const YAML::Node a = c.node("attributes");
+        if (!a.IsNull() && !a.IsMap()) fail(c.place("attributes"), a, "a mapping", describe(a));
         const double gcs = attr_num(a, "global_cycle_seconds", 0.0, c.place("attributes"));
         if (gcs > 0.0) w.arch.clock_hz = 1.0 / gcs;
       }
@@ -191,6 +202,9 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
         dummy.mesh_y = w.mesh_y;
         dummy.may_keep = 0;
         w.arch.levels.push_back(dummy);
+        if (w.mesh_x > (std::int64_t{1} << 40) / mx || w.mesh_y > (std::int64_t{1} << 40) / my) {
+          fail(np, n, "a total fan-out of at most 2^40 per mesh axis", describe(n));
+        }
         w.mesh_x *= mx;
         w.mesh_y *= my;
       }
@@ -203,10 +217,14 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
     const std::string lc = lower(cls);
     std::int64_t mx = 1, my = 1;
     mesh_of(n, np, mx, my);
+    if (w.mesh_x > (std::int64_t{1} << 40) / mx || w.mesh_y > (std::int64_t{1} << 40) / my) {
+      fail(np, n, "a total fan-out of at most 2^40 per mesh axis", describe(n));
+    }
     w.mesh_x *= mx;
     w.mesh_y *= my;
     const YAML::Node attrs = c.has("attributes") ? c.node("attributes") : YAML::Node(YAML::NodeType::Map);
     const Place ap = c.place("attributes");
+    if (!attrs.IsNull() && !attrs.IsMap()) fail(ap, attrs, "a mapping", describe(attrs));
     if (lc.find("mac") != std::string::npos || lc == "compute") {
       w.arch.compute.name = name;
       w.arch.compute.mesh_x = w.mesh_x;
@@ -331,10 +349,13 @@ std::array<std::int64_t, lp::kMaxDims> parse_factors(const YAML::Node& n, const 
       name = tok.substr(0, k);
       num = tok.substr(k);
     }
-    if (name.empty() || num.empty() || num.find_first_not_of("0123456789") != std::string::npos || std::stoll(num) < 1) {
+    std::int64_t value = 0;
+    const char* const end = num.data() + num.size();
+    const auto [stop, ec] = std::from_chars(num.data(), end, value);  // refuses values past int64
+    if (name.empty() || num.empty() || ec != std::errc() || stop != end || value < 1) {
       fail(at, n, "factors like 'R=3 P=16' or 'C1 M8'", "'" + tok + "'");
     }
-    f[static_cast<std::size_t>(dim_of(p, name, at, n))] = std::stoll(num);
+    f[static_cast<std::size_t>(dim_of(p, name, at, n))] = value;
   }
   return f;
 }
@@ -412,7 +433,16 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
       for (std::size_t k = 0; k < order.size() && k < lp::kMaxDims; ++k) lm.order[k] = static_cast<std::int8_t>(order[k]);
     } else {
       lm.spatial = factors;
-      const std::int64_t split = e.has("split") ? static_cast<std::int64_t>(e.number("split")) : static_cast<std::int64_t>(p.num_dims);
+      std::int64_t split = static_cast<std::int64_t>(p.num_dims);
+      if (e.has("split")) {
+        // A position in the permutation: checked before the cast (a double past int64 is UB).
+        const double v = e.number("split");
+        if (!(v >= 0.0 && v <= static_cast<double>(lp::kMaxDims)) || v != std::floor(v)) {
+          fail(e.place("split"), e.node("split"), "an integer from 0 to " + std::to_string(lp::kMaxDims),
+               std::to_string(v));
+        }
+        split = static_cast<std::int64_t>(v);
+      }
       for (int d = 0; d < p.num_dims; ++d) {
         const auto pos = std::find(perm.begin(), perm.end(), d);
         const std::int64_t k = pos == perm.end() ? static_cast<std::int64_t>(d) : static_cast<std::int64_t>(pos - perm.begin());

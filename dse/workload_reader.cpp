@@ -1,5 +1,6 @@
 #include "dse/workload_reader.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -39,6 +40,16 @@ bool boolean_or(const MapReader& m, const std::string& key, bool fallback) {
   bool v = false;
   if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(m.place(key), n, "expected true or false", describe(n));
   return v;
+}
+
+// A whole number >= 0 (experts, top_k, pad): checked before the cast, since converting a
+// double past int64 (or a fraction) would be undefined or silently truncated.
+std::int64_t whole_non_negative(const MapReader& m, const std::string& key) {
+  const double v = m.non_negative(key);
+  if (v != std::floor(v) || v > 9007199254740992.0) {  // 2^53
+    fail(m.place(key), m.node(key), "expected a whole number from 0 to 2^53", describe(m.node(key)));
+  }
+  return static_cast<std::int64_t>(v);
 }
 
 std::int64_t integer_or(const MapReader& m, const std::string& key, std::int64_t fallback) {
@@ -84,10 +95,10 @@ void read_transformer(const MapReader& m, wl::TransformerSpec& s) {
   s.lm_head = boolean_or(m, "lm_head", s.lm_head);
   s.pooler = boolean_or(m, "pooler", s.pooler);
   if (m.has("experts")) {
-    const std::int64_t e = static_cast<std::int64_t>(m.non_negative("experts"));
+    const std::int64_t e = whole_non_negative(m, "experts");
     s.experts = e;
   }
-  if (m.has("top_k")) s.top_k = static_cast<std::int64_t>(m.non_negative("top_k"));
+  if (m.has("top_k")) s.top_k = whole_non_negative(m, "top_k");
   s.tensor_parallel = integer_or(m, "tensor_parallel", s.tensor_parallel);
 }
 
@@ -152,7 +163,9 @@ wl::SymbolicDim as_dim(const YAML::Node& n, const Place& at) {
         const std::string hint = did_you_mean(factor, symbols);
         fail(at, n, expected + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"), describe(n));
       }
-      d.coefficient *= static_cast<std::int64_t>(v);
+      if (__builtin_mul_overflow(d.coefficient, static_cast<std::int64_t>(v), &d.coefficient)) {
+        fail(at, n, "expected a product of at most 2^63-1", describe(n));
+      }
     }
     any = true;
   }
@@ -225,7 +238,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
       op.conv.k = m.positive_integer("out_channels");
       op.conv.r = op.conv.s = m.positive_integer("kernel");
       op.conv.stride = m.positive_integer_or("stride", 1);
-      op.conv.pad = static_cast<std::int64_t>(m.non_negative_or("pad", 0.0));
+      op.conv.pad = m.has("pad") ? whole_non_negative(m, "pad") : 0;
       op.conv.groups = m.positive_integer_or("groups", 1);
       op.bias = boolean_or(m, "bias", false);
       if (op.conv.c % op.conv.groups != 0 || op.conv.k % op.conv.groups != 0) {

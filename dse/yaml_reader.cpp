@@ -87,7 +87,8 @@ std::string describe(const YAML::Node& node) {
 }
 
 void fail(const Place& at, const YAML::Node& node, const std::string& expected, const std::string& got) {
-  const YAML::Mark m = node.Mark();
+  // An invalid node (a map indexed by a number, say) throws on Mark(): no position then.
+  const YAML::Mark m = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
   throw ConfigError(at.file, line_of(m), column_of(m), at.path.empty() ? "(root)" : at.path, expected,
                     got);
 }
@@ -124,7 +125,7 @@ MapReader::MapReader(const YAML::Node& node, Place place, std::initializer_list<
 
 MapReader::MapReader(const YAML::Node& node, Place place, const std::vector<std::string>& allowed)
     : node_(node), place_(std::move(place)) {
-  if (!node_.IsMap()) fail(place_, node_, "expected a mapping", describe(node_));
+  if (!node_.IsDefined() || !node_.IsMap()) fail(place_, node_, "expected a mapping", describe(node_));
   for (const auto& kv : node_) {
     const std::string key = kv.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;

@@ -9,3 +9,5 @@ bash scripts/build.sh release
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p results
 mpirun -q -np 2 --oversubscribe build/release/dse/dse run scenarios/quickstart.yaml -o results/quickstart.h5
+# The review artifacts: index.html, report.md and the figures, from the HDF5 alone.
+build/release/dse/dse report results/quickstart.h5 -o results/quickstart.report

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git bc
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
   libtbb-dev libboost-program-options-dev libyaml-cpp-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev

@@ -113,6 +113,26 @@ std::string validate(const Problem& p) {
     }
   }
   if (rw != 1) return "expected exactly one read-write (output) tensor";
+  // points() and tensor_elements() count in int64: refuse problems whose counts (taken
+  // here in double) would pass 2^62 rather than let them wrap.
+  constexpr double limit = 4611686018427387904.0;  // 2^62
+  double n = 1.0;
+  for (int d = 0; d < p.num_dims; ++d) n *= static_cast<double>(p.dim_sizes[static_cast<std::size_t>(d)]);
+  if (!(n <= limit)) return "the iteration space has more than 2^62 points";
+  for (int t = 0; t < p.num_tensors; ++t) {
+    const Tensor& ten = p.tensors[static_cast<std::size_t>(t)];
+    double e = 1.0;
+    for (int r = 0; r < ten.num_ranks; ++r) {
+      const Rank& rank = ten.ranks[static_cast<std::size_t>(r)];
+      double extent = 1.0;
+      for (int i = 0; i < rank.num_terms; ++i) {
+        const Term& term = rank.terms[static_cast<std::size_t>(i)];
+        extent += static_cast<double>(term.coef) * static_cast<double>(p.dim_sizes[static_cast<std::size_t>(term.dim)] - 1);
+      }
+      e *= extent;
+    }
+    if (!(e <= limit)) return "tensor " + ten.name + " has more than 2^62 elements";
+  }
   return "";
 }
 

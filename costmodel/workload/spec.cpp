@@ -1,6 +1,7 @@
 // Phases, checks, the explicit-operator builder and the dispatch of build_graph.
 #include "costmodel/workload/spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +23,26 @@ std::string check_phase(const PhaseSpec& ph) {
   if (ph.batch < 1) return "batch must be >= 1";
   if (ph.seq < 1) return "seq must be >= 1";
   if (ph.context < 0) return "context must be >= 0";
+  return "";
+}
+
+// The builders count tensor elements in int64 (tokens x width, batch x heads x seq x kv_len,
+// hidden x ffn x experts): refuse phases and shapes whose largest such count, bounded here
+// in double with a factor 8 of headroom (fused QKV, gated FFN, grads), would pass 2^63.
+std::string check_transformer_counts(const TransformerSpec& s, const PhaseSpec& ph) {
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  const double kv_len = d(ph.context) + d(ph.seq);
+  const double tokens = d(ph.batch) * kv_len;
+  const double head_dim = s.head_dim > 0 ? d(s.head_dim) : d(s.hidden) / std::max(1.0, d(s.heads));
+  const double width = std::max({d(s.hidden), d(s.ffn_hidden), d(s.vocab), d(s.max_positions),
+                                 (d(s.heads) + 2.0 * d(std::max(s.kv_heads, s.heads))) * head_dim,
+                                 d(s.heads) * kv_len});
+  const double experts = std::max(1.0, d(s.experts));
+  const double largest = std::max({tokens * width * experts, d(s.hidden) * d(s.ffn_hidden) * experts,
+                                   d(s.vocab) * d(s.hidden)});
+  if (!(largest * 8.0 < 9223372036854775807.0)) {
+    return "transformer '" + s.name + "': batch x (context + seq) x width passes 2^63 elements (64-bit counts)";
+  }
   return "";
 }
 
@@ -96,7 +117,8 @@ std::string check(const WorkloadSpec& spec, const PhaseSpec& phase) {
                           if (decode && s.arch != Arch::decoder) {
                             return "transformer '" + s.name + "' is an encoder: it has no decode phase";
                           }
-                          return check_transformer(s);
+                          std::string why = check_transformer(s);
+                          return why.empty() ? check_transformer_counts(s, phase) : why;
                         },
                         [&](const VitSpec& s) -> std::string {
                           if (decode) return "vit '" + s.name + "' has no decode phase";

@@ -1,0 +1,592 @@
+#include "costmodel/platform/evaluate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "costmodel/workload/footprint.hpp"
+
+namespace dse::costmodel::platform {
+
+namespace wl = dse::costmodel::workload;
+
+std::string_view to_string(FusionStrategy f) noexcept {
+  switch (f) {
+    case FusionStrategy::none: return "none";
+    case FusionStrategy::standard: return "standard";
+    case FusionStrategy::aggressive: return "aggressive";
+  }
+  return "none";
+}
+std::optional<FusionStrategy> fusion_strategy_from_string(std::string_view s) noexcept {
+  for (auto f : {FusionStrategy::none, FusionStrategy::standard, FusionStrategy::aggressive})
+    if (to_string(f) == s) return f;
+  return std::nullopt;
+}
+std::string_view to_string(FusionKind f) noexcept {
+  switch (f) {
+    case FusionKind::gemm_epilogue: return "gemm_epilogue";
+    case FusionKind::norm_residual: return "norm_residual";
+    case FusionKind::flash_attention: return "flash_attention";
+  }
+  return "gemm_epilogue";
+}
+std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept {
+  for (auto f : {FusionKind::gemm_epilogue, FusionKind::norm_residual, FusionKind::flash_attention})
+    if (to_string(f) == s) return f;
+  return std::nullopt;
+}
+std::string_view to_string(LaunchMode m) noexcept {
+  return m == LaunchMode::framework ? "framework" : "graph";
+}
+std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept {
+  if (s == "framework") return LaunchMode::framework;
+  if (s == "graph") return LaunchMode::graph;
+  return std::nullopt;
+}
+
+const GpuKernelCost* KernelCache::find(const Key& k) const {
+  auto it = map_.find(k);
+  return it == map_.end() ? nullptr : &it->second;
+}
+void KernelCache::put(const Key& k, const GpuKernelCost& c) { map_.emplace(k, c); }
+
+Precision kernel_precision(const GpuHardware& hw, wl::Precision p) noexcept {
+  Precision want = Precision::bf16;
+  switch (p) {
+    case wl::Precision::fp32: want = Precision::fp32; break;
+    case wl::Precision::bf16: want = Precision::bf16; break;
+    case wl::Precision::fp16: want = Precision::fp16; break;
+    case wl::Precision::fp8: want = Precision::fp8; break;
+    case wl::Precision::int8:
+    case wl::Precision::int4: want = Precision::int8; break;
+    case wl::Precision::int32: want = Precision::fp32; break;
+  }
+  if (hw.peak_matrix_flops_per_s(want) > 0.0) return want;
+  for (Precision q : {Precision::bf16, Precision::fp16, Precision::fp32})
+    if (hw.peak_matrix_flops_per_s(q) > 0.0) return q;
+  return want;
+}
+
+namespace {
+
+// Attention with fewer query rows than this per head is decode-shaped (below
+// the smallest GEMM thread-block tile m of the presets, 64).
+constexpr std::int64_t kDecodeAttentionMaxRows = 64;
+
+double matrix_flop_energy(const ChipEnergy& e, Precision p) noexcept {
+  switch (p) {
+    case Precision::fp32: return e.matrix_flop_fp32_j;
+    case Precision::int8:
+    case Precision::fp8: return e.matrix_flop_int8_j;
+    default: return e.matrix_flop_fp16_j;
+  }
+}
+
+// One evaluated kernel (before fusion).
+struct Kernel {
+  GpuKernelCost cost;
+  bool matrix = false;  // FLOPs on the matrix engine
+  bool collective = false;
+  std::string kernel;
+  Precision precision = Precision::bf16;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const Platform& p, const EvalOptions& o, KernelCache& c) : p_(p), o_(o), cache_(c) {}
+
+  Kernel lower(const wl::Operator& op) {
+    Kernel k;
+    const GpuHardware& hw = p_.gpu;
+    const Precision prec = kernel_precision(hw, op.precision);
+    k.precision = prec;
+    switch (op.kind) {
+      case wl::OpKind::gemm:
+      case wl::OpKind::batched_gemm: {
+        GemmShape s{op.m, op.n, op.k, op.kind == wl::OpKind::gemm ? 1 : op.batch, prec, DispatchPath::library};
+        k.cost = gemm(s);
+        k.matrix = true;
+        k.kernel = std::string(wl::to_string(op.kind));
+        break;
+      }
+      case wl::OpKind::conv2d: {
+        const auto& c = op.conv;
+        const std::int64_t g = std::max<std::int64_t>(1, c.groups);
+        GemmShape s{c.n * c.out_h() * c.out_w(), c.k / g, (c.c / g) * c.r * c.s, g, prec,
+                    DispatchPath::library};
+        k.cost = implicit_gemm_traffic(s, static_cast<double>(c.n * c.c * c.h * c.w), gemm(s));
+        k.matrix = true;
+        k.kernel = "conv2d->implicit_gemm";
+        break;
+      }
+      case wl::OpKind::elementwise: {
+        ElementwiseShape s;
+        s.elements = op.rows * op.cols;
+        s.vector_flops_per_element = op.flops_per_element;
+        s.special_ops_per_element = op.flops_per_element >= 5.0 ? 1.0 : 0.0;
+        s.precision = prec;
+        s.inputs = std::max<std::int64_t>(1, static_cast<std::int64_t>(op.tensors.size()) - 1);
+        s.outputs = 1;
+        s.dispatch = DispatchPath::compiled;
+        k.cost = elementwise(s, 0);
+        k.kernel = "elementwise";
+        break;
+      }
+      case wl::OpKind::softmax:
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, 1);
+        k.kernel = "softmax";
+        break;
+      case wl::OpKind::layernorm:
+      case wl::OpKind::rmsnorm:
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::compiled}, 2);
+        k.kernel = std::string(wl::to_string(op.kind));
+        break;
+      case wl::OpKind::reduction: {
+        ElementwiseShape s{op.rows * op.cols, 1.0, 0.0, prec, 1, 0, DispatchPath::compiled};
+        k.cost = elementwise(s, 3);
+        k.kernel = "reduction";
+        break;
+      }
+      case wl::OpKind::embedding: {
+        ElementwiseShape s{op.rows * op.cols, 0.0, 0.0, prec, 1, 1, DispatchPath::compiled};
+        k.cost = elementwise(s, 4);
+        k.kernel = "embedding_gather";
+        break;
+      }
+      case wl::OpKind::all_reduce:
+      case wl::OpKind::all_to_all:
+        k = collective(op);
+        break;
+    }
+    apply_launch_mode(k);
+    return k;
+  }
+
+ private:
+  using Key = KernelCache::Key;
+
+  GpuKernelCost memo(const Key& key, const auto& compute) {
+    if (const GpuKernelCost* c = cache_.find(key)) {
+      ++cache_.hits;
+      return *c;
+    }
+    ++cache_.misses;
+    GpuKernelCost c = compute();
+    cache_.put(key, c);
+    return c;
+  }
+  // Implicit-GEMM convolution (cuDNN / CUTLASS / TensorRT): the kernel gathers
+  // the im2col rows on chip from the real input tensor, so the A operand's HBM
+  // traffic is the input (N*C*H*W elements) read once per column block of output
+  // tiles (ceil(N_gemm / tile_n) blocks; once in all when the input fits in L2
+  // beside the weights), not the unrolled M x K matrix the GEMM model counts.
+  // The A part of the GEMM's traffic is replaced and a memory-bound busy time
+  // shrinks in proportion (compute time is kept as its floor).
+  GpuKernelCost implicit_gemm_traffic(const GemmShape& s, double input_elements, GpuKernelCost c) const {
+    if (!c.feasible || c.tile.n <= 0) return c;
+    const double e = bytes_per_element(s.precision);
+    const double unrolled = static_cast<double>(s.m) * static_cast<double>(s.k) * e * static_cast<double>(s.batch);
+    const double weights = static_cast<double>(s.k) * static_cast<double>(s.n) * e * static_cast<double>(s.batch);
+    const double input = input_elements * e;
+    const double blocks = static_cast<double>((s.n + c.tile.n - 1) / c.tile.n);
+    const double real = input + weights <= p_.gpu.l2_bytes ? input : input * blocks;
+    if (real >= unrolled) return c;
+    const double old_hbm = c.hbm_bytes;
+    const double new_hbm = std::max(old_hbm - unrolled + real, real + weights);
+    if (new_hbm >= old_hbm) return c;
+    const double bw = p_.gpu.hbm_bandwidth_bytes_per_s();
+    const double busy = std::max(0.0, c.latency_s - c.overhead_s);
+    const double new_busy = c.hbm_time_s >= c.compute_time_s
+                                ? std::max({c.compute_time_s, new_hbm / bw, busy * new_hbm / old_hbm})
+                                : busy;
+    c.hbm_bytes = new_hbm;
+    c.hbm_time_s = new_hbm / bw;
+    c.latency_s = new_busy + c.overhead_s;
+    c.achieved_flops_per_s = c.latency_s > 0 ? c.flops / c.latency_s : 0.0;
+    c.memory_stall_fraction = c.latency_s > 0 ? std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0) : 0.0;
+    return c;
+  }
+  GpuKernelCost gemm(const GemmShape& s) {
+    return memo(Key{0, s.m, s.n, s.k, s.batch, static_cast<int>(s.precision), 0.0, 0},
+                [&] { return split_k_gemm(s); });
+  }
+  // Compulsory traffic floor: every operand is read and the output written at
+  // least once, (m k + k n + m n) x batch x bytes (the kernel model shares operand
+  // panels between the tiles of a wave, which undercounts distinct batches and
+  // split-K slices).
+  void compulsory_floor(const GemmShape& s, double extra_bytes, GpuKernelCost& c) const {
+    const double e = bytes_per_element(s.precision);
+    const double b = static_cast<double>(s.batch);
+    const double floor = (static_cast<double>(s.m) * static_cast<double>(s.k) +
+                          static_cast<double>(s.k) * static_cast<double>(s.n) +
+                          static_cast<double>(s.m) * static_cast<double>(s.n)) * b * e + extra_bytes;
+    if (c.hbm_bytes >= floor) return;
+    const double bw = p_.gpu.hbm_bandwidth_bytes_per_s();
+    c.hbm_bytes = floor;
+    c.hbm_time_s = floor / bw;
+    const double busy = std::max(c.latency_s - c.overhead_s, c.hbm_time_s);
+    c.latency_s = busy + c.overhead_s;
+  }
+  // Split-K (as cuBLAS / hipBLASLt heuristics choose it for skinny GEMMs): the
+  // k dimension is cut into `parts` slices run as extra batches, and the fp32
+  // partial sums are written and read back once (charged at HBM bandwidth, no
+  // extra launch). The fastest of parts = 1, 2, 4, ..., 64 with k/parts >= 256.
+  GpuKernelCost split_k_gemm(const GemmShape& s) const {
+    GpuKernelCost best = evaluate_gemm(p_.gpu, s);
+    if (best.feasible) compulsory_floor(s, 0.0, best);
+    const double bw = p_.gpu.hbm_bandwidth_bytes_per_s();
+    for (std::int64_t parts = 2; parts <= 64 && s.k / parts >= 256; parts *= 2) {
+      GemmShape t = s;
+      t.k = (s.k + parts - 1) / parts;
+      t.batch = s.batch * parts;
+      GpuKernelCost c = evaluate_gemm(p_.gpu, t);
+      if (!c.feasible) continue;
+      const double partial = 2.0 * 4.0 * static_cast<double>(parts * s.m * s.n * s.batch);
+      const double extra = partial / bw;
+      c.latency_s += extra;
+      c.hbm_time_s += extra;
+      c.hbm_bytes += partial;
+      GemmShape whole = s;  // the floor counts A, B and C of the unsplit GEMM
+      compulsory_floor(whole, partial, c);
+      c.flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+                static_cast<double>(s.batch);
+      if (c.latency_s < best.latency_s || !best.feasible) {
+        c.achieved_flops_per_s = c.flops / c.latency_s;
+        const double peak = p_.gpu.peak_matrix_flops_per_s(s.precision);
+        c.pct_of_peak = peak > 0 ? c.achieved_flops_per_s / peak : 0.0;
+        c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
+        c.bottleneck_detail = "split_k=" + std::to_string(parts);
+        best = c;
+      }
+    }
+    return best;
+  }
+  GpuKernelCost elementwise(const ElementwiseShape& s, int tag) {
+    return memo(Key{10 + tag, s.elements, s.inputs, s.outputs, 0, static_cast<int>(s.precision),
+                    s.vector_flops_per_element, static_cast<int>(s.special_ops_per_element)},
+                [&] { return evaluate_elementwise(p_.gpu, s); });
+  }
+  GpuKernelCost row(const RowShape& s, int tag) {
+    return memo(Key{20 + tag, s.rows, s.row_length, 0, 0, static_cast<int>(s.precision), 0.0, 0}, [&] {
+      return tag == 1 ? evaluate_softmax(p_.gpu, s) : evaluate_layernorm(p_.gpu, s);
+    });
+  }
+
+  Kernel collective(const wl::Operator& op) {
+    Kernel k;
+    k.collective = true;
+    k.kernel = op.kind == wl::OpKind::all_reduce ? "all_reduce(ring)" : "all_to_all";
+    k.cost.kind = GpuKernelKind::elementwise;
+    k.cost.feasible = true;
+    k.cost.flops = wl::flops(op);
+    const double bytes = static_cast<double>(op.rows * op.cols) * wl::bytes_per_element(op.precision);
+    system::Interconnect ic = o_.interconnect.value_or(p_.links);
+    if (!o_.interconnect && system::chip_count(ic) < op.participants)
+      ic = system::make_switch(op.participants, p_.links.link_bandwidth_bytes_per_s,
+                               p_.links.link_latency_s, p_.links.links);
+    system::Interconnect group;
+    double t = 0.0;
+    if (op.participants > 1 && system::subgroup(ic, op.participants, group)) {
+      const auto kind = op.kind == wl::OpKind::all_reduce ? system::CollectiveKind::all_reduce
+                                                          : system::CollectiveKind::all_to_all;
+      const auto c = system::collective_cost(group, kind, system::CollectiveAlgorithm::ring, bytes);
+      t = c.feasible ? c.time_s : 0.0;
+      k.cost.feasible = c.feasible;
+      k.cost.hbm_bytes = 2.0 * bytes;  // read the buffer, write the result
+    } else if (op.participants > 1) {
+      k.cost.feasible = false;
+    }
+    k.cost.overhead_s = p_.gpu.launch_overhead_s(DispatchPath::library);
+    k.cost.compute_time_s = 0.0;
+    k.cost.latency_s = t + k.cost.overhead_s;
+    k.cost.bottleneck = t > k.cost.overhead_s ? Bottleneck::interconnect : Bottleneck::overhead;
+    k.cost.bottleneck_detail = "interconnect";
+    k.cost.memory_stall_fraction = k.cost.latency_s > 0 ? 1.0 : 0.0;
+    return k;
+  }
+
+  void apply_launch_mode(Kernel& k) const {
+    if (o_.launch != LaunchMode::graph) return;
+    GpuKernelCost& c = k.cost;
+    const double busy = std::max(0.0, c.latency_s - c.overhead_s);
+    c.overhead_s = p_.graph_kernel_overhead_s;
+    c.latency_s = busy + c.overhead_s;
+    if (c.latency_s > 0.0) {
+      c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
+      c.achieved_flops_per_s = c.flops / c.latency_s;
+    }
+    const double peak = k.matrix ? p_.gpu.peak_matrix_flops_per_s(k.precision)
+                                 : p_.gpu.vector_fp32_flops_per_cycle_per_core *
+                                       static_cast<double>(p_.gpu.core_count) * p_.gpu.clock_hz;
+    c.pct_of_peak = peak > 0.0 ? c.achieved_flops_per_s / peak : 0.0;
+    if (!k.collective) {
+      const double busy_max = std::max({c.compute_time_s, c.hbm_time_s, c.l2_time_s});
+      if (c.overhead_s >= busy_max) c.bottleneck = Bottleneck::overhead;
+      else if (c.compute_time_s >= std::max(c.hbm_time_s, c.l2_time_s)) c.bottleneck = Bottleneck::compute;
+      else c.bottleneck = Bottleneck::memory;
+    }
+  }
+
+  const Platform& p_;
+  const EvalOptions& o_;
+  KernelCache& cache_;
+};
+
+std::string tile_text(const GpuKernelCost& c) {
+  if (c.tile.m == 0) return "";
+  const std::string split = c.bottleneck_detail.rfind("split_k", 0) == 0 ? c.bottleneck_detail + ", " : "";
+  return split + std::to_string(c.tile.m) + "x" + std::to_string(c.tile.n) + "x" + std::to_string(c.tile.k) +
+         ", " + std::to_string(c.tile_count) + " tiles, " + std::to_string(c.waves) + " waves";
+}
+
+bool supported(const Platform& p, FusionKind f) {
+  return std::find(p.supported_fusions.begin(), p.supported_fusions.end(), f) != p.supported_fusions.end();
+}
+
+double dynamic_energy(const Platform& p, const Kernel& k, double flops, double hbm, double l2) {
+  const ChipEnergy& e = p.energy;
+  const double flop_e = k.matrix ? matrix_flop_energy(e, k.precision) : e.vector_flop_j;
+  return flops * flop_e + hbm * e.hbm_byte_j + l2 * e.l2_byte_j;
+}
+
+LayerResult layer_of(const Platform& p, const wl::Operator& op, std::int64_t repeat, const Kernel& k) {
+  LayerResult r;
+  r.name = op.name;
+  r.type = std::string(wl::to_string(op.kind));
+  r.layer = std::string(wl::to_string(op.layer));
+  r.repeat = repeat;
+  r.latency_s = k.cost.latency_s;
+  r.flops = k.collective ? k.cost.flops : wl::flops(op);
+  r.dram_bytes = k.cost.hbm_bytes;
+  r.l2_bytes = k.cost.l2_bytes;
+  r.bottleneck = k.cost.bottleneck;
+  r.stall_fraction = k.cost.memory_stall_fraction;
+  r.pct_of_peak = k.cost.pct_of_peak;
+  r.mapping.kernel = k.kernel;
+  r.mapping.tile = tile_text(k.cost);
+  r.mapping.precision = std::string(to_string(k.precision));
+  r.energy_j = dynamic_energy(p, k, r.flops, r.dram_bytes, r.l2_bytes);
+  return r;
+}
+
+// The consumers of each node of a block (by index).
+std::vector<std::vector<std::size_t>> consumers(const wl::Block& b) {
+  std::vector<std::vector<std::size_t>> out(b.nodes.size());
+  for (std::size_t i = 0; i < b.nodes.size(); ++i)
+    for (const auto& in : b.nodes[i].inputs)
+      for (std::size_t j = 0; j < i; ++j)
+        if (b.nodes[j].op.name == in) out[j].push_back(i);
+  return out;
+}
+
+// An element-wise op with exactly one activation input (other tensors are
+// weights such as a bias or a batch-norm scale): it can run in a GEMM epilogue.
+bool epilogue_op(const wl::Operator& op) {
+  if (op.kind != wl::OpKind::elementwise) return false;
+  int inputs = 0;
+  for (const auto& t : op.tensors)
+    if (t.role == wl::TensorRole::input) ++inputs;
+  return inputs == 1;
+}
+
+bool reads(const wl::Node& n, const std::string& name) {
+  return std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end();
+}
+
+}  // namespace
+
+GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
+                         KernelCache* cache) {
+  KernelCache local;
+  KernelCache& kc = cache != nullptr ? *cache : local;
+  const std::int64_t hits0 = kc.hits, misses0 = kc.misses;
+  Evaluator ev(platform, options, kc);
+  GraphEval out;
+  const bool std_fusion = options.fusion != FusionStrategy::none;
+  const bool aggressive = options.fusion == FusionStrategy::aggressive;
+  const double bw = platform.gpu.hbm_bandwidth_bytes_per_s();
+  const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
+                                                              : platform.gpu.launch_overhead_s(DispatchPath::library);
+
+  for (const wl::Block& b : graph.blocks) {
+    const auto cons = consumers(b);
+    std::vector<Kernel> ks;
+    ks.reserve(b.nodes.size());
+    for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
+    std::vector<bool> done(b.nodes.size(), false);
+    double block_s = 0.0, block_coll = 0.0;
+    auto push = [&](LayerResult r, bool coll) {
+      block_s += r.latency_s;
+      if (coll) block_coll += r.latency_s;
+      out.layers.push_back(std::move(r));
+    };
+    auto note_fusion = [&](FusionKind f) {
+      ++out.fusion_groups;
+      if (!supported(platform, f)) ++out.unsupported_fusion_groups;
+    };
+    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+      if (done[i]) continue;
+      const wl::Operator& op = b.nodes[i].op;
+      // flash attention: batched_gemm -> softmax -> batched_gemm
+      if (aggressive && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3) {
+        const std::size_t s = cons[i][0];
+        const auto& sop = b.nodes[s].op;
+        if (sop.kind == wl::OpKind::softmax && cons[s].size() == 1 &&
+            b.nodes[cons[s][0]].op.kind == wl::OpKind::batched_gemm && b.nodes[cons[s][0]].op.tensors.size() == 3) {
+          const std::size_t a = cons[s][0];
+          const wl::Operator& av = b.nodes[a].op;
+          // Q, K (qk's operands), V and O (av's second operand and output), as the
+          // tensor lists count them (K and V once per KV head under GQA).
+          const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
+                                 wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
+          double compute = ks[i].cost.compute_time_s + ks[s].cost.compute_time_s + ks[a].cost.compute_time_s;
+          // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
+          // XQA kernels pack the query heads that share a KV head (GQA group g =
+          // query heads / KV heads, read off the K tensor) into the M dimension and
+          // pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
+          // thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k
+          // x (batch / g) per product, qk and av, at the sustained matrix peak.
+          if (op.m < kDecodeAttentionMaxRows && op.n > 0 && op.k > 0) {
+            const double k_el = static_cast<double>(op.tensors.at(1).elements);
+            const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
+            const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;
+            const double mma_m = static_cast<double>(std::max<std::int64_t>(1, platform.gpu.mma_shape[0]));
+            const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
+            const double groups = static_cast<double>(op.batch) / g;
+            const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision) *
+                                platform.gpu.matrix_sustained_fraction;
+            if (peak > 0) {
+              const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
+              compute = std::min(compute, mm + ks[s].cost.compute_time_s);
+            }
+          }
+          LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
+          r.type = "fused_attention";
+          r.flops = wl::flops(op) + wl::flops(sop) + wl::flops(av);
+          r.dram_bytes = traffic;
+          r.l2_bytes = traffic;
+          const double busy = std::max(compute, traffic / bw);
+          r.latency_s = busy + overhead;
+          r.bottleneck = overhead >= busy ? Bottleneck::overhead
+                         : compute >= traffic / bw ? Bottleneck::compute : Bottleneck::memory;
+          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
+          const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision);
+          r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
+          r.mapping.kernel = "flash_attention";
+          r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name + "+" + av.name + ")";
+          r.energy_j = wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
+                       wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
+                       wl::flops(sop) * platform.energy.vector_flop_j + traffic * platform.energy.hbm_byte_j +
+                       traffic * platform.energy.l2_byte_j;
+          done[s] = done[a] = true;
+          note_fusion(FusionKind::flash_attention);
+          push(std::move(r), false);
+          continue;
+        }
+      }
+      // GEMM epilogue: GEMM-like -> its only consumer, an element-wise op with one
+      // activation input (bias / scale-shift / activation), and so on down a chain.
+      // A two-input element-wise op (residual add) also joins the chain when no
+      // norm reads it (norm_residual keeps those): the epilogue reads the other
+      // operand from HBM (its bytes added at HBM bandwidth), as cuDNN / TensorRT
+      // conv + bias + add + ReLU and CUTLASS residual epilogues do.
+      auto next_epilogue = [&](std::size_t last) -> std::size_t {
+        if (cons[last].size() != 1) return b.nodes.size();
+        const std::size_t e = cons[last][0];
+        const wl::Operator& eo = b.nodes[e].op;
+        if (epilogue_op(eo)) return e;
+        if (eo.kind != wl::OpKind::elementwise || eo.tensors.size() != 3 || !reads(b.nodes[e], b.nodes[last].op.name))
+          return b.nodes.size();
+        for (std::size_t c : cons[e])
+          if (b.nodes[c].op.kind == wl::OpKind::layernorm || b.nodes[c].op.kind == wl::OpKind::rmsnorm)
+            return b.nodes.size();
+        return e;
+      };
+      if (std_fusion && wl::is_gemm_like(op.kind) && next_epilogue(i) < b.nodes.size()) {
+        LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
+        std::string names = op.name;
+        std::size_t last = i;
+        for (std::size_t e = next_epilogue(last); e < b.nodes.size(); e = next_epilogue(last)) {
+          if (!epilogue_op(b.nodes[e].op)) {
+            const double extra = wl::bytes(b.nodes[e].op.tensors.at(1));
+            r.dram_bytes += extra;
+            r.l2_bytes += extra;
+            r.latency_s += extra / bw;
+            r.energy_j += extra * (platform.energy.hbm_byte_j + platform.energy.l2_byte_j);
+          }
+          const double ew_flops = wl::flops(b.nodes[e].op);
+          r.flops += ew_flops;
+          r.energy_j += ew_flops * platform.energy.vector_flop_j;
+          names += "+" + b.nodes[e].op.name;
+          done[e] = true;
+          last = e;
+        }
+        r.mapping.fusion_group = "gemm_epilogue(" + names + ")";
+        note_fusion(FusionKind::gemm_epilogue);
+        push(std::move(r), false);
+        continue;
+      }
+      // norm + residual: two-input element-wise -> norm that reads it
+      if (std_fusion && op.kind == wl::OpKind::elementwise && op.tensors.size() == 3) {
+        std::size_t nrm = b.nodes.size();
+        for (std::size_t c : cons[i])
+          if ((b.nodes[c].op.kind == wl::OpKind::layernorm || b.nodes[c].op.kind == wl::OpKind::rmsnorm) &&
+              reads(b.nodes[c], op.name))
+            nrm = c;
+        if (nrm < b.nodes.size()) {
+          const wl::Operator& nop = b.nodes[nrm].op;
+          LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
+          const Kernel& nk = ks[nrm];
+          const double in_bytes = static_cast<double>(nop.rows * nop.cols) * wl::bytes_per_element(nop.precision);
+          const double saved_hbm = std::min(in_bytes, nk.cost.hbm_bytes);
+          const double nbusy = std::max(0.0, nk.cost.latency_s - nk.cost.overhead_s);
+          const double saved_t = nk.cost.hbm_time_s > 0 ? nbusy * saved_hbm / nk.cost.hbm_bytes : 0.0;
+          r.latency_s += std::max(0.0, nbusy - saved_t);
+          r.flops += wl::flops(nop);
+          r.dram_bytes += nk.cost.hbm_bytes - saved_hbm;
+          r.l2_bytes += std::max(0.0, nk.cost.l2_bytes - saved_hbm);
+          r.energy_j += wl::flops(nop) * platform.energy.vector_flop_j +
+                        (nk.cost.hbm_bytes - saved_hbm) * (platform.energy.hbm_byte_j + platform.energy.l2_byte_j);
+          r.mapping.kernel = "residual+" + nk.kernel;
+          r.mapping.fusion_group = "norm_residual(" + op.name + "+" + nop.name + ")";
+          done[nrm] = true;
+          note_fusion(FusionKind::norm_residual);
+          push(std::move(r), false);
+          continue;
+        }
+      }
+      push(layer_of(platform, op, b.repeat, ks[i]), ks[i].collective);
+    }
+    out.block_latency_s.push_back(block_s);
+    out.block_collective_s.push_back(block_coll);
+  }
+
+  GraphTotalsResult& t = out.totals;
+  for (const auto& l : out.layers) {
+    const double rep = static_cast<double>(l.repeat);
+    t.latency_s += l.latency_s * rep;
+    t.flops += l.flops * rep;
+    t.dram_bytes += l.dram_bytes * rep;
+    t.dynamic_energy_j += l.energy_j * rep;
+    if (l.bottleneck == Bottleneck::interconnect || l.mapping.kernel.rfind("all_", 0) == 0)
+      t.collective_s += l.latency_s * rep;
+  }
+  const auto& ph = options.phase;
+  const double peak = platform.gpu.peak_matrix_flops_per_s(kernel_precision(platform.gpu, ph.precision));
+  t.mfu = t.latency_s > 0 && peak > 0 ? t.flops / (t.latency_s * peak) : 0.0;
+  t.static_energy_j = platform.energy.static_power_w * t.latency_s;
+  t.energy_j = t.dynamic_energy_j + t.static_energy_j;
+  t.tokens = static_cast<double>(ph.batch * ph.seq);
+  t.tokens_per_s = t.latency_s > 0 ? t.tokens / t.latency_s : 0.0;
+  const wl::MemoryFootprint fp = wl::memory_footprint(graph, ph);
+  t.memory_bytes = fp.total_bytes();
+  t.hbm_bytes_capacity = platform.gpu.hbm_bytes;
+  out.fits_memory = t.memory_bytes <= platform.gpu.hbm_bytes;
+  out.cache_hits = kc.hits - hits0;
+  out.cache_misses = kc.misses - misses0;
+  return out;
+}
+
+}  // namespace dse::costmodel::platform

@@ -1,0 +1,185 @@
+// Whole-graph evaluation on a GPU-class chip (GPUs, and TPUs / Gaudi described
+// as many-core matrix-engine chips): every operator of an OperatorGraph is
+// lowered to a GPU kernel of costmodel/gpu.hpp (GEMM, batched GEMM, implicit-
+// GEMM convolution, element-wise, softmax, norm, reduction, gather) or to a
+// collective of costmodel/system/collectives.hpp; a fusion planner merges
+// kernels; per-layer and total latency, FLOPs, DRAM traffic, MFU and energy
+// come out. Pure: standard library only, no I/O, no globals.
+//
+// Lowering (per occurrence of an operator):
+//   gemm          evaluate_gemm(m, n, k), library dispatch; split-K into 2..64 slices
+//                 (extra batches + an fp32 partial-sum round trip to HBM) when faster;
+//                 HBM traffic is never below the compulsory (mk + kn + mn) x batch bytes
+//   batched_gemm  evaluate_gemm with batch = batch count (extra waves)
+//   conv2d        implicit GEMM: M = N*P*Q, N = K/groups, K = C/groups*R*S,
+//                 batch = groups (so N*K_total*C*R*S/groups MACs, as the op counts)
+//   elementwise   evaluate_elementwise (compiled dispatch; an activation with >= 5
+//                 FLOPs/element is charged one special-function op per element)
+//   softmax       evaluate_softmax (eager dispatch)
+//   layernorm / rmsnorm  evaluate_layernorm (compiled dispatch)
+//   reduction     evaluate_elementwise of rows*cols elements, 1 input, 1 FLOP each,
+//                 the output (rows elements) neglected
+//   embedding     memory-bound gather: evaluate_elementwise of rows*cols elements,
+//                 0 FLOPs, one read and one write
+//   all_reduce / all_to_all  collective_cost (ring algorithm) over the first
+//                 `participants` chips of the interconnect + a library launch
+// Precisions the matrix engine lacks (e.g. fp8 on A100) run at the first
+// supported of bf16, fp16, fp32 (the mapping says so); int4 runs as int8.
+//
+// Launch modes: `framework` charges each kernel its dispatch path's overhead
+// from the hardware file (PyTorch eager timing, as the measured operator files
+// were taken); `graph` replaces it by the platform's graph_kernel_overhead_s
+// (CUDA graphs / XLA programs / HPU graphs, as serving and training stacks run).
+//
+// Fusion (within a block; `standard` and `aggressive`):
+//   gemm_epilogue  a GEMM-like op whose only consumer is a one-input element-wise
+//                  op (bias is already part of the GEMM's tensors): the element-
+//                  wise kernel disappears (its launch, its read and its write);
+//                  the GEMM writes the activated output instead of its own.
+//   norm_residual  a two-input element-wise op (residual add; two input tensors) read by a
+//                  norm: the norm's read of its input and its launch disappear.
+//   flash_attention (aggressive only) batched_gemm -> softmax -> batched_gemm:
+//                  one kernel; DRAM traffic = Q + K + V + O only, as the operators'
+//                  tensor lists count them (qk's two operands, av's second operand
+//                  and its output; K and V once per KV head under GQA) -- the score
+//                  matrix stays on chip); latency = max(compute of the two GEMMs
+//                  + softmax vector/SFU time, traffic / HBM bandwidth) + one launch.
+// A fusion the platform's software stack does not list is still applied (the
+// strategy is a what-if) and counted in unsupported_fusion_groups (a risk).
+//
+// Energy: dynamic = matrix FLOPs x e_flop(precision) + vector FLOPs x e_vector
+// + HBM bytes x e_hbm + L2 bytes x e_l2 (per-chip figures in the hardware
+// file), plus static power x latency.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "costmodel/gpu.hpp"
+#include "costmodel/roofline.hpp"
+#include "costmodel/system/collectives.hpp"
+#include "costmodel/workload/graph.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace dse::costmodel::platform {
+
+enum class FusionStrategy { none, standard, aggressive };
+std::string_view to_string(FusionStrategy f) noexcept;
+std::optional<FusionStrategy> fusion_strategy_from_string(std::string_view s) noexcept;
+
+enum class FusionKind { gemm_epilogue, norm_residual, flash_attention };
+std::string_view to_string(FusionKind f) noexcept;
+std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept;
+
+enum class LaunchMode { framework, graph };
+std::string_view to_string(LaunchMode m) noexcept;
+std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept;
+
+// Per-chip energy and power figures (hardware file section `energy:`).
+struct ChipEnergy {
+  double matrix_flop_fp32_j = 0.0;  // per FLOP (half a MAC)
+  double matrix_flop_fp16_j = 0.0;  // fp16 / bf16 / tf32
+  double matrix_flop_int8_j = 0.0;  // int8 / fp8
+  double vector_flop_j = 0.0;       // fp32 vector FLOP
+  double hbm_byte_j = 0.0;
+  double l2_byte_j = 0.0;
+  double static_power_w = 0.0;
+  double tdp_w = 0.0;
+};
+
+// A chip: its kernel model, its energy, its software stack, its own links.
+struct Platform {
+  GpuHardware gpu;
+  ChipEnergy energy;
+  std::vector<FusionKind> supported_fusions;
+  double graph_kernel_overhead_s = 0.0;  // per kernel under graph launch
+  system::Interconnect links;            // the chip's links (a switch of 1 by default)
+  double stack_maturity = 1.0;           // [0, 1] for the risk assessment
+};
+
+struct EvalOptions {
+  FusionStrategy fusion = FusionStrategy::standard;
+  LaunchMode launch = LaunchMode::graph;
+  // Collectives of the graph run on the first `participants` chips of this
+  // interconnect; unset: on a switch of the platform's own links.
+  std::optional<system::Interconnect> interconnect;
+  workload::PhaseSpec phase;  // for memory footprint and tokens/s
+};
+
+struct LayerMapping {
+  std::string kernel;        // gemm, batched_gemm, conv2d->gemm, elementwise, ...
+  std::string tile;          // "128x256x32, 96 tiles, 1 waves" for GEMMs
+  std::string fusion_group;  // "" when unfused, else the group's name
+  std::string precision;     // the precision the kernel ran at
+};
+
+struct LayerResult {
+  std::string name;
+  std::string type;   // the operator kind (or "fused_attention")
+  std::string layer;  // the layer type (attention, ffn, ...)
+  std::int64_t repeat = 1;
+  double latency_s = 0.0;  // one occurrence
+  double flops = 0.0;      // one occurrence
+  double dram_bytes = 0.0;
+  double l2_bytes = 0.0;
+  double energy_j = 0.0;   // dynamic, one occurrence
+  Bottleneck bottleneck = Bottleneck::compute;
+  double stall_fraction = 0.0;
+  double pct_of_peak = 0.0;
+  LayerMapping mapping;
+};
+
+struct GraphTotalsResult {
+  double latency_s = 0.0;
+  double flops = 0.0;
+  double mfu = 0.0;              // flops / (latency x matrix peak at the graph's precision)
+  double dynamic_energy_j = 0.0;
+  double static_energy_j = 0.0;
+  double energy_j = 0.0;
+  double tokens = 0.0;           // tokens (or samples) the step processes; 0 if n/a
+  double tokens_per_s = 0.0;
+  double memory_bytes = 0.0;     // footprint on one chip
+  double hbm_bytes_capacity = 0.0;
+  double dram_bytes = 0.0;
+  double collective_s = 0.0;     // time in collectives (with repeats)
+};
+
+struct GraphEval {
+  std::vector<LayerResult> layers;  // fused groups appear once, under the first op's name
+  GraphTotalsResult totals;
+  // Per block: latency of one occurrence, and of its collectives.
+  std::vector<double> block_latency_s;
+  std::vector<double> block_collective_s;
+  int fusion_groups = 0;
+  int unsupported_fusion_groups = 0;
+  std::int64_t cache_hits = 0;
+  std::int64_t cache_misses = 0;
+  bool fits_memory = true;
+};
+
+// Memo of kernel costs by shape, shared by the evaluations of one call chain.
+class KernelCache {
+ public:
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, double, int>;
+  const GpuKernelCost* find(const Key& k) const;
+  void put(const Key& k, const GpuKernelCost& c);
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
+
+ private:
+  std::map<Key, GpuKernelCost> map_;
+};
+
+// Matrix-engine precision a workload precision runs at on this chip.
+Precision kernel_precision(const GpuHardware& hw, workload::Precision p) noexcept;
+
+GraphEval evaluate_graph(const Platform& platform, const workload::OperatorGraph& graph,
+                         const EvalOptions& options, KernelCache* cache = nullptr);
+
+}  // namespace dse::costmodel::platform

@@ -1,0 +1,208 @@
+#include "costmodel/platform/system.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <variant>
+
+#include "costmodel/workload/footprint.hpp"
+
+namespace dse::costmodel::platform {
+
+namespace wl = dse::costmodel::workload;
+namespace sys = dse::costmodel::system;
+
+SystemSpec default_system(const Platform& p, int chips) {
+  SystemSpec s;
+  s.name = p.gpu.name + "-x" + std::to_string(chips);
+  s.chips = chips;
+  s.interconnect = sys::make_switch(chips, p.links.link_bandwidth_bytes_per_s, p.links.link_latency_s,
+                                    p.links.links);
+  s.power.tdp_w = p.energy.tdp_w;
+  s.power.static_power_w = p.energy.static_power_w;
+  s.power.min_clock_fraction = 0.3;
+  return s;
+}
+
+wl::WorkloadSpec with_tensor_parallel(wl::WorkloadSpec spec, int tp) {
+  if (auto* t = std::get_if<wl::TransformerSpec>(&spec)) t->tensor_parallel = tp;
+  if (auto* v = std::get_if<wl::VitSpec>(&spec)) v->encoder.tensor_parallel = tp;
+  return spec;
+}
+
+namespace {
+
+struct StepOut {
+  bool ok = true;
+  std::string reason;
+  GraphEval chip;
+  sys::ParallelStepCost step;
+};
+
+double hidden_of(const wl::WorkloadSpec& s) {
+  if (const auto* t = std::get_if<wl::TransformerSpec>(&s)) return static_cast<double>(t->hidden);
+  if (const auto* v = std::get_if<wl::VitSpec>(&s)) return static_cast<double>(v->encoder.hidden);
+  return 0.0;
+}
+
+StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
+                 KernelCache& cache) {
+  StepOut o;
+  const wl::WorkloadSpec spec = with_tensor_parallel(r.spec, r.degrees.tp);
+  const std::string why = wl::check(spec, phase);
+  if (!why.empty()) {
+    o.ok = false;
+    o.reason = why;
+    return o;
+  }
+  const wl::OperatorGraph g = wl::build_graph(spec, phase);
+  EvalOptions opt = r.options;
+  opt.phase = phase;
+  opt.interconnect = system.interconnect;
+  o.chip = evaluate_graph(p, g, opt, &cache);
+  sys::StepWork work;
+  const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
+  const double tokens = static_cast<double>(phase.batch * phase.seq);
+  for (std::size_t b = 0; b < g.blocks.size(); ++b) {
+    // MoE blocks (those with a router) exchange tokens over the EP group.
+    double a2a = 0.0;
+    if (tspec != nullptr && tspec->experts > 0 && r.degrees.ep > 1)
+      for (const auto& n : g.blocks[b].nodes)
+        if (n.op.name == "moe_router")
+          a2a = sys::moe_all_to_all_bytes(tokens, static_cast<double>(tspec->hidden), static_cast<int>(tspec->top_k),
+                                          wl::bytes_per_element(phase.precision));
+    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i)
+      work.blocks.push_back(sys::BlockWork{o.chip.block_latency_s[b], 0.0, a2a});
+  }
+  work.micro_batches = std::max(1, r.micro_batches);
+  work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
+                              wl::bytes_per_element(phase.precision);
+  if (phase.phase == wl::Phase::training) work.gradient_bytes = wl::totals(g).parameter_bytes;
+  o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, sys::OverlapFractions{},
+                                       sys::CollectiveAlgorithm::ring);
+  if (!o.step.feasible) {
+    o.ok = false;
+    o.reason = "parallelism: " + std::string(sys::to_string(o.step.status));
+  }
+  return o;
+}
+
+int precision_bits(wl::Precision p) {
+  return static_cast<int>(std::lround(8.0 * wl::bytes_per_element(p)));
+}
+
+}  // namespace
+
+double step_latency_s(const Platform& platform, const SystemSpec& system, const SystemRequest& request,
+                      const wl::PhaseSpec& phase, KernelCache& cache) {
+  const StepOut o = run_step(platform, system, request, phase, cache);
+  return o.ok ? o.step.step_time_s : 0.0;
+}
+
+SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request) {
+  SystemEval out;
+  KernelCache cache;
+  const auto& d = request.degrees;
+  out.chips = d.tp * d.pp * d.dp;
+  StepOut o = run_step(platform, system, request, request.phase, cache);
+  out.chip = std::move(o.chip);
+  out.step = o.step;
+  if (!o.ok) {
+    out.feasible = false;
+    out.reason = o.reason;
+    return out;
+  }
+  out.step_latency_s = o.step.step_time_s;
+  const double tokens = out.chip.totals.tokens * static_cast<double>(d.dp) *
+                        static_cast<double>(std::max(1, request.micro_batches));
+  out.tokens_per_s = out.step_latency_s > 0 ? tokens / out.step_latency_s : 0.0;
+
+  sys::PowerInput pin;
+  pin.busy_time_s = out.step_latency_s;
+  pin.dynamic_energy_j = out.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp);
+  pin.tokens = request.phase.phase == wl::Phase::decode
+                   ? static_cast<double>(request.phase.batch * request.phase.seq * d.dp)
+                   : tokens;
+  pin.requests = static_cast<double>(request.phase.batch * d.dp);
+  pin.chips = out.chips;
+  out.power = sys::evaluate_power(system.power, pin);
+
+  sys::RiskInputs ri;
+  ri.stack_maturity = platform.stack_maturity;
+  ri.min_precision_bits = precision_bits(request.phase.precision);
+  ri.unsupported_fusions = out.chip.unsupported_fusion_groups;
+  const double cap = platform.gpu.hbm_bytes;
+  ri.memory_headroom_fraction = cap > 0 ? (cap - out.chip.totals.memory_bytes) / cap : 0.0;
+  out.risk = sys::assess_risk(ri);
+
+  // Serving: decoder inference only.
+  const auto* tspec = std::get_if<wl::TransformerSpec>(&request.spec);
+  const bool decoder = tspec != nullptr && tspec->arch == wl::Arch::decoder;
+  const ServingOptions& so = request.serving;
+  if (so.enabled && decoder && request.phase.phase != wl::Phase::training) {
+    sys::LatencyTable table;
+    const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
+    table.lengths = {p0, p1};
+    for (int b : so.batch_sizes) {
+      wl::PhaseSpec pre = request.phase;
+      pre.phase = wl::Phase::prefill;
+      pre.batch = b;
+      pre.context = 0;
+      wl::PhaseSpec dec = request.phase;
+      dec.phase = wl::Phase::decode;
+      dec.batch = b;
+      dec.seq = 1;
+      bool fits = true;
+      std::vector<double> pre_s, dec_s;
+      for (int len : table.lengths) {
+        pre.seq = len;
+        dec.context = len;
+        const StepOut a = run_step(platform, system, request, pre, cache);
+        const StepOut c = run_step(platform, system, request, dec, cache);
+        if (!a.ok || !c.ok) {
+          fits = false;
+          break;
+        }
+        if (len == p1 && !c.chip.fits_memory) fits = false;
+        pre_s.push_back(a.step.step_time_s);
+        dec_s.push_back(c.step.step_time_s);
+      }
+      if (pre_s.size() != table.lengths.size()) break;
+      table.batches.push_back(b);
+      table.prefill_s.insert(table.prefill_s.end(), pre_s.begin(), pre_s.end());
+      table.decode_step_s.insert(table.decode_step_s.end(), dec_s.begin(), dec_s.end());
+      if (fits) out.serving.max_batch_fitting = b;
+    }
+    if (sys::valid(table)) {
+      out.serving.evaluated = true;
+      const sys::LatencyModel model = sys::latency_model_from_table(table);
+      sys::SweepConfig sc;
+      sc.batch_sizes = table.batches;
+      sc.prompt_tokens = so.prompt_tokens;
+      sc.output_tokens = so.output_tokens;
+      sc.chips_per_instance = d.tp * d.pp;
+      sc.instances = d.dp;
+      out.serving.sweep = sys::latency_throughput_sweep(model, sc);
+      sys::SimulationConfig sim;
+      sim.requests = so.requests;
+      sim.warmup_requests = so.requests / 10;
+      sim.seed = so.seed;
+      sim.max_batch = std::max(1, out.serving.max_batch_fitting);
+      sim.prompt = sys::LengthDistribution::fixed(so.prompt_tokens);
+      sim.output = sys::LengthDistribution::fixed(so.output_tokens);
+      sim.instances = d.dp;
+      sim.chips_per_instance = d.tp * d.pp;
+      if (so.rate_per_s) {
+        sim.arrival_rate_per_s = *so.rate_per_s;
+        out.serving.at_rate = sys::simulate_serving(model, sim);
+      }
+      if (so.sla_p99_ttft_s)
+        out.serving.sla = sys::max_rate_meeting_sla(model, sim, sys::SlaMetric::ttft_p99, *so.sla_p99_ttft_s, 1e-2);
+    }
+  }
+  out.cache_hits = cache.hits;
+  out.cache_misses = cache.misses;
+  return out;
+}
+
+}  // namespace dse::costmodel::platform

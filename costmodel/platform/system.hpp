@@ -1,0 +1,108 @@
+// System-level evaluation of a workload on several chips of one platform:
+// tensor / pipeline / data / expert parallelism (costmodel/system/parallelism),
+// inference serving (latency-throughput sweep, Poisson simulation, max rate at
+// an SLA; costmodel/system/serving), power under a TDP cap (system/power) and
+// engineering risk (system/risk). Pure: standard library only.
+//
+// Rules:
+//  * The chip graph is build_graph(spec with tensor_parallel = tp, phase); its
+//    TP all-reduces are costed inside evaluate_graph on the system interconnect,
+//    so the parallel step gets each block's full latency and no extra TP bytes.
+//  * PP splits the blocks (each occurrence of a repeated block is one unit) into
+//    pp stages; request.micro_batches (m, default 1) micro-batches per step, so a
+//    step is (m + p - 1) slowest stages plus the stage-to-stage sends (tokens x
+//    hidden x bytes per element per micro-batch).
+//  * EP: MoE blocks (with a `moe_router`) add the dispatch + combine all-to-alls
+//    of parallelism.hpp (moe_all_to_all_bytes of the step's tokens) over the EP group.
+//  * DP replicas run independently; training all-reduces the parameter bytes of
+//    one chip over the DP group (not overlapped).
+//  * Serving (decoder inference): prefill and decode latencies are evaluated on
+//    a grid of batch sizes x {prompt, prompt + output} lengths and interpolated
+//    (LatencyTable); the sweep, the simulation (continuous batching, fixed
+//    lengths) and the SLA search (p99 TTFT) read that table.
+//  * Power: dynamic energy of the step on all chips (chip graph energy x tp x dp;
+//    with PP each chip runs its share of the same graph) spread over the step,
+//    plus static power, capped at the TDP (evaluate_power).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/platform/evaluate.hpp"
+#include "costmodel/system/parallelism.hpp"
+#include "costmodel/system/power.hpp"
+#include "costmodel/system/risk.hpp"
+#include "costmodel/system/serving.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace dse::costmodel::platform {
+
+struct SystemSpec {
+  std::string name;
+  int chips = 1;
+  system::Interconnect interconnect;
+  system::PowerSpec power;  // per chip
+};
+
+// A one-chip-per-degree system from a platform's own links and energy figures.
+SystemSpec default_system(const Platform& p, int chips);
+
+struct ServingOptions {
+  bool enabled = true;
+  std::vector<int> batch_sizes{1, 2, 4, 8, 16, 32, 64, 128, 256};
+  int prompt_tokens = 1024;
+  int output_tokens = 256;
+  std::optional<double> rate_per_s;   // simulate at this system arrival rate
+  std::optional<double> sla_p99_ttft_s;
+  int requests = 2000;
+  std::uint64_t seed = 1;
+};
+
+struct SystemRequest {
+  workload::WorkloadSpec spec;
+  workload::PhaseSpec phase;
+  system::ParallelismDegrees degrees;
+  EvalOptions options;  // options.interconnect and options.phase are set from the system
+  ServingOptions serving;
+  // Micro-batches per step (m), each of phase.batch sequences: with PP the step
+  // is (m + p - 1) slowest-stage times (1F1B schedule; bubble (p-1)/(m+p-1)).
+  int micro_batches = 1;
+};
+
+struct ServingResult {
+  bool evaluated = false;
+  std::vector<system::SweepPoint> sweep;
+  std::optional<system::SimulationResult> at_rate;
+  std::optional<system::SlaSearch> sla;
+  int max_batch_fitting = 0;  // largest swept batch whose footprint fits one chip
+};
+
+struct SystemEval {
+  bool feasible = true;
+  std::string reason;  // "" when feasible
+  GraphEval chip;      // one chip of one replica
+  system::ParallelStepCost step;
+  double step_latency_s = 0.0;
+  double tokens_per_s = 0.0;  // whole system (all DP replicas)
+  int chips = 1;
+  system::PowerResult power;
+  system::RiskAssessment risk;
+  ServingResult serving;
+  std::int64_t cache_hits = 0;
+  std::int64_t cache_misses = 0;
+};
+
+// The spec with its tensor-parallel degree set (transformer and ViT encoder).
+workload::WorkloadSpec with_tensor_parallel(workload::WorkloadSpec spec, int tp);
+
+// One step (phase) on the system; also serving when the workload is a decoder
+// and the phase is not training. Infeasible (a value) when the spec cannot be
+// built or the degrees do not fit the system.
+SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request);
+
+// The step latency of (spec, phase) on the system (used by serving tables).
+double step_latency_s(const Platform& platform, const SystemSpec& system, const SystemRequest& request,
+                      const workload::PhaseSpec& phase, KernelCache& cache);
+
+}  // namespace dse::costmodel::platform

@@ -1,0 +1,148 @@
+// `dse eval`: one workload on one GPU-class platform (one chip or a system),
+// with a per-layer mapping sheet, totals, serving, power and risk.
+// `dse presets`: the hardware, system and workload presets.
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+#include "costmodel/platform/system.hpp"
+#include "costmodel/workload/presets.hpp"
+#include "dse/commands.hpp"
+#include "dse/error.hpp"
+#include "dse/platform_reader.hpp"
+#include "dse/platform_report.hpp"
+#include "dse/workload_reader.hpp"
+
+namespace po = boost::program_options;
+
+namespace dse::cli {
+
+namespace pf = dse::costmodel::platform;
+namespace wl = dse::costmodel::workload;
+
+int cmd_eval(const Args& args) {
+  std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
+                                               fusion_name = "standard", launch_name = "graph";
+  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256;
+  std::int64_t batch = 1, seq = -1, context = -1;
+  double rate = 0.0, sla_ms = 0.0;
+  po::options_description named(
+      "dse eval --hardware H --workload W [options]\n\n"
+      "Evaluates one step of a workload on a GPU-class platform (per-layer mapping sheet and\n"
+      "totals), and for decoder inference a serving sweep, simulation and SLA search.\n\noptions");
+  named.add_options()("help,h", "print this help")(
+      "hardware", po::value<std::string>(&hardware),
+      "hardware preset name (scenarios/hardware, see 'dse presets') or a kind: gpu file; "
+      "optional when --system names its chip")(
+      "workload", po::value<std::string>(&workload)->required(), "workload preset name or workload file")(
+      "system", po::value<std::string>(&system_name),
+      "system preset name (scenarios/systems) or file; default: a switch of tp*pp*dp chips on the chip's links")(
+      "tp", po::value<int>(&tp)->default_value(1), "tensor-parallel degree")(
+      "pp", po::value<int>(&pp)->default_value(1), "pipeline-parallel degree")(
+      "dp", po::value<int>(&dp)->default_value(1), "data-parallel (replica) degree")(
+      "ep", po::value<int>(&ep)->default_value(1), "expert-parallel degree (must divide tp*dp)")(
+      "phase", po::value<std::string>(&phase_name)->default_value("decode"), "prefill | decode | train")(
+      "batch", po::value<std::int64_t>(&batch)->default_value(1), "sequences (or images) per step")(
+      "seq", po::value<std::int64_t>(&seq),
+      "tokens per sequence (prefill/train: prompt length, default 1024; decode: new tokens, default 1)")(
+      "context", po::value<std::int64_t>(&context), "decode: tokens already in the KV cache (default 1024)")(
+      "precision", po::value<std::string>(&precision_name)->default_value("bf16"),
+      "fp32 | bf16 | fp16 | fp8 | int8 | int4")(
+      "fusion", po::value<std::string>(&fusion_name)->default_value("standard"), "none | standard | aggressive")(
+      "launch", po::value<std::string>(&launch_name)->default_value("graph"),
+      "graph (CUDA/HPU graphs, XLA: the platform's graph_kernel_overhead_s per kernel) | framework "
+      "(PyTorch eager dispatch overheads of the hardware file)")(
+      "prompt", po::value<int>(&prompt)->default_value(1024), "serving: prompt tokens per request")(
+      "output", po::value<int>(&output)->default_value(256), "serving: output tokens per request")(
+      "rate", po::value<double>(&rate), "serving: simulate at this arrival rate (requests/s, whole system)")(
+      "sla-p99-ms", po::value<double>(&sla_ms), "serving: find the largest rate whose p99 TTFT <= this (ms)")(
+      "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
+      "time", "print the evaluation wall time to stderr");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(named).run(), vm);
+  if (vm.count("help") != 0) {
+    std::cout << named << '\n';
+    return exit_ok;
+  }
+  po::notify(vm);
+
+  wl::PhaseSpec phase;
+  if (phase_name == "train" || phase_name == "training") phase.phase = wl::Phase::training;
+  else if (phase_name == "prefill") phase.phase = wl::Phase::prefill;
+  else if (phase_name == "decode") phase.phase = wl::Phase::decode;
+  else throw InputError("--phase: expected prefill, decode or train (got " + phase_name + ")");
+  const auto prec = wl::precision_from_string(precision_name);
+  if (!prec || *prec == wl::Precision::int32) throw InputError("--precision: unknown precision " + precision_name);
+  phase.precision = *prec;
+  phase.batch = batch;
+  const bool dec = phase.phase == wl::Phase::decode;
+  phase.seq = seq > 0 ? seq : (dec ? 1 : 1024);
+  phase.context = dec ? (context >= 0 ? context : 1024) : 0;
+  if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
+    throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
+  const auto fusion = pf::fusion_strategy_from_string(fusion_name);
+  if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
+  const auto launch = pf::launch_mode_from_string(launch_name);
+  if (!launch) throw InputError("--launch: expected graph or framework (got " + launch_name + ")");
+
+  pf::Platform platform;
+  pf::SystemSpec system;
+  if (!system_name.empty()) {
+    io::SystemFile sf = io::resolve_system(system_name);
+    platform = hardware.empty() ? sf.chip : io::resolve_platform(hardware);
+    system = sf.system;
+  } else {
+    if (hardware.empty()) throw InputError("give --hardware or --system");
+    platform = io::resolve_platform(hardware);
+    system = pf::default_system(platform, tp * pp * dp);
+  }
+
+  pf::SystemRequest req;
+  req.spec = io::resolve_workload(workload);
+  req.phase = phase;
+  req.degrees = {tp, pp, dp, ep};
+  req.options.fusion = *fusion;
+  req.options.launch = *launch;
+  req.serving.enabled = vm.count("no-serving") == 0;
+  req.serving.prompt_tokens = prompt;
+  req.serving.output_tokens = output;
+  if (vm.count("rate") != 0) req.serving.rate_per_s = rate;
+  if (vm.count("sla-p99-ms") != 0) req.serving.sla_p99_ttft_s = sla_ms * 1e-3;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const pf::SystemEval e = pf::evaluate_system(platform, system, req);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (vm.count("time") != 0)
+    std::cerr << "eval wall time " << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
+  if (vm.count("json") != 0) io::print_eval_json(e, std::cout);
+  else io::print_eval_text(e, std::cout);
+  return e.feasible ? exit_ok : exit_failure;
+}
+
+int cmd_presets(const Args& args) {
+  po::options_description named("dse presets\n\nLists the hardware, system and workload presets.\n\noptions");
+  named.add_options()("help,h", "print this help");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(named).run(), vm);
+  if (vm.count("help") != 0) {
+    std::cout << named << '\n';
+    return exit_ok;
+  }
+  po::notify(vm);
+  std::cout << "scenarios folder: " << io::scenarios_dir() << '\n';
+  for (const char* sub : {"hardware", "systems"}) {
+    std::cout << sub << ":";
+    for (const auto& n : io::preset_names(sub)) std::cout << ' ' << n;
+    std::cout << '\n';
+  }
+  std::cout << "workloads (built in):";
+  for (const auto& n : wl::workload_preset_names()) std::cout << ' ' << n;
+  std::cout << "\nworkloads (files in scenarios/workloads):";
+  for (const auto& n : io::preset_names("workloads")) std::cout << ' ' << n;
+  std::cout << '\n';
+  return exit_ok;
+}
+
+}  // namespace dse::cli

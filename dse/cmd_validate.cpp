@@ -1,0 +1,402 @@
+// `dse validate [--json] [--suite FILE]`: runs the validation suite
+// (scenarios/validation/suite.yaml) and compares predictions with published
+// measurements: per case measured, predicted, signed relative error
+// (predicted - measured) / measured, and the constants the case used; per group
+// n, mean, median and max absolute error. Constants are per platform (the
+// hardware presets) plus the suite's method block, the same for every case.
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "costmodel/platform/system.hpp"
+#include "dse/commands.hpp"
+#include "dse/error.hpp"
+#include "dse/platform_reader.hpp"
+#include "dse/platform_report.hpp"
+#include "dse/workload_reader.hpp"
+#include "dse/yaml_reader.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace dse::cli {
+
+namespace pf = dse::costmodel::platform;
+namespace wl = dse::costmodel::workload;
+
+namespace {
+
+struct CaseResult {
+  std::string name, group, source, unit, constants;
+  std::string benchmark;  // "kind:workload" of throughput cases, for the rank-order check
+  double measured = 0.0, predicted = 0.0, error = 0.0;
+};
+
+struct Method {
+  pf::FusionStrategy op_fusion = pf::FusionStrategy::none, e2e_fusion = pf::FusionStrategy::aggressive;
+  pf::LaunchMode op_launch = pf::LaunchMode::framework, e2e_launch = pf::LaunchMode::graph;
+  // training_mfu group: fusion of the cited training stacks (defaults to end_to_end's)
+  std::optional<pf::FusionStrategy> train_fusion;
+  int prompt = 1024, output = 265;
+  std::vector<int> batches{1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+  std::int64_t vision_batch = 256;
+};
+
+std::string fmt(double v, int p = 4) {
+  std::ostringstream os;
+  os << std::setprecision(p) << v;
+  return os.str();
+}
+
+std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::FusionStrategy fusion) {
+  const auto& g = p.gpu;
+  std::string s = g.name + ": matrix sustained " + fmt(g.matrix_sustained_fraction) + ", HBM " +
+                  fmt(g.hbm_achievable_fraction) + " of peak, launch " + std::string(pf::to_string(launch));
+  if (launch == pf::LaunchMode::framework)
+    s += " (lib " + fmt(g.launch_overhead_library_s * 1e6) + " / eager " + fmt(g.launch_overhead_eager_s * 1e6) +
+         " / compiled " + fmt(g.launch_overhead_compiled_s * 1e6) + " us)";
+  else
+    s += " (" + fmt(p.graph_kernel_overhead_s * 1e6) + " us/kernel)";
+  return s + ", fusion " + std::string(pf::to_string(fusion));
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot read " + path);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string c;
+    while (std::getline(ss, c, ',')) {
+      c.erase(0, c.find_first_not_of(" \t"));
+      cells.push_back(c);
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+double single_op_latency(const pf::Platform& p, wl::Operator op, const Method& m) {
+  wl::OperatorGraph g;
+  g.name = op.name;
+  wl::Block b;
+  b.name = "op";
+  b.nodes.push_back(wl::Node{std::move(op), {}});
+  g.blocks.push_back(std::move(b));
+  pf::EvalOptions o;
+  o.fusion = m.op_fusion;
+  o.launch = m.op_launch;
+  o.phase.precision = wl::Precision::fp16;
+  return pf::evaluate_graph(p, g, o).totals.latency_s;
+}
+
+void operator_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
+  const std::string op = c.string("op"), file = c.string("file");
+  const pf::Platform p = io::resolve_platform(c.string("hardware"));
+  const auto F = wl::Precision::fp16;
+  for (const auto& r : read_csv((fs::path(dir) / file).string())) {
+    CaseResult cr;
+    cr.group = c.string("group");
+    cr.source = c.string("source") + " [" + file + "]";
+    cr.unit = "s";
+    cr.constants = constants_text(p, m.op_launch, m.op_fusion);
+    if (op == "matmul") {
+      const auto M = std::stoll(r.at(0)), N = std::stoll(r.at(1)), K = std::stoll(r.at(2));
+      cr.name = file.substr(0, file.size() - 4) + " " + r[0] + "x" + r[1] + "x" + r[2];
+      cr.measured = std::stod(r.at(3)) * 1e-3;  // "0.1900ms"
+      cr.predicted = single_op_latency(p, wl::make_linear("mm", wl::LayerType::ffn, M, N, K, F), m);
+    } else if (op == "gelu") {
+      const auto n = std::stoll(r.at(0));
+      cr.name = file.substr(0, file.size() - 4) + " " + r[0];
+      cr.measured = static_cast<double>(n) / (std::stod(r.at(1)) * 1e9);
+      cr.predicted = single_op_latency(p, wl::make_elementwise("gelu", wl::LayerType::ffn, 1, n, 7.0, 1, F), m);
+    } else {
+      const auto M = std::stoll(r.at(0)), N = std::stoll(r.at(1));
+      cr.name = file.substr(0, file.size() - 4) + " " + r[0] + "x" + r[1];
+      cr.measured = static_cast<double>(M * N) / (std::stod(r.at(2)) * 1e9);
+      wl::Operator o = op == "softmax" ? wl::make_softmax("softmax", wl::LayerType::attention, M, N, F)
+                                       : wl::make_norm("layernorm", wl::OpKind::layernorm, M, N, F);
+      cr.predicted = single_op_latency(p, std::move(o), m);
+    }
+    cr.error = (cr.predicted - cr.measured) / cr.measured;
+    out.push_back(cr);
+  }
+}
+
+CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m) {
+  CaseResult cr;
+  cr.name = c.string("name");
+  cr.group = c.string("group");
+  cr.source = c.string("source");
+  cr.unit = c.string("unit");
+  cr.measured = c.positive("measured");
+  const std::string kind = c.string("kind");
+  pf::Platform p;
+  pf::SystemSpec sys;
+  const int tp = static_cast<int>(c.positive_integer_or("tp", 1));
+  const int pp = static_cast<int>(c.positive_integer_or("pp", 1));
+  const int micro = static_cast<int>(c.positive_integer_or("micro_batches", 1));
+  if (c.has("system")) {
+    io::SystemFile sf = io::resolve_system(c.string("system"));
+    p = sf.chip;
+    sys = sf.system;
+  } else {
+    p = io::resolve_platform(c.string("hardware"));
+    sys = pf::default_system(p, tp * pp);
+  }
+  // A pipeline longer than the system preset (e.g. PP across DGX nodes): a
+  // switch of tp x pp chips on the chip's own links (stage sends are small).
+  if (tp * pp > sys.chips) sys = pf::default_system(p, tp * pp);
+  std::string wname = c.string("workload");
+  if (wname.find(".yaml") != std::string::npos) wname = (fs::path(suite_dir) / wname).string();
+  pf::SystemRequest r;
+  r.spec = io::resolve_workload(wname);
+  r.degrees.tp = tp;
+  r.degrees.pp = pp;
+  r.micro_batches = micro;
+  r.options.fusion = m.e2e_fusion;
+  r.options.launch = m.e2e_launch;
+  const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
+  if (!prec) throw InputError(cr.name + ": unknown precision");
+  r.phase.precision = *prec;
+  r.serving.enabled = false;
+  if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
+  cr.constants = constants_text(p, m.e2e_launch, r.options.fusion) + ", tp " + std::to_string(tp);
+  if (kind == "llm_offline") {
+    r.phase.phase = wl::Phase::decode;
+    r.phase.batch = 1;
+    r.phase.seq = 1;
+    r.phase.context = m.prompt;
+    r.serving.enabled = true;
+    r.serving.batch_sizes = m.batches;
+    r.serving.prompt_tokens = m.prompt;
+    r.serving.output_tokens = m.output;
+    const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    double best = 0.0;
+    int best_b = 0;
+    for (const auto& s : e.serving.sweep)
+      if (s.batch <= std::max(1, e.serving.max_batch_fitting) && s.tokens_per_s_system > best) {
+        best = s.tokens_per_s_system;
+        best_b = s.batch;
+      }
+    // replicas: the system's chips over the TP group (8 / tp)
+    const int replicas = std::max(1, sys.chips / tp);
+    cr.predicted = best * replicas;
+    cr.constants += ", best static batch " + std::to_string(best_b) + ", " + std::to_string(replicas) + " replica(s)";
+  } else if (kind == "vision_offline" || kind == "encoder_offline") {
+    r.phase.phase = wl::Phase::prefill;
+    r.phase.batch = m.vision_batch;
+    r.phase.seq = c.positive_integer_or("seq", 1);
+    const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
+    cr.predicted = static_cast<double>(m.vision_batch) / e.step_latency_s;
+    cr.constants += ", batch " + std::to_string(m.vision_batch);
+  } else if (kind == "decode_latency") {
+    r.phase.phase = wl::Phase::decode;
+    r.phase.batch = c.positive_integer_or("batch", 1);
+    r.phase.seq = 1;
+    r.phase.context = c.positive_integer("context");
+    const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
+    cr.predicted = e.step_latency_s;
+  } else if (kind == "training_mfu") {
+    r.phase.phase = wl::Phase::training;
+    r.phase.batch = c.positive_integer("batch");
+    r.phase.seq = c.positive_integer("seq");
+    const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
+    // MFU over the whole step: model FLOPs of m micro-batches on one TP rank of
+    // the pipeline (the chip graph is the whole model at TP degree tp, so each of
+    // the pp stages holds 1/pp of it) / (pp x step time x peak). The step holds
+    // the (p-1)/(m+p-1) pipeline bubble, stage sends and exposed collectives.
+    const double peak = p.gpu.peak_matrix_flops_per_s(pf::kernel_precision(p.gpu, r.phase.precision));
+    cr.predicted = e.step_latency_s > 0 && peak > 0
+                       ? e.chip.totals.flops * static_cast<double>(micro) /
+                             (static_cast<double>(pp) * e.step_latency_s * peak)
+                       : 0.0;
+    cr.constants += ", pp " + std::to_string(pp) + ", micro-batches " + std::to_string(micro) + " of " +
+                    std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
+                    "%), no recompute";
+  } else {
+    throw InputError(cr.name + ": unknown kind " + kind);
+  }
+  if (kind == "llm_offline" || kind == "vision_offline" || kind == "encoder_offline")
+    cr.benchmark = kind + ":" + c.string("workload");
+  cr.error = (cr.predicted - cr.measured) / cr.measured;
+  return cr;
+}
+
+// Per benchmark with several platforms: is the measured order of throughput preserved?
+std::map<std::string, bool> rank_orders(const std::vector<CaseResult>& cases) {
+  std::map<std::string, std::vector<const CaseResult*>> by;
+  for (const auto& c : cases)
+    if (!c.benchmark.empty()) by[c.benchmark].push_back(&c);
+  std::map<std::string, bool> out;
+  for (auto& [b, v] : by) {
+    if (v.size() < 2) continue;
+    bool ok = true;
+    for (const auto* x : v)
+      for (const auto* y : v)
+        if (x->measured > y->measured && !(x->predicted > y->predicted)) ok = false;
+    out[b] = ok;
+  }
+  return out;
+}
+
+pf::FusionStrategy fusion_of(const io::MapReader& m) {
+  const auto f = pf::fusion_strategy_from_string(m.string("fusion"));
+  if (!f) io::fail(m.place("fusion"), m.node("fusion"), "none, standard or aggressive", m.string("fusion"));
+  return *f;
+}
+pf::LaunchMode launch_of(const io::MapReader& m) {
+  const auto l = pf::launch_mode_from_string(m.string("launch"));
+  if (!l) io::fail(m.place("launch"), m.node("launch"), "framework or graph", m.string("launch"));
+  return *l;
+}
+
+}  // namespace
+
+int cmd_validate(const Args& args) {
+  std::string suite = io::scenarios_dir() + "/validation/suite.yaml";
+  po::options_description named(
+      "dse validate [--json] [--suite FILE]\n\nRuns the validation suite: predictions against published "
+      "measurements,\nwith the error of each case and per group.\n\noptions");
+  named.add_options()("help,h", "print this help")("json", "print one JSON object")(
+      "suite", po::value<std::string>(&suite), "suite file (default: scenarios/validation/suite.yaml)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(named).run(), vm);
+  if (vm.count("help") != 0) {
+    std::cout << named << '\n';
+    return exit_ok;
+  }
+  po::notify(vm);
+
+  const std::string text = io::read_text_file(suite, "validation suite");
+  const YAML::Node root = io::parse_yaml(text, suite);
+  const io::MapReader top(root, io::Place{suite, ""}, {"measured_dir", "method", "cases"});
+  const std::string suite_dir = fs::path(suite).parent_path().string();
+  std::string measured_dir = (fs::path(suite_dir) / top.string("measured_dir")).string();
+  if (const char* e = std::getenv("DSE_ORACLES_DIR"); e != nullptr && *e != '\0')
+    measured_dir = (fs::path(e) / "measured").string();
+
+  Method m;
+  if (top.has("method")) {
+    const io::MapReader mr(top.node("method"), top.place("method"),
+                           {"operators", "end_to_end", "training", "llm_offline", "vision_batch"});
+    const io::MapReader ops(mr.node("operators"), mr.place("operators"), {"launch", "fusion"});
+    m.op_launch = launch_of(ops);
+    m.op_fusion = fusion_of(ops);
+    const io::MapReader e2e(mr.node("end_to_end"), mr.place("end_to_end"), {"launch", "fusion"});
+    m.e2e_launch = launch_of(e2e);
+    m.e2e_fusion = fusion_of(e2e);
+    if (mr.has("training")) {
+      const io::MapReader tr(mr.node("training"), mr.place("training"), {"fusion"});
+      m.train_fusion = fusion_of(tr);
+    }
+    const io::MapReader llm(mr.node("llm_offline"), mr.place("llm_offline"),
+                            {"prompt_tokens", "output_tokens", "batches"});
+    m.prompt = static_cast<int>(llm.positive_integer("prompt_tokens"));
+    m.output = static_cast<int>(llm.positive_integer("output_tokens"));
+    m.batches.clear();
+    const YAML::Node bs = llm.sequence("batches");
+    for (std::size_t i = 0; i < bs.size(); ++i)
+      m.batches.push_back(static_cast<int>(io::as_positive_integer(bs[i], llm.place("batches").item(i))));
+    m.vision_batch = mr.positive_integer("vision_batch");
+  }
+
+  std::vector<CaseResult> cases;
+  const YAML::Node list = top.sequence("cases");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const io::MapReader c(list[i], top.place("cases").item(i),
+                          {"name", "kind", "group", "op", "file", "hardware", "system", "workload", "precision",
+                           "tp", "pp", "micro_batches", "batch", "seq", "context", "measured", "unit", "source"});
+    if (c.string("kind") == "operator_csv") operator_cases(c, measured_dir, m, cases);
+    else cases.push_back(model_case(c, suite_dir, m));
+  }
+
+  struct Group {
+    std::vector<double> abs;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& c : cases) groups[c.group].abs.push_back(std::fabs(c.error));
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+  };
+
+  if (vm.count("json") != 0) {
+    std::cout << "{\"suite\": " << io::json_string(suite) << ", \"cases\": [";
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& c = cases[i];
+      std::cout << (i ? ", " : "") << "{\"name\": " << io::json_string(c.name) << ", \"group\": "
+                << io::json_string(c.group) << ", \"source\": " << io::json_string(c.source)
+                << ", \"measured\": " << io::json_number(c.measured) << ", \"predicted\": "
+                << io::json_number(c.predicted) << ", \"error\": " << io::json_number(c.error)
+                << ", \"unit\": " << io::json_string(c.unit) << ", \"constants\": " << io::json_string(c.constants)
+                << "}";
+    }
+    std::cout << "], \"groups\": {";
+    bool first = true;
+    for (const auto& [name, g] : groups) {
+      double sum = 0, mx = 0;
+      for (double a : g.abs) {
+        sum += a;
+        mx = std::max(mx, a);
+      }
+      std::cout << (first ? "" : ", ") << io::json_string(name) << ": {\"n\": " << g.abs.size()
+                << ", \"mean_abs_error\": " << io::json_number(sum / static_cast<double>(g.abs.size()))
+                << ", \"median_abs_error\": " << io::json_number(median(g.abs))
+                << ", \"max_abs_error\": " << io::json_number(mx) << "}";
+      first = false;
+    }
+    std::cout << "}, \"rank_order_preserved\": {";
+    first = true;
+    for (const auto& [b, ok] : rank_orders(cases)) {
+      std::cout << (first ? "" : ", ") << io::json_string(b) << ": " << (ok ? "true" : "false");
+      first = false;
+    }
+    std::cout << "}}\n";
+    return exit_ok;
+  }
+  std::cout << std::left << std::setw(46) << "case" << std::setw(14) << "group" << std::right << std::setw(12)
+            << "measured" << std::setw(12) << "predicted" << std::setw(9) << "error" << "  unit\n";
+  for (const auto& c : cases)
+    std::cout << std::left << std::setw(46) << c.name << std::setw(14) << c.group << std::right << std::setw(12)
+              << fmt(c.measured) << std::setw(12) << fmt(c.predicted) << std::setw(8) << fmt(100 * c.error, 3)
+              << "%  " << c.unit << '\n';
+  std::cout << "\nsources and constants per case:\n";
+  std::string last;
+  for (const auto& c : cases) {
+    const std::string line = c.source + "\n      constants: " + c.constants;
+    if (line != last) std::cout << "  " << c.name << ": " << line << '\n';
+    last = line;
+  }
+  std::cout << "\ngroup            n   mean|err|  median|err|  max|err|\n";
+  for (const auto& [name, g] : groups) {
+    double sum = 0, mx = 0;
+    for (double a : g.abs) {
+      sum += a;
+      mx = std::max(mx, a);
+    }
+    std::cout << std::left << std::setw(14) << name << std::right << std::setw(4) << g.abs.size() << std::setw(10)
+              << fmt(100 * sum / static_cast<double>(g.abs.size()), 3) << "%" << std::setw(11)
+              << fmt(100 * median(g.abs), 3) << "%" << std::setw(9) << fmt(100 * mx, 3) << "%\n";
+  }
+  for (const auto& [b, ok] : rank_orders(cases))
+    std::cout << "rank order of platforms on " << b << ": " << (ok ? "preserved" : "NOT preserved") << '\n';
+  return exit_ok;
+}
+
+}  // namespace dse::cli

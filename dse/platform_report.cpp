@@ -1,0 +1,157 @@
+#include "dse/platform_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+namespace dse::io {
+
+namespace pf = dse::costmodel::platform;
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      o += buf;
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  return os.str();
+}
+
+namespace {
+
+std::string eng(double v, int prec = 4) {
+  std::ostringstream os;
+  os << std::setprecision(prec) << v;
+  return os.str();
+}
+
+void stats_json(std::ostream& os, const costmodel::system::LatencyStats& s) {
+  os << "{\"mean_s\": " << json_number(s.mean_s) << ", \"p50_s\": " << json_number(s.p50_s)
+     << ", \"p95_s\": " << json_number(s.p95_s) << ", \"p99_s\": " << json_number(s.p99_s) << "}";
+}
+
+}  // namespace
+
+void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
+  if (!e.feasible) {
+    os << "infeasible: " << e.reason << '\n';
+    return;
+  }
+  os << std::left << std::setw(16) << "layer" << std::setw(16) << "type" << std::setw(5) << "rep" << std::right
+     << std::setw(12) << "latency_us" << std::setw(12) << "GFLOP" << std::setw(11) << "DRAM_MB" << std::setw(7)
+     << "peak%" << std::setw(7) << "stall" << "  " << std::left << std::setw(13) << "bottleneck"
+     << "mapping\n";
+  for (const auto& l : e.chip.layers) {
+    os << std::left << std::setw(16) << l.name << std::setw(16) << l.type << std::setw(5) << l.repeat << std::right
+       << std::setw(12) << eng(l.latency_s * 1e6) << std::setw(12) << eng(l.flops * 1e-9) << std::setw(11)
+       << eng(l.dram_bytes * 1e-6) << std::setw(7) << eng(100 * l.pct_of_peak, 3) << std::setw(7)
+       << eng(l.stall_fraction, 2) << "  " << std::left << std::setw(13)
+       << std::string(costmodel::to_string(l.bottleneck)) << l.mapping.kernel << ' ' << l.mapping.precision;
+    if (!l.mapping.tile.empty()) os << " [" << l.mapping.tile << "]";
+    if (!l.mapping.fusion_group.empty()) os << " {" << l.mapping.fusion_group << "}";
+    os << '\n';
+  }
+  const auto& t = e.chip.totals;
+  os << "\nchip (one of " << e.chips << "): latency " << eng(t.latency_s * 1e3) << " ms, "
+     << eng(t.flops * 1e-12) << " TFLOP, MFU " << eng(100 * t.mfu, 3) << " %, energy " << eng(t.energy_j)
+     << " J, memory " << eng(t.memory_bytes / 1e9) << " GB of " << eng(t.hbm_bytes_capacity / 1e9) << " GB"
+     << (e.chip.fits_memory ? "" : " (DOES NOT FIT)") << '\n';
+  os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
+     << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms), tokens/s " << eng(e.tokens_per_s)
+     << "\npower " << eng(e.power.power_w) << " W" << (e.power.throttled ? " (throttled)" : "")
+     << ", energy/token " << eng(e.power.energy_per_token_j) << " J, perf/W " << eng(e.power.perf_per_w)
+     << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
+  os << "fusion groups " << e.chip.fusion_groups << " (" << e.chip.unsupported_fusion_groups
+     << " not in the stack's list); kernel cache " << e.cache_hits << " hits / " << e.cache_misses << " misses\n";
+  if (e.serving.evaluated) {
+    os << "\nserving sweep (batch, TTFT ms, TPOT ms, tokens/s system)\n";
+    for (const auto& p : e.serving.sweep)
+      os << "  " << std::right << std::setw(5) << p.batch << std::setw(12) << eng(p.ttft_s * 1e3) << std::setw(12)
+         << eng(p.tpot_s * 1e3) << std::setw(14) << eng(p.tokens_per_s_system) << '\n';
+    if (e.serving.at_rate)
+      os << "at rate: TTFT p50/p95/p99 " << eng(e.serving.at_rate->ttft.p50_s * 1e3) << " / "
+         << eng(e.serving.at_rate->ttft.p95_s * 1e3) << " / " << eng(e.serving.at_rate->ttft.p99_s * 1e3)
+         << " ms, e2e p99 " << eng(e.serving.at_rate->e2e.p99_s) << " s\n";
+    if (e.serving.sla)
+      os << "max rate meeting the p99 TTFT SLA: " << eng(e.serving.sla->max_rate_per_s) << " req/s"
+         << (e.serving.sla->found ? "" : " (not found)") << '\n';
+  }
+}
+
+void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
+  const auto& t = e.chip.totals;
+  os << "{\"feasible\": " << (e.feasible ? "true" : "false") << ", \"reason\": " << json_string(e.reason);
+  os << ", \"totals\": {\"latency_s\": " << json_number(e.feasible ? e.step_latency_s : t.latency_s)
+     << ", \"chip_latency_s\": " << json_number(t.latency_s) << ", \"flops\": " << json_number(t.flops)
+     << ", \"mfu\": " << json_number(t.mfu) << ", \"energy_j\": " << json_number(t.energy_j)
+     << ", \"dynamic_energy_j\": " << json_number(t.dynamic_energy_j) << ", \"memory_bytes\": "
+     << json_number(t.memory_bytes) << ", \"fits_memory\": " << (e.chip.fits_memory ? "true" : "false")
+     << ", \"dram_bytes\": " << json_number(t.dram_bytes);
+  if (t.tokens > 0) os << ", \"tokens_per_s\": " << json_number(e.tokens_per_s);
+  os << "}, \"chips\": " << e.chips << ", \"layers\": [";
+  for (std::size_t i = 0; i < e.chip.layers.size(); ++i) {
+    const auto& l = e.chip.layers[i];
+    os << (i ? ", " : "") << "{\"name\": " << json_string(l.name) << ", \"type\": " << json_string(l.type)
+       << ", \"layer\": " << json_string(l.layer) << ", \"repeat\": " << l.repeat
+       << ", \"latency_s\": " << json_number(l.latency_s) << ", \"flops\": " << json_number(l.flops)
+       << ", \"dram_bytes\": " << json_number(l.dram_bytes) << ", \"bottleneck\": "
+       << json_string(std::string(costmodel::to_string(l.bottleneck))) << ", \"stall_fraction\": "
+       << json_number(l.stall_fraction) << ", \"pct_of_peak\": " << json_number(l.pct_of_peak)
+       << ", \"mapping\": {\"kernel\": " << json_string(l.mapping.kernel) << ", \"tile\": "
+       << json_string(l.mapping.tile) << ", \"fusion_group\": " << json_string(l.mapping.fusion_group)
+       << ", \"precision\": " << json_string(l.mapping.precision) << "}}";
+  }
+  os << "], \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
+     << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
+     << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
+  os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";
+  for (std::size_t i = 0; i < e.serving.sweep.size(); ++i) {
+    const auto& p = e.serving.sweep[i];
+    os << (i ? ", " : "") << "{\"batch\": " << p.batch << ", \"ttft_s\": " << json_number(p.ttft_s)
+       << ", \"tpot_s\": " << json_number(p.tpot_s) << ", \"e2e_s\": " << json_number(p.e2e_s)
+       << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system) << "}";
+  }
+  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting;
+  if (e.serving.at_rate) {
+    os << ", \"at_rate\": {\"ttft\": ";
+    stats_json(os, e.serving.at_rate->ttft);
+    os << ", \"e2e\": ";
+    stats_json(os, e.serving.at_rate->e2e);
+    os << ", \"p50_s\": " << json_number(e.serving.at_rate->e2e.p50_s)
+       << ", \"p95_s\": " << json_number(e.serving.at_rate->e2e.p95_s)
+       << ", \"p99_s\": " << json_number(e.serving.at_rate->e2e.p99_s)
+       << ", \"tokens_per_s\": " << json_number(e.serving.at_rate->tokens_per_s_system) << "}";
+  }
+  if (e.serving.sla)
+    os << ", \"max_rate_at_sla\": {\"found\": " << (e.serving.sla->found ? "true" : "false")
+       << ", \"rate_per_s\": " << json_number(e.serving.sla->max_rate_per_s) << ", \"metric\": \"ttft_p99\"}";
+  os << "}, \"power_w\": " << json_number(e.power.power_w) << ", \"throttled\": "
+     << (e.power.throttled ? "true" : "false") << ", \"energy_per_token_j\": "
+     << json_number(e.power.energy_per_token_j) << ", \"perf_per_w\": " << json_number(e.power.perf_per_w)
+     << ", \"risk\": {\"score\": " << json_number(e.risk.score) << ", \"items\": [";
+  for (std::size_t i = 0; i < e.risk.items.size(); ++i) {
+    const auto& r = e.risk.items[i];
+    os << (i ? ", " : "") << "{\"kind\": " << json_string(std::string(costmodel::system::to_string(r.kind)))
+       << ", \"owner\": " << json_string(std::string(costmodel::system::to_string(r.owner)))
+       << ", \"weight\": " << json_number(r.weight) << ", \"detail\": " << json_string(r.detail) << "}";
+  }
+  os << "]}, \"cache\": {\"hits\": " << e.cache_hits << ", \"misses\": " << e.cache_misses << "}}\n";
+}
+
+}  // namespace dse::io

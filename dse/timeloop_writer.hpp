@@ -1,0 +1,37 @@
+// Timeloop v0.4 constraints (embedded in an architecture and/or in a separate
+// constraints file) into mapper::Constraints, and a Mapping back out as
+// Timeloop mapping YAML (readable by read_timeloop_mapping and by Timeloop).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "costmodel/loopnest/architecture.hpp"
+#include "costmodel/loopnest/mapping.hpp"
+#include "costmodel/loopnest/problem.hpp"
+#include "costmodel/mapper/mapper.hpp"
+
+namespace dse::io {
+
+// Constraints of the architecture's own nodes (`constraints:` on components and
+// spatial containers) and, when constraints_path is not empty, of a constraints
+// file (`constraints: {targets: [...]}` or `targets: [...]`; entries with target,
+// type temporal | spatial | dataspace | bypass | datatype, factors, permutation,
+// split, keep, bypass). A later entry for the same target and kind replaces.
+costmodel::mapper::Constraints read_timeloop_constraints(const std::string& arch_path,
+                                                         const std::string& constraints_path,
+                                                         const costmodel::loopnest::Architecture& arch,
+                                                         const costmodel::loopnest::Problem& problem);
+
+// A native loop-nest hardware description (not Timeloop), e.g.
+// scenarios/hardware/gpu-4level.yaml: loopnest_hardware: {name, clock_hz,
+// levels: [{name, capacity_words (0 = unbounded), word_bits, block_words, mesh_x,
+// mesh_y (instances counted from the top), read/write_bandwidth_words_per_cycle,
+// read/fill/update_energy_pj (per access vector), leak_pj_per_cycle, fanout_only}],
+// compute: {name, mesh_x, mesh_y, rates: [{bits, macs_per_cycle, energy_pj_per_mac}]}}.
+costmodel::loopnest::Architecture read_loopnest_hardware(const std::string& path);
+
+void write_timeloop_mapping(std::ostream& out, const costmodel::loopnest::Architecture& arch,
+                            const costmodel::loopnest::Problem& problem, const costmodel::loopnest::Mapping& m);
+
+}  // namespace dse::io

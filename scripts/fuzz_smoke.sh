@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Fuzz smoke for CI: builds the libFuzzer targets (clang, -DDSE_BUILD_FUZZERS=ON) and runs
+# each for a short time (default 30 s) on a scratch copy of its corpus fuzz/corpus/<target>.
+# Any crash, leak, UB report, timeout (>10 s per input) or escaped exception fails the script;
+# the crashing input is left in the scratch folder (printed) to copy into fuzz/regressions/.
+#
+# Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] [BUILD_DIR]
+#   env: JOBS (build parallelism, default 1), TARGETS (default: all six).
+set -euo pipefail
+secs=${1:-30}
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${2:-$here/build/fuzz}
+jobs=${JOBS:-1}
+targets=${TARGETS:-"scenario gpu_hardware workload timeloop scalesim onnx"}
+
+CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDSE_BUILD_FUZZERS=ON -DDSE_BUILD_TESTS=OFF -DDSE_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" --target fuzzers -j"$jobs" >/dev/null
+
+work=$(mktemp -d /tmp/dse_fuzz_smoke.XXXXXX)
+status=0
+for t in $targets; do
+  mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
+  cp "$here/fuzz/corpus/$t/"* "$work/$t/corpus/" 2>/dev/null || true
+  dict=()
+  case $t in
+    scalesim) dict=(-dict="$here/fuzz/dict/scalesim.dict") ;;
+    onnx) ;;
+    *) dict=(-dict="$here/fuzz/dict/yaml.dict") ;;
+  esac
+  start=$(date +%s)
+  if "$build/fuzz/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+       -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" "$work/$t/corpus" \
+       >"$work/$t/log" 2>&1; then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t/log" | grep -o '[0-9]*$' || echo '?')
+    echo "fuzz_$t: ok, $runs runs in $(( $(date +%s) - start )) s"
+  else
+    echo "fuzz_$t: FAILED (log $work/$t/log, inputs in $work/$t/artifacts/)"
+    tail -n 30 "$work/$t/log"
+    status=1
+  fi
+done
+[ "$status" -eq 0 ] && rm -rf "$work"
+exit "$status"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates the review reports of the shipped example scenarios into
+# results/<scenario>/ (the result file <scenario>.h5, `dse shortlist` tables and the
+# report: index.html, report.md, PNG figures, CSV mapping sheets).
+#
+#   scripts/make_results.sh [DSE_BINARY]
+#
+# DSE_BINARY defaults to build/release/dse/dse (scripts/build.sh release); runs one rank
+# (no mpirun needed). Each scenario line below: name, SLA on p99 latency (ms), power
+# budget (W); add a line when a scenario is added to scenarios/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DSE=${1:-build/release/dse/dse}
+[[ -x $DSE ]] || { echo "make_results.sh: $DSE not found; build first (scripts/build.sh release) or pass the dse binary" >&2; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+SCENARIOS=(
+  "quickstart 1 180"
+  "llm-serving 20000 6000"
+  "accelerator-sweep 5 12"
+)
+for line in "${SCENARIOS[@]}"; do
+  read -r name sla_ms power_w <<<"$line"
+  out=results/$name
+  rm -rf "$out"
+  mkdir -p "$out"
+  "$DSE" run "scenarios/$name.yaml" -o "$out/$name.h5" --no-progress
+  "$DSE" shortlist "$out/$name.h5" > "$out/pareto_all.txt"
+  "$DSE" shortlist "$out/$name.h5" --sla-p99-ms "$sla_ms" --power-w "$power_w" > "$out/shortlist.txt"
+  "$DSE" report "$out/$name.h5" -o "$out/report" --sla-p99-ms "$sla_ms" --power-w "$power_w"
+done

@@ -1,0 +1,303 @@
+// Mapper: the result equals the optimum of a brute-force enumeration of the
+// same mapspace (written here, no pruning), on 30 shapes x 3 small hardware
+// descriptions and all three objectives; memoisation; constraints; bounds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "costmodel/loopnest/evaluate.hpp"
+#include "costmodel/mapper/mapper.hpp"
+#include "costmodel/mapper/memo.hpp"
+#include "costmodel/mapper/sheet.hpp"
+
+namespace lp = dse::costmodel::loopnest;
+namespace mp = dse::costmodel::mapper;
+
+namespace {
+
+using i64 = std::int64_t;
+constexpr std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+
+lp::StorageLevel level(const char* name, i64 cap, i64 mx, i64 my, double e_pj, double bw = 0.0) {
+  lp::StorageLevel l;
+  l.name = name;
+  l.capacity_words = cap;
+  l.mesh_x = mx;
+  l.mesh_y = my;
+  l.read_energy_j = e_pj * 1e-12;
+  l.fill_energy_j = e_pj * 1e-12;
+  l.update_energy_j = e_pj * 1e-12;
+  l.read_bandwidth_words_per_cycle = bw;
+  l.write_bandwidth_words_per_cycle = bw;
+  return l;
+}
+
+// H1: DRAM -> buffer (12 words) -> 1 MAC.
+lp::Architecture hw1() {
+  lp::Architecture a;
+  a.name = "h1";
+  a.levels = {level("DRAM", 0, 1, 1, 64.0, 2.0), level("Buffer", 12, 1, 1, 1.0)};
+  a.compute.rates[0] = lp::PrecisionRate{0, 1.0, 0.5e-12};
+  return a;
+}
+// H2: DRAM -> GLB (16 words) -> 4 PEs on x, each an RF (3 words, weights and outputs only).
+lp::Architecture hw2() {
+  lp::Architecture a;
+  a.name = "h2";
+  lp::StorageLevel rf = level("RF", 3, 4, 1, 0.2);
+  rf.may_keep = 0b101u;
+  a.levels = {level("DRAM", 0, 1, 1, 100.0, 1.0), level("GLB", 16, 1, 1, 4.0, 4.0), rf};
+  a.compute.mesh_x = 4;
+  a.compute.rates[0] = lp::PrecisionRate{0, 1.0, 0.3e-12};
+  return a;
+}
+// H3: DRAM -> 2 x 2 mesh of buffers (8 words, no outputs) via a pure fan-out level -> 2 x 2 MACs.
+lp::Architecture hw3() {
+  lp::Architecture a;
+  a.name = "h3";
+  lp::StorageLevel fan = level("inter_spatial", 0, 1, 1, 0.0);
+  fan.may_keep = 0;
+  lp::StorageLevel buf = level("Buf", 8, 2, 2, 2.0, 2.0);
+  buf.may_keep = 0b011u;
+  a.levels = {level("DRAM", 0, 1, 1, 50.0, 1.5), fan, buf};
+  a.compute.mesh_x = 2;
+  a.compute.mesh_y = 2;
+  a.compute.rates[0] = lp::PrecisionRate{0, 1.0, 0.4e-12};
+  return a;
+}
+
+lp::Problem conv1d(i64 k, i64 r, i64 p) {
+  lp::Problem pr;
+  pr.name = "conv1d";
+  pr.type = lp::LayerType::conv;
+  const int K = pr.add_dim("K", k), R = pr.add_dim("R", r), P = pr.add_dim("P", p);
+  const int w = pr.add_tensor("Weights"), in = pr.add_tensor("Inputs"), out = pr.add_tensor("Outputs", true);
+  pr.add_rank(w, {{static_cast<std::int8_t>(K), 1}});
+  pr.add_rank(w, {{static_cast<std::int8_t>(R), 1}});
+  pr.add_rank(in, {{static_cast<std::int8_t>(R), 1}, {static_cast<std::int8_t>(P), 1}});
+  pr.add_rank(out, {{static_cast<std::int8_t>(K), 1}});
+  pr.add_rank(out, {{static_cast<std::int8_t>(P), 1}});
+  return pr;
+}
+
+std::vector<lp::Problem> shapes() {
+  std::vector<lp::Problem> v;
+  const int gemms[][3] = {{1, 1, 1}, {2, 2, 2}, {4, 2, 3}, {3, 5, 2}, {6, 4, 1}, {1, 8, 4}, {8, 1, 3},
+                          {5, 3, 4}, {4, 4, 4}, {7, 2, 2}, {2, 6, 5}, {3, 3, 6}, {8, 2, 1}, {2, 8, 2},
+                          {6, 6, 2}, {1, 4, 8}, {5, 5, 1}, {4, 3, 5}, {3, 7, 1}, {2, 4, 6}};
+  for (const auto& g : gemms) v.push_back(lp::make_gemm(g[0], g[1], g[2]));
+  const int convs[][3] = {{2, 3, 4}, {4, 3, 2}, {1, 3, 6}, {3, 2, 5}, {8, 1, 2}, {2, 2, 7}, {5, 3, 1}, {4, 1, 4}, {2, 3, 3}, {6, 2, 2}};
+  for (const auto& c : convs) v.push_back(conv1d(c[0], c[1], c[2]));
+  return v;
+}
+
+// ---- the brute-force enumerator: every point of the mapspace, no pruning ----
+struct Brute {
+  const lp::Architecture& a;
+  const lp::Problem& p;
+  int nl;
+  int nd;
+  lp::Mapping m{};
+  std::array<double, 3> best{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                             std::numeric_limits<double>::infinity()};  // by Objective
+  i64 points = 0;
+
+  void orders(int l) {
+    if (l == nl) {
+      ++points;
+      const lp::NestCost c = lp::evaluate(a, p, m);
+      if (!c.feasible) return;
+      for (int o = 0; o < 3; ++o) best[sz(o)] = std::min(best[sz(o)], mp::objective_value(static_cast<mp::Objective>(o), c));
+      return;
+    }
+    std::array<std::int8_t, lp::kMaxDims> ord{0, 1, 2, 3, 4, 5, 6, 7};
+    do {  // every permutation of all dimensions, unit loops included
+      m.levels[sz(l)].order = ord;
+      orders(l + 1);
+    } while (std::next_permutation(ord.begin(), ord.begin() + nd));
+  }
+  void keeps(int l) {
+    if (l == nl) {
+      // Capacity and fan-out do not depend on the loop order: one evaluation
+      // with the identity orders says whether the tiling fits at all.
+      for (int q = 0; q < nl; ++q) m.levels[sz(q)].order = {0, 1, 2, 3, 4, 5, 6, 7};
+      const lp::NestCost c = lp::evaluate(a, p, m);
+      if (!c.feasible && (c.reason == lp::Infeasible::capacity_exceeded || c.reason == lp::Infeasible::fanout_exceeded)) return;
+      orders(0);
+      return;
+    }
+    const std::uint32_t all = (1u << p.num_tensors) - 1u;
+    for (std::uint32_t k = 0; k <= all; ++k) {
+      if (l == 0 && k != all) continue;
+      if ((k & ~a.levels[sz(l)].may_keep) != 0) continue;
+      m.levels[sz(l)].keep = k;
+      keeps(l + 1);
+    }
+  }
+  // Factors at (level l, dim d) with `covered` iterations of d already inside.
+  void factors(int l, int d, std::array<i64, lp::kMaxDims> covered) {
+    if (d == nd) {
+      if (l == 0) {
+        keeps(0);
+      } else {
+        factors(l - 1, 0, covered);
+      }
+      return;
+    }
+    const i64 r = (p.dim_sizes[sz(d)] + covered[sz(d)] - 1) / covered[sz(d)];
+    const i64 fx = mp::fanout_x(a, l), fy = mp::fanout_y(a, l);
+    const bool fan = fx * fy > 1;
+    const bool store = !(a.levels[sz(l)].may_keep == 0 && a.levels[sz(l)].capacity_words == 0);
+    const std::vector<i64> sc = fan ? mp::factor_candidates(r, true, std::max(fx, fy)) : std::vector<i64>{1};
+    for (const i64 s : sc) {
+      for (int ax = 0; ax < (s > 1 ? 2 : 1); ++ax) {
+        m.levels[sz(l)].spatial[sz(d)] = s;
+        m.levels[sz(l)].axis[sz(d)] = ax == 0 ? lp::Axis::x : lp::Axis::y;
+        const i64 r2 = (r + s - 1) / s;
+        std::vector<i64> tc = l == 0 ? std::vector<i64>{r2} : (store ? mp::factor_candidates(r2, true, 0) : std::vector<i64>{1});
+        for (const i64 t : tc) {
+          m.levels[sz(l)].temporal[sz(d)] = t;
+          auto c2 = covered;
+          c2[sz(d)] *= s * t;
+          factors(l, d + 1, c2);
+        }
+      }
+    }
+  }
+  void run() {
+    m = lp::make_empty_mapping(a, p);
+    std::array<i64, lp::kMaxDims> cov;
+    cov.fill(1);
+    factors(nl - 1, 0, cov);
+  }
+};
+
+}  // namespace
+
+TEST(Mapper, EqualsBruteForceOptimum) {
+  const std::vector<lp::Architecture> hws = {hw1(), hw2(), hw3()};
+  const auto ops = shapes();
+  ASSERT_GE(ops.size(), 30u);
+  int cases = 0;
+  i64 brute_points = 0, mapper_evals = 0;
+  for (const auto& a : hws) {
+    ASSERT_EQ(lp::validate(a), "");
+    for (const auto& p : ops) {
+      Brute b{a, p, static_cast<int>(a.levels.size()), p.num_dims};
+      b.run();
+      brute_points += b.points;
+      for (const mp::Objective obj : {mp::Objective::energy, mp::Objective::latency, mp::Objective::edp}) {
+        const double opt = b.best[static_cast<std::size_t>(obj)];
+        mp::MapperOptions o;
+        o.objective = obj;
+        const mp::MapResult r = mp::map_operator(a, p, mp::Constraints{}, o);
+        ASSERT_TRUE(r.feasible) << a.name << " " << p.name;
+        EXPECT_EQ(r.strategy, mp::Strategy::exhaustive) << a.name << " " << p.name;
+        EXPECT_NEAR(r.objective_value, opt, 1e-12 * opt) << a.name << " " << p.name << " M/K=" << p.dim_sizes[0] << " "
+                                                         << p.dim_sizes[1] << " " << p.dim_sizes[2] << " "
+                                                         << mp::objective_name(obj);
+        // The result is what evaluate() says of the mapping.
+        EXPECT_DOUBLE_EQ(mp::objective_value(obj, lp::evaluate(a, p, r.mapping)), r.objective_value);
+        // The per-operator lower bound holds.
+        EXPECT_LE(r.bound_value, r.objective_value * (1.0 + 1e-12));
+        mapper_evals += r.evaluated;
+        ++cases;
+      }
+    }
+  }
+  std::cout << cases << " cases; brute force " << brute_points << " mappings, mapper " << mapper_evals << " evaluations\n";
+}
+
+TEST(Mapper, Deterministic) {
+  const lp::Architecture a = hw2();
+  const lp::Problem p = lp::make_gemm(64, 48, 32);
+  mp::MapperOptions o;
+  const mp::MapResult r1 = mp::map_operator(a, p, mp::Constraints{}, o);
+  const mp::MapResult r2 = mp::map_operator(a, p, mp::Constraints{}, o);
+  EXPECT_EQ(r1.objective_value, r2.objective_value);
+  EXPECT_EQ(r1.evaluated, r2.evaluated);
+  for (int l = 0; l < 3; ++l) EXPECT_EQ(r1.mapping.levels[sz(l)].temporal, r2.mapping.levels[sz(l)].temporal);
+}
+
+TEST(Mapper, HonoursConstraints) {
+  const lp::Architecture a = hw2();
+  const lp::Problem p = lp::make_gemm(8, 8, 8);
+  mp::Constraints c;
+  c.levels[1].bypass = 0b010u;         // GLB must not keep B
+  c.levels[2].temporal[2] = 2;         // RF: K fixed to 2
+  c.levels[1].spatial[0] = 4;          // 4 PEs split M
+  c.levels[1].permutation[0] = 1;      // GLB: N innermost
+  c.levels[1].num_permutation = 1;
+  for (const mp::Objective obj : {mp::Objective::energy, mp::Objective::latency}) {
+    mp::MapperOptions o;
+    o.objective = obj;
+    const mp::MapResult r = mp::map_operator(a, p, c, o);
+    ASSERT_TRUE(r.feasible);
+    EXPECT_EQ(r.mapping.levels[1].keep & 0b010u, 0u);
+    EXPECT_EQ(r.mapping.levels[2].temporal[2], 2);
+    EXPECT_EQ(r.mapping.levels[1].spatial[0], 4);
+    if (r.mapping.levels[1].temporal[1] > 1) {  // N is the innermost loop of the GLB
+      EXPECT_EQ(r.mapping.levels[1].order[sz(p.num_dims - 1)], 1);
+    }
+  }
+  // An unsupported precision is a value, not an exception.
+  lp::Architecture a8 = hw2();
+  a8.compute.rates[0].bits = 8;
+  mp::Constraints c16;
+  c16.precisions[0] = 16;
+  c16.num_precisions = 1;
+  const mp::MapResult bad = mp::map_operator(a8, p, c16, mp::MapperOptions{});
+  EXPECT_FALSE(bad.feasible);
+  EXPECT_EQ(bad.reason, lp::Infeasible::unsupported_precision);
+}
+
+TEST(Mapper, MemoHitsAndMissesUnderThreads) {
+  const lp::Architecture a = hw2();
+  mp::MapperCache cache;
+  const std::vector<lp::Problem> ops = {lp::make_gemm(8, 8, 8), lp::make_gemm(8, 4, 8), lp::make_gemm(4, 8, 4)};
+  std::vector<std::thread> th;
+  std::vector<double> got(8 * ops.size());
+  for (int t = 0; t < 8; ++t) {
+    th.emplace_back([&, t] {
+      for (std::size_t i = 0; i < ops.size(); ++i) got[sz(t) * ops.size() + i] = cache.map(a, ops[i], {}, {}).objective_value;
+    });
+  }
+  for (auto& x : th) x.join();
+  EXPECT_EQ(cache.hits() + cache.misses(), 24);
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_GE(cache.misses(), 3);
+  for (int t = 1; t < 8; ++t) {
+    for (std::size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(got[sz(t) * ops.size() + i], got[i]);
+  }
+  bool hit = false;
+  const mp::MapResult r = cache.map(a, ops[0], {}, {}, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(r.objective_value, got[0]);
+  // A different objective is a different key.
+  mp::MapperOptions lat;
+  lat.objective = mp::Objective::latency;
+  cache.map(a, ops[0], {}, lat, &hit);
+  EXPECT_FALSE(hit);
+}
+
+TEST(Mapper, SheetFigures) {
+  const lp::Architecture a = hw2();
+  const lp::Problem p = lp::make_gemm(32, 32, 32);
+  const mp::MapResult r = mp::map_operator(a, p, {}, mp::MapperOptions{});
+  const mp::MappingSheet s = mp::make_sheet(a, p, r);
+  ASSERT_EQ(s.levels.size(), 3u);
+  EXPECT_TRUE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.energy_j, r.cost.energy_j);
+  EXPECT_GE(s.memory_stall_fraction, 0.0);
+  EXPECT_LE(s.memory_stall_fraction, 1.0);
+  for (const auto& l : s.levels) {
+    if (l.capacity_words > 0) {
+      EXPECT_LE(l.occupancy, 1.0);
+    }
+  }
+  // 32^3 MACs on 4 PEs at 1 MAC/cycle: percent of peak = MACs / (cycles * 4).
+  EXPECT_NEAR(s.percent_of_peak, 100.0 * 32768.0 / (s.cycles * 4.0), 1e-9);
+}

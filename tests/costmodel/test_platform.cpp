@@ -1,0 +1,278 @@
+// Whole-graph platform evaluation (costmodel/platform): hand-checked identities.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "costmodel/platform/evaluate.hpp"
+#include "costmodel/platform/system.hpp"
+#include "costmodel/workload/presets.hpp"
+
+namespace pf = dse::costmodel::platform;
+namespace wl = dse::costmodel::workload;
+namespace cm = dse::costmodel;
+
+namespace {
+
+// An A100-like chip (figures of scenarios/hardware/a100-sxm4-80gb.yaml), written
+// out so the test does not depend on a reader.
+pf::Platform a100() {
+  pf::Platform p;
+  cm::GpuHardware& h = p.gpu;
+  h.name = "a100-test";
+  h.core_count = 108;
+  h.clock_hz = 1.41e9;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp16)] = 1024;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::bf16)] = 1024;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp32)] = 64;
+  h.vector_fp32_flops_per_cycle_per_core = 128;
+  h.vector_fp16_flops_per_cycle_per_core = 512;
+  h.special_function_ops_per_cycle_per_core = 16;
+  h.sram_bytes_per_core = 166912;
+  h.l2_bytes = 41943040;
+  h.l2_bandwidth_bytes_per_s = 7.2192e12;
+  h.hbm_bytes = 85899345920.0;
+  h.hbm_peak_bandwidth_bytes_per_s = 2.039e12;
+  h.hbm_achievable_fraction = 0.8;
+  h.hbm_latency_s = 5e-7;
+  h.launch_overhead_library_s = 2.1e-5;
+  h.launch_overhead_eager_s = 1.2e-5;
+  h.launch_overhead_compiled_s = 4.5e-5;
+  h.gemm_pipeline_stages = 3;
+  h.gemm_tiles = {{256, 128, 32}, {128, 256, 32}, {128, 128, 32}, {64, 64, 64}};
+  h.eager_softmax_single_pass_max_row_elements = 1024;
+  h.eager_softmax_single_pass_max_row_bytes = 4096;
+  h.compiled_reduction_single_pass_max_row_elements = 1024;
+  p.energy = {2.3e-12, 0.75e-12, 0.15e-12, 3.8e-12, 31.2e-12, 12.5e-12, 60.0, 400.0};
+  p.graph_kernel_overhead_s = 2e-6;
+  p.links = dse::costmodel::system::make_switch(1, 2.5e10, 7e-7, 12);
+  p.supported_fusions = {pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual};
+  return p;
+}
+
+wl::OperatorGraph one_block(std::vector<wl::Node> nodes, std::int64_t repeat = 1) {
+  wl::OperatorGraph g;
+  g.name = "test";
+  wl::Block b;
+  b.name = "b";
+  b.repeat = repeat;
+  b.nodes = std::move(nodes);
+  g.blocks.push_back(std::move(b));
+  return g;
+}
+
+}  // namespace
+
+// A graph of one GEMM is exactly evaluate_gemm of its shape (framework launch keeps
+// the library overhead; 4096^3 has far more tiles than cores, so split-K is not chosen).
+TEST(Platform, SingleGemmEqualsEvaluateGemm) {
+  const pf::Platform p = a100();
+  const auto g = one_block({wl::Node{wl::make_linear("mm", wl::LayerType::ffn, 4096, 4096, 4096, wl::Precision::fp16), {}}});
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::none;
+  o.launch = pf::LaunchMode::framework;
+  o.phase.precision = wl::Precision::fp16;
+  const pf::GraphEval e = pf::evaluate_graph(p, g, o);
+  const cm::GpuKernelCost ref = cm::evaluate_gemm(p.gpu, cm::GemmShape{4096, 4096, 4096, 1, cm::Precision::fp16});
+  ASSERT_EQ(e.layers.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.layers[0].latency_s, ref.latency_s);
+  EXPECT_DOUBLE_EQ(e.layers[0].dram_bytes, ref.hbm_bytes);
+  EXPECT_DOUBLE_EQ(e.layers[0].flops, 2.0 * 4096.0 * 4096.0 * 4096.0);  // 2MNK by hand
+  EXPECT_DOUBLE_EQ(e.totals.latency_s, ref.latency_s);
+  // MFU = flops / (latency x 312 TFLOP/s), 312e12 = 108 x 1024 x 2 x 1.41e9.
+  EXPECT_NEAR(e.totals.mfu, 2.0 * std::pow(4096.0, 3) / (ref.latency_s * 108 * 1024 * 2 * 1.41e9), 1e-12);
+}
+
+// Totals are the per-layer figures times the block repeats, summed.
+TEST(Platform, TotalsAdditiveWithRepeats) {
+  const pf::Platform p = a100();
+  wl::OperatorGraph g = one_block({wl::Node{wl::make_linear("a", wl::LayerType::ffn, 512, 1024, 1024, wl::Precision::bf16), {}},
+                                   wl::Node{wl::make_softmax("s", wl::LayerType::attention, 512, 1024, wl::Precision::bf16), {"a"}}},
+                                  7);
+  wl::Block head;
+  head.name = "head";
+  head.nodes = {wl::Node{wl::make_norm("n", wl::OpKind::layernorm, 512, 1024, wl::Precision::bf16), {}}};
+  g.blocks.push_back(head);
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval e = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(e.layers.size(), 3u);
+  double lat = 0, fl = 0, by = 0;
+  for (const auto& l : e.layers) {
+    lat += l.latency_s * static_cast<double>(l.repeat);
+    fl += l.flops * static_cast<double>(l.repeat);
+    by += l.dram_bytes * static_cast<double>(l.repeat);
+  }
+  EXPECT_EQ(e.layers[0].repeat, 7);
+  EXPECT_EQ(e.layers[2].repeat, 1);
+  EXPECT_DOUBLE_EQ(e.totals.latency_s, lat);
+  EXPECT_DOUBLE_EQ(e.totals.flops, fl);
+  EXPECT_DOUBLE_EQ(e.totals.dram_bytes, by);
+  // flops by hand: 7 x (2*512*1024*1024 + 5*512*1024) + 7*512*1024 (layernorm)
+  EXPECT_DOUBLE_EQ(e.totals.flops, 7.0 * (2.0 * 512 * 1024 * 1024 + 5.0 * 512 * 1024) + 7.0 * 512 * 1024);
+  // block latency of the repeated block = its two layers
+  EXPECT_DOUBLE_EQ(e.block_latency_s[0], e.layers[0].latency_s + e.layers[1].latency_s);
+}
+
+// FlashAttention-style fusion: the fused kernel moves Q, K, V and O only. With
+// b = 16 heads, S = 512, d = 64 in fp16 (2 bytes), by hand:
+//   Q = K = V = O = 16 x 512 x 64 x 2 = 1,048,576 bytes  -> 4,194,304 bytes;
+//   score S x S per head: 16 x 512 x 512 x 2 = 8,388,608 bytes.
+// By the operators' tensor lists (every tensor read or written once), the
+// unfused chain moves Q+K+S (qk) + S+S (softmax) + S+V+O (av), so fusion removes
+// exactly 4 x 8,388,608 = 33,554,432 bytes of score traffic.
+TEST(Platform, FusedAttentionRemovesScoreTraffic) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::fp16;
+  const auto g = one_block({wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
+                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
+                            wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}}});
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = pf::FusionStrategy::standard;
+  const pf::GraphEval un = pf::evaluate_graph(p, g, o);
+  o.fusion = pf::FusionStrategy::aggressive;
+  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(un.layers.size(), 3u);
+  ASSERT_EQ(fu.layers.size(), 1u);
+  EXPECT_EQ(fu.layers[0].type, "fused_attention");
+  EXPECT_DOUBLE_EQ(fu.layers[0].dram_bytes, 4194304.0);
+  double tensor_bytes = 0.0;
+  for (const auto& n : g.blocks[0].nodes) tensor_bytes += wl::bytes(n.op);
+  EXPECT_DOUBLE_EQ(tensor_bytes - fu.layers[0].dram_bytes, 4.0 * 8388608.0);
+  // The kernel model's own unfused counts (evaluate_gemm shares operand panels
+  // between the tiles of a wave, also across batches), printed for the report.
+  std::printf("unfused kernel DRAM bytes: qk %.0f, softmax %.0f, av %.0f; fused %.0f\n", un.layers[0].dram_bytes,
+              un.layers[1].dram_bytes, un.layers[2].dram_bytes, fu.layers[0].dram_bytes);
+  EXPECT_LT(fu.totals.dram_bytes, un.totals.dram_bytes);
+  // two launches fewer and no score round trip: faster
+  EXPECT_LT(fu.totals.latency_s, un.totals.latency_s);
+  EXPECT_EQ(fu.unsupported_fusion_groups, 1);  // the test stack does not list flash_attention
+}
+
+// GEMM + activation epilogue: the element-wise kernel disappears.
+TEST(Platform, GemmEpilogueRemovesActivationKernel) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::bf16;
+  const auto g = one_block({wl::Node{wl::make_linear("up", wl::LayerType::ffn, 256, 4096, 1024, P, true), {}},
+                            wl::Node{wl::make_elementwise("gelu", wl::LayerType::ffn, 256, 4096, 8.0, 1, P), {"up"}}});
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval un = pf::evaluate_graph(p, g, o);
+  o.fusion = pf::FusionStrategy::standard;
+  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(fu.layers.size(), 1u);
+  EXPECT_DOUBLE_EQ(fu.totals.latency_s, un.layers[0].latency_s);
+  EXPECT_DOUBLE_EQ(fu.totals.dram_bytes, un.layers[0].dram_bytes);
+  EXPECT_DOUBLE_EQ(fu.totals.flops, un.totals.flops);  // same work
+  EXPECT_EQ(fu.unsupported_fusion_groups, 0);
+}
+
+// Power never exceeds chips x TDP, however low the cap.
+TEST(Platform, PowerNeverAboveTdp) {
+  pf::Platform p = a100();
+  const auto spec = *wl::workload_preset("llama2-7b");
+  for (double tdp : {400.0, 150.0, 100.0, 70.0}) {
+    p.energy.tdp_w = tdp;
+    pf::SystemSpec sys = pf::default_system(p, 1);
+    pf::SystemRequest r;
+    r.spec = spec;
+    r.phase.phase = wl::Phase::prefill;
+    r.phase.batch = 8;
+    r.phase.seq = 1024;
+    r.serving.enabled = false;
+    const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    ASSERT_TRUE(e.feasible) << e.reason;
+    EXPECT_LE(e.power.power_w, tdp * 1.000001) << "tdp " << tdp;
+    EXPECT_GT(e.power.unthrottled_power_per_chip_w, 0.0);
+  }
+}
+
+// Llama-2-70B decode on 8 chips: fast, and the kernel memo hits on the repeated shapes.
+TEST(Platform, Llama70bDecodeIsFastAndMemoised) {
+  const pf::Platform p = a100();
+  pf::SystemRequest r;
+  r.spec = *wl::workload_preset("llama2-70b");
+  r.phase.phase = wl::Phase::decode;
+  r.phase.batch = 64;
+  r.phase.seq = 1;
+  r.phase.context = 2048;
+  r.degrees.tp = 8;
+  r.serving.enabled = false;
+  const pf::SystemSpec sys = pf::default_system(p, 8);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(e.feasible) << e.reason;
+  std::printf("llama2-70b decode tp8 eval: %.3f ms, cache %lld hits / %lld misses\n", ms,
+              static_cast<long long>(e.cache_hits), static_cast<long long>(e.cache_misses));
+  EXPECT_LT(ms, 50.0);
+  // The graph alone, cold (fresh memo) and warm (memo filled by the first call).
+  const wl::OperatorGraph g = wl::build_graph(pf::with_tensor_parallel(r.spec, 8), r.phase);
+  pf::EvalOptions o;
+  o.phase = r.phase;
+  pf::KernelCache cache;
+  const auto c0 = std::chrono::steady_clock::now();
+  const pf::GraphEval cold = pf::evaluate_graph(p, g, o, &cache);
+  const auto c1 = std::chrono::steady_clock::now();
+  const pf::GraphEval warm = pf::evaluate_graph(p, g, o, &cache);
+  const auto c2 = std::chrono::steady_clock::now();
+  std::printf("graph eval cold %.3f ms (%lld misses), warm %.3f ms (%lld hits)\n",
+              std::chrono::duration<double, std::milli>(c1 - c0).count(), static_cast<long long>(cold.cache_misses),
+              std::chrono::duration<double, std::milli>(c2 - c1).count(), static_cast<long long>(warm.cache_hits));
+  EXPECT_EQ(warm.cache_misses, 0);
+  EXPECT_DOUBLE_EQ(warm.totals.latency_s, cold.totals.latency_s);
+  EXPECT_GT(e.cache_hits, 0);  // ffn_gate and ffn_up share a shape, the norms share one
+  EXPECT_GT(e.step_latency_s, 0.0);
+}
+
+// Implicit-GEMM convolution reads the real input, not the im2col matrix.
+// 3x3 conv, 64 -> 64 channels, 56x56, batch 256, pad 1, fp16 (a ResNet-50
+// layer1 conv2): GEMM M = 256*56*56 = 802816, N = 64, K = 64*9 = 576.
+// im2col A = 802816 * 576 * 2 B = 924,844,032 B; real input = 256*64*56*56*2 =
+// 102,760,448 B, read once (N = 64 fits one column block of every preset tile);
+// weights 576*64*2 = 73,728 B; output 802816*64*2 = 102,760,448 B.
+TEST(Platform, ConvImplicitGemmReadsRealInputNotIm2col) {
+  wl::ConvShape c;
+  c.n = 256;
+  c.c = 64;
+  c.h = c.w = 56;
+  c.k = 64;
+  c.r = c.s = 3;
+  c.pad = 1;
+  const auto g = one_block({wl::Node{wl::make_conv2d("conv", wl::LayerType::conv, c, wl::Precision::fp16), {}}});
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval e = pf::evaluate_graph(a100(), g, o);
+  const double dram = e.layers.at(0).dram_bytes;
+  std::printf("conv DRAM bytes %.0f (im2col 924844032, compulsory 205594624)\n", dram);
+  EXPECT_LT(dram, 924844032.0);                          // below the unrolled A alone
+  EXPECT_GE(dram, 102760448.0 + 73728.0 + 102760448.0);  // at least input + weights + output
+}
+
+// Decode attention (one query row per head) with GQA: the 8 query heads that
+// share a KV head are packed into M (8 rows -> one 16-row MMA), so the fused
+// kernel is bound by reading K and V. 8 sequences x 8 query heads, 1 KV head,
+// context 4096, head dim 128, fp16: K = V = 8*4096*128*2 = 8,388,608 B, Q = O =
+// 64*128*2 = 16,384 B -> 16,809,984 B at 2.039e12 * 0.8 = 1.6312e12 B/s = 10.305 us,
+// + 2 us graph launch = 12.305 us. Packed matrix time: 2 products x 2 x 8 groups x
+// 16 rows x 4096 x 128 FLOPs / 312e12 = 0.43 us (far below the memory time).
+TEST(Platform, DecodeAttentionPacksGqaGroupAndIsMemoryBound) {
+  const auto F = wl::Precision::fp16;
+  const std::int64_t kv_el = 8 * 4096 * 128;
+  wl::Operator qk = wl::make_batched_gemm("qk", wl::LayerType::attention, 64, 1, 4096, 128, F);
+  qk.tensors[1] = wl::Tensor{"k", wl::TensorRole::kv_cache_read, kv_el, F, -1};
+  wl::Operator av = wl::make_batched_gemm("av", wl::LayerType::attention, 64, 1, 128, 4096, F);
+  av.tensors[1] = wl::Tensor{"v", wl::TensorRole::kv_cache_read, kv_el, F, -1};
+  const auto g = one_block({wl::Node{std::move(qk), {}},
+                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 64, 4096, F), {"qk"}},
+                            wl::Node{std::move(av), {"sm"}}});
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::aggressive;
+  o.launch = pf::LaunchMode::graph;
+  const pf::GraphEval e = pf::evaluate_graph(a100(), g, o);
+  ASSERT_EQ(e.layers.size(), 1u);
+  EXPECT_EQ(e.layers[0].bottleneck, dse::costmodel::Bottleneck::memory);
+  EXPECT_NEAR(e.layers[0].latency_s, 12.305e-6, 0.02 * 12.305e-6);
+}

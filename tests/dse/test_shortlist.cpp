@@ -1,0 +1,221 @@
+// `dse shortlist` re-derives the front from /archive for budgets. Reference: a
+// brute-force filter-and-front over /points (every evaluated point, stored with
+// --store all) of files written by the run() library function. A point left out
+// of the archive is weakly dominated, in objectives AND metrics, by an archived one,
+// so the expected relation (exact, no tolerance) is: every shortlisted row is a
+// brute-force front point, and the set of (workload, objective values) of the
+// shortlist equals that of the brute-force front.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "dse/context.hpp"
+#include "dse/error.hpp"
+#include "dse/results.hpp"
+#include "dse/run.hpp"
+#include "dse/shortlist.hpp"
+#include "search/pareto.hpp"
+
+namespace dse {
+namespace {
+
+std::vector<double> values(const PointRecord& r, const std::vector<ObjectiveSpec>& objectives) {
+  std::vector<double> v;
+  for (const auto& o : objectives) v.push_back(r.*o.field);
+  return v;
+}
+
+// O(n^2): every feasible in-budget point not dominated by another of its workload.
+std::vector<std::size_t> brute_force(const std::vector<PointRecord>& rows, const Budgets& b,
+                                     const std::vector<ObjectiveSpec>& objectives) {
+  std::vector<search::Sense> senses;
+  for (const auto& o : objectives) senses.push_back(o.sense);
+  auto ok = [&](const PointRecord& r) {
+    return r.feasible != 0 && (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) &&
+           (!b.power_w || r.power_w <= *b.power_w) && (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) &&
+           (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
+  };
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!ok(rows[i])) continue;
+    const auto vi = values(rows[i], objectives);
+    bool dominated = false;
+    for (std::size_t j = 0; j < rows.size() && !dominated; ++j) {
+      if (j == i || !ok(rows[j]) || rows[j].workload_id != rows[i].workload_id) continue;
+      dominated = search::dominates(values(rows[j], objectives), vi, senses);
+    }
+    if (!dominated) out.push_back(i);
+  }
+  return out;
+}
+
+std::size_t expect_same_front(const ResultsFile& f, const Budgets& b, const std::vector<ObjectiveSpec>& objectives,
+                       const std::string& what) {
+  SCOPED_TRACE(what);
+  const auto got = shortlist(f.archive, b, objectives);
+  const auto want = brute_force(f.points, b, objectives);
+  // Every shortlisted archive row is a brute-force front point.
+  std::set<std::uint64_t> want_index;
+  for (const auto i : want) want_index.insert(f.points[i].index);
+  for (const auto i : got) EXPECT_TRUE(want_index.count(f.archive[i].index)) << "index " << f.archive[i].index;
+  // Every brute-force front point is matched in objective values within its workload.
+  std::set<std::pair<std::uint32_t, std::vector<double>>> got_values;
+  for (const auto i : got) got_values.insert({f.archive[i].workload_id, values(f.archive[i], objectives)});
+  std::set<std::pair<std::uint32_t, std::vector<double>>> want_values;
+  for (const auto i : want) want_values.insert({f.points[i].workload_id, values(f.points[i], objectives)});
+  EXPECT_EQ(got_values, want_values);
+  return want.size();
+}
+
+class ShortlistFile : public ::testing::Test {
+ protected:
+  static ResultsFile make(const std::string& name, const std::string& scenario_text) {
+    const auto dir = std::filesystem::temp_directory_path() / ("dse_test_shortlist_" + name);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto scenario = dir / "scenario.yaml";
+    std::ofstream(scenario) << scenario_text;
+    auto ctx = make_local_context();
+    RunOptions opt;
+    opt.scenario_path = scenario.string();
+    opt.output_path = (dir / "out.h5").string();
+    opt.threads = 1;
+    opt.progress = false;
+    (void)run(*ctx, opt);
+    ResultsFile r = read_results(opt.output_path);
+    EXPECT_EQ(read_archive_rows(opt.output_path).size(), r.archive.size());
+    std::filesystem::remove_all(dir);
+    return r;
+  }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+// A knob sweep (2 entries x 3x3x2x2 variants x 2 workloads x 8 batches = 1,152 points),
+// with area and varying static power so that every budget bites.
+const char* kSweep = R"(name: shortlist-sweep
+seed: 3
+hardware:
+  - name: npu
+    peak_flops_per_s: {log: [2.0e12, 128.0e12, 3]}
+    memory_bandwidth_bytes_per_s: {log: [50.0e9, 3.2e12, 3]}
+    memory_capacity_bytes: {choices: [0.02e9, 16.0e9]}
+    kernel_overhead_s: {linear: [1.0e-6, 9.0e-6, 2]}
+    energy_per_flop_j: 0.4e-12
+    energy_per_byte_j: 10.0e-12
+    static_power_w: 5.0
+    engineering_risk: 0.2
+    area_mm2: 120
+  - name: gpu
+    peak_flops_per_s: {log: [50.0e12, 1000.0e12, 3]}
+    memory_bandwidth_bytes_per_s: {log: [1.0e12, 8.0e12, 3]}
+    memory_capacity_bytes: 80.0e9
+    kernel_overhead_s: {linear: [2.0e-6, 10.0e-6, 2]}
+    energy_per_flop_j: 0.5e-12
+    energy_per_byte_j: 7.0e-12
+    static_power_w: {choices: [60.0, 120.0]}
+    engineering_risk: 0.05
+    area_mm2: 800
+workloads:
+  - name: mlp
+    layers:
+      - {name: fc1, kind: gemm, rows_per_sample: 1, n: 4096, k: 1024}
+      - {name: act, kind: elementwise, elements_per_sample: 4096, flops_per_element: 8}
+      - {name: fc2, kind: gemm, rows_per_sample: 1, n: 1024, k: 4096}
+  - name: block
+    layers:
+      - {name: qkv_proj, kind: gemm, rows_per_sample: 128, n: 2304, k: 768}
+      - {name: attn_qk, kind: gemm, rows_per_sample: 1536, n: 128, k: 64}
+      - {name: ffn_up, kind: gemm, rows_per_sample: 128, n: 3072, k: 768}
+batch_sizes: [1, 2, 4, 8, 16, 64, 256, 1024]
+)";
+
+TEST_F(ShortlistFile, QuickstartBudgetsMatchBruteForceOverPoints) {
+  const ResultsFile f = make("quickstart", read(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml"));
+  ASSERT_EQ(f.points.size(), 24u);
+  const auto all = default_objectives();
+  expect_same_front(f, {}, all, "no budgets");
+  Budgets sla;
+  sla.p99_latency_s = 1e-3;
+  expect_same_front(f, sla, all, "p99 <= 1 ms");
+  Budgets both = sla;
+  both.power_w = 100.0;
+  expect_same_front(f, both, all, "p99 <= 1 ms, power <= 100 W");
+  Budgets mem;
+  mem.memory_bytes = 0.05e9;
+  expect_same_front(f, mem, parse_objectives("throughput,energy"), "memory <= 0.05 GB, 2 objectives");
+  // With no budgets and the run's objectives the shortlist is /pareto.
+  std::vector<std::uint64_t> idx;
+  for (const auto i : shortlist(f.archive, {}, all)) idx.push_back(f.archive[i].index);
+  std::sort(idx.begin(), idx.end());
+  EXPECT_EQ(idx, f.pareto);
+}
+
+TEST_F(ShortlistFile, KnobSweepBudgetsMatchBruteForceOverPoints) {
+  const ResultsFile f = make("sweep", kSweep);
+  ASSERT_EQ(f.points.size(), 1152u);
+  const auto all = default_objectives();
+  struct Case {
+    const char* what;
+    Budgets b;
+    const char* objectives;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"none", {}, "throughput,latency,energy,risk"});
+  Budgets b1;
+  b1.p99_latency_s = 0.2e-3;
+  cases.push_back({"p99 <= 0.2 ms", b1, "throughput,latency,energy,risk"});
+  Budgets b2 = b1;
+  b2.power_w = 150.0;
+  cases.push_back({"p99 <= 0.2 ms, power <= 150 W", b2, "throughput,latency,energy,risk"});
+  Budgets b3;
+  b3.area_mm2 = 200.0;
+  b3.memory_bytes = 0.1e9;
+  cases.push_back({"area <= 200, memory <= 0.1 GB", b3, "throughput,energy"});
+  Budgets b4;
+  b4.power_w = 70.0;
+  cases.push_back({"power <= 70 W, throughput/power/area", b4, "throughput,power,area"});
+  Budgets b5;
+  b5.p99_latency_s = 1e-9;
+  cases.push_back({"impossible SLA", b5, "throughput,latency,energy,risk"});
+  std::set<std::size_t> sizes;
+  for (const auto& c : cases) {
+    const std::size_t n = expect_same_front(f, c.b, parse_objectives(c.objectives), c.what);
+    // Only the impossible SLA leaves nothing; the budgets give fronts of differing sizes.
+    EXPECT_EQ(n == 0, c.b.p99_latency_s == 1e-9) << c.what << ": " << n;
+    sizes.insert(n);
+  }
+  EXPECT_GE(sizes.size(), 4u);
+  EXPECT_TRUE(shortlist(f.archive, b5, all).empty());
+  // --top keeps the best-throughput prefix of each workload's list.
+  const auto full = shortlist(f.archive, b1, all);
+  const auto top2 = shortlist(f.archive, b1, all, 2);
+  std::map<std::uint32_t, std::vector<std::size_t>> by;
+  for (const auto i : full) by[f.archive[i].workload_id].push_back(i);
+  std::vector<std::size_t> want;
+  for (const auto& [w, v] : by) want.insert(want.end(), v.begin(), v.begin() + static_cast<long>(std::min<std::size_t>(2, v.size())));
+  EXPECT_EQ(top2, want);
+}
+
+TEST(ShortlistObjectives, ParsesNamesAndRejectsUnknownOrRepeated) {
+  const auto o = parse_objectives("throughput, latency_s,power");
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].name, "throughput_samples_per_s");
+  EXPECT_EQ(o[0].sense, search::Sense::maximize);
+  EXPECT_EQ(o[1].name, "latency_s");
+  EXPECT_EQ(o[2].name, "power_w");
+  EXPECT_THROW((void)parse_objectives("throughput,flops"), InputError);
+  EXPECT_THROW((void)parse_objectives("risk,risk"), InputError);
+  EXPECT_THROW((void)parse_shortlist_format("xml"), InputError);
+}
+
+}  // namespace
+}  // namespace dse
