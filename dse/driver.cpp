@@ -550,8 +550,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       const double ckpt_s = std::chrono::duration<double>(Clock::now() - tc).count();
       const double rate = static_cast<double>(ids.size()) / std::max(eval_s, 1e-6);
       const double target_s = std::max(opt.round_s, 10.0 * ckpt_s);
+      // The cap grows with the rank count so that chunks stay large (rank 0 serves
+      // every chunk request) on big jobs.
       round_points = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(rate * target_s), 64,
-                                               opt.max_round_points);
+                                               opt.max_round_points * static_cast<std::uint64_t>(ctx.size()));
     }
     if (ctx.max(cancelled(opt) ? 1 : 0) != 0) {
       result.interrupted = true;

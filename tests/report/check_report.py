@@ -96,29 +96,35 @@ def main():
     h5 = os.path.join(WORK, "q.h5")
     run(DSE, "run", os.path.join(SRC, "scenarios", "quickstart.yaml"), "-o", h5)
     want, md = check_report(h5, os.path.join(WORK, "report"), 1, 180)
-    check("not in this file" in md, "without /mapping_sheets the report says 'not in this file'")
 
-    # The same file with per-layer sheets and risk items added: the report must use them.
+    # dse run writes /mapping_sheets: the report's per-point CSV holds that point's layers.
     import h5py
+    with h5py.File(h5, "r") as f:
+        sheets = f["mapping_sheets"][:]
+    layers = [r["layer"].decode() for r in sheets if int(r["point_index"]) == want[0]]
+    check(len(layers) > 0, f"/mapping_sheets holds the layers of point {want[0]}")
+    with open(os.path.join(WORK, "report", f"mapping_{want[0]}.csv"), encoding="utf-8") as f:
+        sheet = list(csv.DictReader(f))
+    check([r["layer"] for r in sheet] == layers, f"mapping sheet from /mapping_sheets ({sheet})")
+    check("no /mapping_sheets" not in md, "with /mapping_sheets the report does not say it is missing")
+
+    # The same file without per-layer sheets: the figures that need them say so.
+    h5n = os.path.join(WORK, "q_nosheets.h5")
+    shutil.copy(h5, h5n)
+    with h5py.File(h5n, "a") as f:
+        del f["mapping_sheets"]
+    _, md_n = check_report(h5n, os.path.join(WORK, "report_nosheets"), 1, 180)
+    check("not in this file" in md_n, "without /mapping_sheets the report says 'not in this file'")
+
+    # With risk items added, the owner and risk map uses them.
     h5x = os.path.join(WORK, "q_extra.h5")
     shutil.copy(h5, h5x)
     with h5py.File(h5x, "a") as f:
-        dt = np.dtype([("point_index", "<u8"), ("layer", "S32"), ("type", "S16"), ("latency_s", "<f8"),
-                       ("flops", "<f8"), ("dram_bytes", "<f8"), ("bottleneck", "S16"), ("stall_fraction", "<f8"),
-                       ("pct_of_peak", "<f8"), ("mapping", "S64")])
-        rows = []
-        for i in want:
-            rows.append((i, b"fc1", b"gemm", 1e-5, 1e9, 1e7, b"compute", 0.1, 70.0, b"K:64 N:128 | fused: none"))
-            rows.append((i, b"act", b"elementwise", 2e-6, 1e6, 1e6, b"memory", 0.8, 5.0, b"fused into fc1"))
-        f.create_dataset("mapping_sheets", data=np.array(rows, dtype=dt))
         rt = np.dtype([("platform", "S32"), ("owner", "S32"), ("item", "S64"), ("severity", "<f8")])
         f.create_dataset("risk_items", data=np.array([(b"datacenter-gpu", b"compiler team", b"new kernels", 0.3),
                                                       (b"inference-asic", b"runtime team", b"driver", 0.6)], dtype=rt))
     _, md2 = check_report(h5x, os.path.join(WORK, "report_extra"), 1, 180)
-    with open(os.path.join(WORK, "report_extra", f"mapping_{want[0]}.csv"), encoding="utf-8") as f:
-        sheet = list(csv.DictReader(f))
-    check([r["layer"] for r in sheet] == ["fc1", "act"], f"mapping sheet from /mapping_sheets ({sheet})")
-    check("no /mapping_sheets" not in md2, "with /mapping_sheets the report does not say it is missing")
+    check("No /risk_items" not in md2 and "No /risk_items" in md, "with /risk_items the risk map uses them")
 
     # A file without /points (--store archive) still gives a full report.
     h5a = os.path.join(WORK, "q_archive.h5")
