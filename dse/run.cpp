@@ -129,7 +129,8 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
   n = ctx.broadcast(n, 0);
   std::memcpy(&count, n.data(), sizeof(count));
   const h5::Handle type = sheet_type();
-  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 4);
+  // Uncompressed, like every dataset written collectively (see kDeflate in driver.cpp).
+  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 0);
   h5::set_rows(ds, count);
   std::vector<h5::RowRun> runs;
   if (ctx.rank() == 0 && count > 0) runs.push_back({0, count});
