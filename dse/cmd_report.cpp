@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dse/commands.hpp"
+#include "dse/results.hpp"
 #include "dse/error.hpp"
 
 #ifndef DSE_SCRIPTS_DIR
@@ -83,6 +84,7 @@ int cmd_report(const Args& args) {
   }
   po::notify(vm);
   if (!std::filesystem::exists(input)) throw InputError("dse report: " + input + ": no such file");
+  check_results_file(input);  // a truncated or foreign file is refused here, not in Python
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";
   if (!std::filesystem::exists(script)) throw IoError("report script not found: " + script.string());
   const std::string python = env_or("DSE_PYTHON", "/usr/bin/python3");

@@ -36,10 +36,9 @@ void write_run_info(hid_t file, const RunInfo& info) {
   set_string("metrics", "p99_latency_s,power_w,area_mm2,memory_bytes");
 }
 
-ResultsFile read_results(const std::string& path) {
-  h5::quiet_errors();
-  ResultsFile r;
-  const h5::Handle file = h5::open_file_readonly(path);
+namespace {
+
+void check_layout(hid_t file, const std::string& path) {
   if (!h5::has_attribute(file, "layout_version")) {
     throw IoError(path + ": not a DSE result file (no layout_version attribute)");
   }
@@ -48,6 +47,21 @@ ResultsFile read_results(const std::string& path) {
     throw IoError(path + ": result layout version " + std::to_string(layout) + " is not supported (this dse reads " +
                   std::to_string(results_layout_version) + ")");
   }
+}
+
+}  // namespace
+
+void check_results_file(const std::string& path) {
+  h5::quiet_errors();
+  const h5::Handle file = h5::open_file_readonly(path);
+  check_layout(file, path);
+}
+
+ResultsFile read_results(const std::string& path) {
+  h5::quiet_errors();
+  ResultsFile r;
+  const h5::Handle file = h5::open_file_readonly(path);
+  check_layout(file, path);
   r.info.scenario_text = h5::read_string_attribute(file, "scenario");
   r.info.scenario_file = h5::read_string_attribute(file, "scenario_file");
   r.info.seed = static_cast<std::uint64_t>(h5::read_int_attribute(file, "seed"));

@@ -81,5 +81,8 @@ void write_run_info(hid_t file, const RunInfo& info);
 
 // Read a whole result file; refuses files of another layout with an IoError.
 ResultsFile read_results(const std::string& path);
+// Open a result file and check its layout version only; IoError when it is not a
+// readable DSE result file of this layout (truncated, foreign, another version).
+void check_results_file(const std::string& path);
 
 }  // namespace dse
