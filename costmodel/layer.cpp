@@ -52,13 +52,18 @@ WorkloadCost evaluate_workload(const RooflineHardware& hw, const WorkloadSpec& w
       c.bottleneck = k.bottleneck;
     }
   }
+  finish_workload_cost(c, w, batch, hw.memory_capacity_bytes);
+  return c;
+}
+
+void finish_workload_cost(WorkloadCost& c, const WorkloadSpec& w, std::int64_t batch,
+                          double memory_capacity_bytes) noexcept {
   const double bt = static_cast<double>(batch);
   c.throughput_samples_per_s = c.latency_s > 0.0 ? bt / c.latency_s : 0.0;
   c.energy_per_sample_j = c.energy_j / bt;
   c.memory_bytes = resident_bytes(w, batch);
-  c.feasible = hw.memory_capacity_bytes <= 0.0 || c.memory_bytes <= hw.memory_capacity_bytes;
+  c.feasible = memory_capacity_bytes <= 0.0 || c.memory_bytes <= memory_capacity_bytes;
   if (!c.feasible) c.bottleneck = Bottleneck::capacity;
-  return c;
 }
 
 }  // namespace dse::costmodel

@@ -54,4 +54,10 @@ struct WorkloadCost {
 WorkloadCost evaluate_workload(const RooflineHardware& hw, const WorkloadSpec& w,
                                std::int64_t batch) noexcept;
 
+// The per-batch figures every model derives the same way once latency, energy and
+// the slowest layer's bottleneck are summed: throughput, energy per sample, resident
+// memory and capacity feasibility (capacity <= 0: unbounded).
+void finish_workload_cost(WorkloadCost& c, const WorkloadSpec& w, std::int64_t batch,
+                          double memory_capacity_bytes) noexcept;
+
 }  // namespace dse::costmodel

@@ -196,14 +196,32 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   return pf::evaluate_system(v.system->chip, v.system->system, req);
 }
 
+// A point index decoded into the hardware variant, workload and batch it names.
+struct DecodedPoint {
+  std::vector<std::uint64_t> digits;
+  HardwareVariant hw;
+  const WorkloadEntry* wl = nullptr;
+  std::int64_t batch = 0;
+};
+
+DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
+  DecodedPoint p;
+  p.digits = space.decode(index);
+  const auto [entry, variant] = locate_hardware(s, p.digits[0]);
+  p.hw = s.hardware[entry].variant(variant);
+  p.wl = &s.workloads[p.digits[1]];
+  p.batch = s.batch_sizes[p.digits[2]];
+  return p;
+}
+
 }  // namespace
 
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
-  const auto d = space.decode(index);
-  const auto [entry, variant] = locate_hardware(s, d[0]);
-  const HardwareVariant hw = s.hardware[entry].variant(variant);
-  const WorkloadEntry& wl = s.workloads[d[1]];
-  const std::int64_t batch = s.batch_sizes[d[2]];
+  const DecodedPoint p = decode_point(s, space, index);
+  const auto& d = p.digits;
+  const HardwareVariant& hw = p.hw;
+  const WorkloadEntry& wl = *p.wl;
+  const std::int64_t batch = p.batch;
   PointRecord r;
   r.index = index;
   r.hardware_id = static_cast<std::uint32_t>(d[0]);
@@ -257,11 +275,10 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
 
 std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
                                                        std::uint64_t index) {
-  const auto d = space.decode(index);
-  const auto [entry, variant] = locate_hardware(s, d[0]);
-  const HardwareVariant hw = s.hardware[entry].variant(variant);
-  const WorkloadEntry& wl = s.workloads[d[1]];
-  const std::int64_t batch = s.batch_sizes[d[2]];
+  const DecodedPoint p = decode_point(s, space, index);
+  const HardwareVariant& hw = p.hw;
+  const WorkloadEntry& wl = *p.wl;
+  const std::int64_t batch = p.batch;
   if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
   if (hw.kind == HardwareKind::system) {
     const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
