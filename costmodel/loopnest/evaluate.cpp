@@ -23,7 +23,6 @@ const char* infeasible_name(Infeasible r) noexcept {
 namespace {
 
 using i64 = std::int64_t;
-constexpr int kMaxLoops = kMaxLevels * kMaxDims * 2;
 constexpr int kMaxPairs = kMaxTerms;  // one loop per dimension and level
 constexpr i64 kBitsetBits = 4096;
 
@@ -125,15 +124,6 @@ i64 overlap(const SumSet& s, i64 d) noexcept {
   return n;
 }
 
-struct Loop {
-  std::int8_t dim;
-  std::int8_t level;
-  bool spatial;
-  Axis axis;
-  i64 factor;
-  i64 stride;  // product of the factors of the same dimension inside this loop
-};
-
 using Extents = std::array<i64, kMaxDims>;
 
 // Per tensor coordinate sets of the tile spanned by `ext`.
@@ -169,409 +159,531 @@ inline i64 rank_overlap(const Rank& rank, const Extents& ext, i64 d) noexcept {
   return overlap(rank_set(rank, ext), d);
 }
 
-i64 tile_size(const Tensor& t, const Extents& ext) noexcept {
+[[gnu::noinline]] i64 tile_size(const PreparedTensor& t, const Extents& ext) noexcept {
   i64 n = 1;
   for (int r = 0; r < t.num_ranks; ++r) n *= rank_size(t.ranks[static_cast<std::size_t>(r)], ext);
   return n;
 }
 
-i64 ceil_div(i64 a, i64 b) noexcept { return b <= 1 ? a : (a + b - 1) / b; }
+// Tile of a simple tensor (one dimension per coordinate): product of extents.
+inline i64 simple_size(const PreparedTensor& t, const Extents& ext) noexcept {
+  i64 n = 1;
+  for (int q = 0; q < t.num_used; ++q) n *= ext[static_cast<std::size_t>(t.used_dims[static_cast<std::size_t>(q)])];
+  return n;
+}
 
-struct Nest {
-  std::array<Loop, kMaxLoops> loops;
-  int num = 0;
-  std::array<int, kMaxLevels + 1> level_start;    // first (temporal) loop of level l
-  std::array<int, kMaxLevels + 1> spatial_start;  // first spatial loop of level l
-  std::array<Extents, kMaxLevels + 1> ext_level;  // extents inside level_start[l]
-  std::array<Extents, kMaxLevels + 1> ext_spatial;
-  Extents padded;
-};
+inline i64 ceil_div(i64 a, i64 b) noexcept { return b <= 1 ? a : (a + b - 1) / b; }
+
+template <class T>
+inline auto& at(T& a, int i) noexcept {
+  return a[static_cast<std::size_t>(i)];
+}
 
 }  // namespace
 
-NestCost evaluate(const Architecture& arch, const Problem& prob, const Mapping& map) noexcept {
-  NestCost out;
+PreparedNest prepare(const Architecture& arch, const Problem& prob) noexcept {
+  PreparedNest pn;
   const int nl = static_cast<int>(arch.levels.size());
+  pn.num_levels = nl;
+  pn.num_dims = prob.num_dims;
+  pn.num_tensors = prob.num_tensors;
+  pn.dim_sizes = prob.dim_sizes;
+  pn.macs = macs(prob);
+  pn.macs_per_point = prob.macs_per_point;
+  pn.clock_hz = arch.clock_hz;
+  pn.shape_ok = nl >= 1 && nl <= kMaxLevels && prob.num_dims >= 1 && prob.num_dims <= kMaxDims &&
+                prob.num_tensors >= 1 && prob.num_tensors <= kMaxTensors;
+  if (!pn.shape_ok) return pn;
+  pn.ext_dims = prob.num_dims;
+  for (int l = 0; l < nl; ++l) {
+    const StorageLevel& lv = at(arch.levels, l);
+    PreparedLevel& pl = at(pn.levels, l);
+    const i64 next_x = l + 1 < nl ? at(arch.levels, l + 1).mesh_x : arch.compute.mesh_x;
+    const i64 next_y = l + 1 < nl ? at(arch.levels, l + 1).mesh_y : arch.compute.mesh_y;
+    pl.fan_x = lv.mesh_x > 0 ? next_x / lv.mesh_x : 0;
+    pl.fan_y = lv.mesh_y > 0 ? next_y / lv.mesh_y : 0;
+    pl.capacity_words = lv.capacity_words;
+    pl.instances = lv.instances();
+    pl.block_words = lv.block_words;
+    pl.read_bandwidth_words_per_cycle = lv.read_bandwidth_words_per_cycle;
+    pl.write_bandwidth_words_per_cycle = lv.write_bandwidth_words_per_cycle;
+    pl.read_energy_j = lv.read_energy_j;
+    pl.fill_energy_j = lv.fill_energy_j;
+    pl.update_energy_j = lv.update_energy_j;
+    pl.leak_energy_j_per_cycle = lv.leak_energy_j_per_cycle;
+    pl.may_keep = lv.may_keep;
+  }
+  // Compute rate for the operand precision.
+  const int bits = prob.tensors[0].precision_bits;
+  for (int i = 0; i < arch.compute.num_rates && i < 4; ++i) {
+    const PrecisionRate& r = at(arch.compute.rates, i);
+    if (r.bits == 0 || r.bits == bits) {
+      pn.rate_ok = r.macs_per_cycle > 0.0;
+      pn.macs_per_cycle = r.macs_per_cycle;
+      pn.energy_per_mac_j = r.energy_per_mac_j;
+      pn.peak_macs_per_cycle = static_cast<double>(arch.compute.instances()) * r.macs_per_cycle;
+      break;
+    }
+  }
+  for (int t = 0; t < prob.num_tensors; ++t) {
+    const Tensor& ten = at(prob.tensors, t);
+    PreparedTensor& pt = at(pn.tensors, t);
+    pt.ranks = ten.ranks;
+    pt.num_ranks = ten.num_ranks;
+    pt.read_write = ten.read_write;
+    pt.rank_of.fill(-1);
+    for (int r = 0; r < ten.num_ranks; ++r) {
+      const Rank& rank = at(ten.ranks, r);
+      for (int q = 0; q < rank.num_terms; ++q) {
+        const Term& term = at(rank.terms, q);
+        at(pt.rank_of, term.dim) = static_cast<std::int8_t>(r);
+        at(pt.coef_of, term.dim) = term.coef;
+      }
+      pt.simple = pt.simple && rank.num_terms == 1 && rank.terms[0].coef > 0;
+      if (rank.num_terms >= 1) at(pt.used_dims, pt.num_used++) = rank.terms[0].dim;
+    }
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (at(pt.rank_of, d) >= 0) {
+        pt.dim_mask |= 1u << d;
+        pn.ext_dims = std::max(pn.ext_dims, d + 1);
+      }
+    }
+  }
+  return pn;
+}
+
+NestCost evaluate(const Architecture& arch, const Problem& prob, const Mapping& map) noexcept {
+  return evaluate(prepare(arch, prob), map);
+}
+
+namespace {
+
+// A loop of the flattened nest (unit loops are dropped); its stride is the
+// extent of its dimension inside it (one loop per dimension, level and kind).
+struct Loop {
+  std::int8_t dim;
+  i64 factor;
+  i64 stride;
+};
+
+using LevelExtents = std::array<Extents, kMaxLevels + 1>;
+using Loops = std::array<Loop, kMaxLevels * kMaxDims>;
+
+// The explicit nest the general analysis (multi-term coordinates, or exact
+// reuse) walks; the fast path needs none of it, so it is built on demand.
+struct Nest {
+  LevelExtents es;  // extents inside level l's spatial loops
+  Loops tloops;     // temporal loops, outermost first
+  Loops sloops;     // spatial loops, level by level
+  std::array<int, kMaxLevels + 1> temporal_above;
+  std::array<int, kMaxLevels + 1> spatial_start;  // first spatial loop of level l
+};
+
+// From the (validated) mapping and the extents el inside every level.
+[[gnu::noinline]] void build_nest(const Mapping& map, int nl, int nd, int nx, const LevelExtents& el,
+                                  Nest& n) noexcept {
+  for (int d = 0; d < nx; ++d) at(at(n.es, nl), d) = 1;
+  int nm = 0, ns = 0;
+  for (int l = 0; l < nl; ++l) {
+    const LevelMapping& lm = at(map.levels, l);
+    Extents& es = at(n.es, l);
+    for (int d = 0; d < nd; ++d) at(es, d) = at(at(el, l + 1), d) * at(lm.spatial, d);
+    for (int d = nd; d < nx; ++d) at(es, d) = 1;
+    at(n.temporal_above, l) = nm;
+    at(n.spatial_start, l) = ns;
+    for (int i = 0; i < nd; ++i) {
+      const int d = at(lm.order, i);
+      const i64 f = at(lm.temporal, d);
+      if (f > 1) at(n.tloops, nm++) = Loop{static_cast<std::int8_t>(d), f, at(es, d)};
+    }
+    for (int d = 0; d < nd; ++d) {
+      const i64 f = at(lm.spatial, d);
+      if (f > 1) at(n.sloops, ns++) = Loop{static_cast<std::int8_t>(d), f, at(at(el, l + 1), d)};
+    }
+  }
+  at(n.temporal_above, nl) = nm;
+  at(n.spatial_start, nl) = ns;
+}
+
+// Fills of a tile with extents `ext` under the m temporal loops above it:
+// walk them from the innermost out, tracking the offset (per coordinate) the
+// inner loops' wrap-around adds.
+[[gnu::noinline]] i64 walk_fills(const PreparedTensor& pt, const Extents& ext, i64 tile, const Loops& tloops,
+                                 const std::array<i64, kMaxLevels * kMaxDims + 1>& outer_prod, int m,
+                                 ReusePolicy reuse) noexcept {
+  i64 fills = tile;
+  // Walk the temporal loops above the level from the innermost out,
+  // tracking the offset (per coordinate) the inner loops' wrap-around adds.
+  std::array<i64, kMaxRanks> wrap{};
+  int nonzero = 0;
+  for (int j = m - 1; j >= 0; --j) {
+    const Loop& lp = at(tloops, j);
+    const int r = at(pt.rank_of, lp.dim);
+    if (r < 0 && nonzero == 0) continue;  // the tile does not move
+    const i64 step = r >= 0 ? at(pt.coef_of, lp.dim) * lp.stride : 0;
+    i64 delta = 0;
+    if (r >= 0 || nonzero > 0) {
+      const i64 dr = r >= 0 ? at(wrap, r) + step : 0;
+      const int others = nonzero - (r >= 0 && at(wrap, r) != 0 ? 1 : 0);
+      if (dr != 0 || others > 0) {
+        if (reuse == ReusePolicy::exact || j == m - 1) {
+          i64 kept_points = 1;
+          for (int q = 0; q < pt.num_ranks && kept_points != 0; ++q) {
+            kept_points *= rank_overlap(at(pt.ranks, q), ext, q == r ? dr : at(wrap, q));
+          }
+          delta = tile - kept_points;
+        } else {
+          delta = tile;
+        }
+      }
+    }
+    fills += at(outer_prod, j) * (lp.factor - 1) * delta;
+    if (r >= 0) {
+      const bool was = at(wrap, r) != 0;
+      at(wrap, r) -= (lp.factor - 1) * step;
+      nonzero += (at(wrap, r) != 0 ? 1 : 0) - (was ? 1 : 0);
+    }
+  }
+  return fills;
+}
+
+// Distinct coordinate tuples the spatial loops sloops[s0, s1) deliver.
+[[gnu::noinline]] i64 coordinate_spread(const PreparedTensor& pt, const Loops& sloops, int s0, int s1) noexcept {
+  i64 distinct = 1;
+  for (int r = 0; r < pt.num_ranks; ++r) {
+    const Rank& rank = at(pt.ranks, r);
+    SumSet s;
+    for (int q = 0; q < rank.num_terms; ++q) {
+      const Term& term = at(rank.terms, q);
+      for (int i = s0; i < s1; ++i) {
+        const Loop& lp = at(sloops, i);
+        if (lp.dim == term.dim) add_pair(s, term.coef * lp.stride, lp.factor);
+      }
+    }
+    finish(s);
+    distinct *= s.size;
+  }
+  return distinct;
+}
+
+// The share of the output one instance of level lvl ever holds: the whole
+// output, narrowed by every spatial fan-out above the level.
+[[gnu::noinline]] i64 general_partition(const PreparedTensor& pt, const LevelExtents& el, const LevelExtents& es,
+                                        const std::array<int, kMaxLevels + 1>& spatial_start, int lvl) noexcept {
+  i64 part = tile_size(pt, el[0]);
+  for (int g = 0; g < lvl; ++g) {
+    if (at(spatial_start, g) == at(spatial_start, g + 1)) continue;
+    const i64 uni = tile_size(pt, at(es, g));
+    const i64 sub = tile_size(pt, at(el, g + 1));
+    part = uni > 0 ? part * sub / uni : part;
+  }
+  return part;
+}
+
+}  // namespace
+
+NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
+  NestCost out;
+  const int nl = pn.num_levels;
   out.num_levels = nl;
-  out.macs = macs(prob);
+  out.macs = pn.macs;
   auto fail = [&out](Infeasible r, int level) {
     out.feasible = false;
     out.reason = r;
     out.reason_level = level;
   };
-  if (nl < 1 || nl > kMaxLevels || map.num_levels != nl || prob.num_dims < 1 || prob.num_dims > kMaxDims ||
-      prob.num_tensors < 1) {
-    {
-      fail(Infeasible::bad_shape, -1);
+  if (!pn.shape_ok || map.num_levels != nl) {
+    fail(Infeasible::bad_shape, -1);
+    return out;
+  }
+  const int nd = pn.num_dims;
+  const int nx = pn.ext_dims;  // extents are tracked for dimensions < nx (1 beyond nd)
+  const int nt = pn.num_tensors;
+
+  // Extents inside all of level l's loops, straight from the factors.
+  LevelExtents el;
+  for (int d = 0; d < nx; ++d) at(at(el, nl), d) = 1;
+  for (int l = nl - 1; l >= 0; --l) {
+    const LevelMapping& lm = at(map.levels, l);
+    Extents& e = at(el, l);
+    const Extents& inner = at(el, l + 1);
+    i64 least = 1;
+    for (int d = 0; d < nd; ++d) {
+      const i64 sf = at(lm.spatial, d);
+      const i64 tf = at(lm.temporal, d);
+      at(e, d) = at(inner, d) * sf * tf;
+      least = std::min(least, std::min(sf, tf));
+    }
+    if (least < 1) {
+      fail(Infeasible::bad_factors, l);
       return out;
     }
+    for (int d = nd; d < nx; ++d) at(e, d) = 1;
   }
-  const int nd = prob.num_dims;
-  const int nt = prob.num_tensors;
 
-  // Extents inside every level boundary, straight from the factors: inside
-  // level l's spatial loops, and inside all of level l's loops.
-  Nest nest;
-  {
-    Extents run;
-    run.fill(1);
-    nest.ext_level[static_cast<std::size_t>(nl)] = run;
-    nest.ext_spatial[static_cast<std::size_t>(nl)] = run;
-    for (int l = nl - 1; l >= 0; --l) {
-      const LevelMapping& lm = map.levels[static_cast<std::size_t>(l)];
-      Extents& es = nest.ext_spatial[static_cast<std::size_t>(l)];
-      Extents& el = nest.ext_level[static_cast<std::size_t>(l)];
-      const Extents& inner = nest.ext_level[static_cast<std::size_t>(l + 1)];
-      for (int d = 0; d < kMaxDims; ++d) {
-        const i64 sf = d < nd ? lm.spatial[static_cast<std::size_t>(d)] : 1;
-        const i64 tf = d < nd ? lm.temporal[static_cast<std::size_t>(d)] : 1;
-        es[static_cast<std::size_t>(d)] = inner[static_cast<std::size_t>(d)] * sf;
-        el[static_cast<std::size_t>(d)] = es[static_cast<std::size_t>(d)] * tf;
-        if (sf < 1 || tf < 1) {
-          fail(Infeasible::bad_factors, l);
-          return out;
-        }
-      }
-    }
-    nest.padded = nest.ext_level[0];
-  }
-  // Flatten the nest, outermost loop first; unit loops are dropped. A loop's
-  // stride is the extent of its dimension inside it (one loop per dimension,
-  // level and kind).
+  // Walk the nest outermost loop first (unit loops do not count): the
+  // temporal loops in nest order with the product of the factors outside each
+  // (outer_prod[M] = all of them), the set of them above every level and over
+  // every dimension; per level the dimensions it splits spatially with the
+  // span per mesh axis, and the temporal factors of the levels above it.
+  std::array<i64, kMaxLevels * kMaxDims + 1> outer_prod;
+  std::array<std::uint64_t, kMaxLevels> loops_above;  // bit m: temporal loop m sits above level l
+  std::array<std::uint64_t, kMaxDims> tpos{};  // bit m: temporal loop m is over dimension d
+  std::array<std::uint32_t, kMaxLevels> spatial_dims;  // bit d: level l has a spatial loop over d
+  std::array<i64, kMaxLevels> span_x;
+  std::array<i64, kMaxLevels> span_y;
+  std::array<Extents, kMaxLevels + 1> t_above;
+  for (int d = 0; d < nx; ++d) at(at(t_above, 0), d) = 1;
+  std::uint32_t spatial_levels = 0;  // bit l: level l has spatial loops
+  int nm = 0;
+  i64 iterations = 1;  // temporal iterations of one compute instance
   for (int l = 0; l < nl; ++l) {
-    const LevelMapping& lm = map.levels[static_cast<std::size_t>(l)];
-    nest.level_start[static_cast<std::size_t>(l)] = nest.num;
+    const LevelMapping& lm = at(map.levels, l);
+    at(loops_above, l) = (std::uint64_t{1} << nm) - 1;  // nm < 64: at most 7 levels above
+    const Extents& ta = at(t_above, l);
+    Extents& tb = at(t_above, l + 1);
     unsigned seen = 0;
     for (int i = 0; i < nd; ++i) {
-      const int d = lm.order[static_cast<std::size_t>(i)];
-      if (d < 0 || d >= nd || ((seen >> d) & 1u) != 0) {
+      const int d = at(lm.order, i);
+      if (static_cast<unsigned>(d) >= static_cast<unsigned>(nd) || ((seen >> d) & 1u) != 0) {
         fail(Infeasible::bad_shape, l);
         return out;
       }
       seen |= 1u << d;
-      const i64 f = lm.temporal[static_cast<std::size_t>(d)];
+      const i64 f = at(lm.temporal, d);
+      at(tb, d) = at(ta, d) * f;
       if (f > 1) {
-        nest.loops[static_cast<std::size_t>(nest.num++)] =
-            Loop{static_cast<std::int8_t>(d), static_cast<std::int8_t>(l), false, Axis::x, f,
-                 nest.ext_spatial[static_cast<std::size_t>(l)][static_cast<std::size_t>(d)]};
+        at(outer_prod, nm) = iterations;
+        iterations *= f;
+        at(tpos, d) |= std::uint64_t{1} << nm;
+        ++nm;
       }
     }
-    nest.spatial_start[static_cast<std::size_t>(l)] = nest.num;
+    i64 sx = 1, sy = 1;
+    std::uint32_t sd = 0;
     for (int d = 0; d < nd; ++d) {
-      const i64 f = lm.spatial[static_cast<std::size_t>(d)];
+      const i64 f = at(lm.spatial, d);
       if (f > 1) {
-        nest.loops[static_cast<std::size_t>(nest.num++)] =
-            Loop{static_cast<std::int8_t>(d), static_cast<std::int8_t>(l), true, lm.axis[static_cast<std::size_t>(d)], f,
-                 nest.ext_level[static_cast<std::size_t>(l + 1)][static_cast<std::size_t>(d)]};
+        sd |= 1u << d;
+        (at(lm.axis, d) == Axis::x ? sx : sy) *= f;
       }
     }
+    at(span_x, l) = sx;
+    at(span_y, l) = sy;
+    at(spatial_dims, l) = sd;
+    if (sd != 0) spatial_levels |= 1u << l;
+    for (int d = nd; d < nx; ++d) at(tb, d) = 1;
   }
-  nest.level_start[static_cast<std::size_t>(nl)] = nest.num;
-  nest.spatial_start[static_cast<std::size_t>(nl)] = nest.num;
+  at(outer_prod, nm) = iterations;
+
   double padded_points = 1.0;
   for (int d = 0; d < nd; ++d) {
-    if (nest.padded[static_cast<std::size_t>(d)] < prob.dim_sizes[static_cast<std::size_t>(d)]) {
-      {
+    if (at(el[0], d) < at(pn.dim_sizes, d)) {
       fail(Infeasible::bad_factors, -1);
       return out;
     }
-    }
-    padded_points *= static_cast<double>(nest.padded[static_cast<std::size_t>(d)]);
+    padded_points *= static_cast<double>(at(el[0], d));
   }
-  out.padded_macs = padded_points * prob.macs_per_point;
+  out.padded_macs = padded_points * pn.macs_per_point;
 
   // Spatial fan-out per level and utilised instances.
-  std::array<i64, kMaxLevels + 1> used_above{};  // spatial product of levels < l
+  std::array<i64, kMaxLevels + 1> used_above;  // spatial product of levels < l
   used_above[0] = 1;
   for (int l = 0; l < nl; ++l) {
-    const StorageLevel& lv = arch.levels[static_cast<std::size_t>(l)];
-    const i64 next_x = l + 1 < nl ? arch.levels[static_cast<std::size_t>(l + 1)].mesh_x : arch.compute.mesh_x;
-    const i64 next_y = l + 1 < nl ? arch.levels[static_cast<std::size_t>(l + 1)].mesh_y : arch.compute.mesh_y;
-    const i64 fan_x = lv.mesh_x > 0 ? next_x / lv.mesh_x : 0;
-    const i64 fan_y = lv.mesh_y > 0 ? next_y / lv.mesh_y : 0;
-    i64 sx = 1, sy = 1;
-    for (int i = nest.spatial_start[static_cast<std::size_t>(l)]; i < nest.level_start[static_cast<std::size_t>(l + 1)]; ++i) {
-      const Loop& lp = nest.loops[static_cast<std::size_t>(i)];
-      (lp.axis == Axis::x ? sx : sy) *= lp.factor;
-    }
-    if (sx > fan_x || sy > fan_y) {
+    const PreparedLevel& pl = at(pn.levels, l);
+    if (at(span_x, l) > pl.fan_x || at(span_y, l) > pl.fan_y) {
       fail(Infeasible::fanout_exceeded, l);
       return out;
     }
-    used_above[static_cast<std::size_t>(l + 1)] = used_above[static_cast<std::size_t>(l)] * sx * sy;
+    at(used_above, l + 1) = at(used_above, l) * at(span_x, l) * at(span_y, l);
   }
-  out.compute_instances_used = used_above[static_cast<std::size_t>(nl)];
-
-  // Compute rate for the operand precision.
-  const int bits = prob.tensors[0].precision_bits;
-  const PrecisionRate* rate = nullptr;
-  for (int i = 0; i < arch.compute.num_rates && i < 4; ++i) {
-    const PrecisionRate& r = arch.compute.rates[static_cast<std::size_t>(i)];
-    if (r.bits == 0 || r.bits == bits) {
-      rate = &r;
-      break;
-    }
+  out.compute_instances_used = at(used_above, nl);
+  if (!pn.rate_ok) {
+    fail(Infeasible::unsupported_precision, -1);
+    return out;
   }
-  if (rate == nullptr || rate->macs_per_cycle <= 0.0) {
-      fail(Infeasible::unsupported_precision, -1);
-      return out;
-    }
 
-  // Temporal loops in nest order with the product of the factors outside each,
-  // and how many of them sit above every level.
-  std::array<int, kMaxLoops> tl_idx;
-  std::array<i64, kMaxLoops> outer_prod;
-  std::array<int, kMaxLevels + 1> temporal_above;
-  i64 iterations = 1;  // temporal iterations of one compute instance
+  // A tensor kept where its level may not hold it: the first such tensor
+  // (at its outermost offending level) is the reason, and the tensors before
+  // it are still analysed.
+  int nt_ok = nt;
+  int bad_level = -1;
   {
-    int m = 0;
-    int l = 0;
-    for (int i = 0; i < nest.num; ++i) {
-      while (l <= nl && nest.level_start[static_cast<std::size_t>(l)] <= i) temporal_above[static_cast<std::size_t>(l++)] = m;
-      const Loop& lp = nest.loops[static_cast<std::size_t>(i)];
-      if (lp.spatial) continue;
-      tl_idx[static_cast<std::size_t>(m)] = i;
-      outer_prod[static_cast<std::size_t>(m++)] = iterations;
-      iterations *= lp.factor;
-    }
-    while (l <= nl) temporal_above[static_cast<std::size_t>(l++)] = m;
-  }
-
-  for (int l = 0; l < nl; ++l) {
-    LevelCost& lc = out.levels[static_cast<std::size_t>(l)];
-    lc.instances = arch.levels[static_cast<std::size_t>(l)].instances();
-    lc.utilized_instances = used_above[static_cast<std::size_t>(l)];
-  }
-
-  // Per tensor: walk the keeping levels from the innermost outwards.
-  for (int t = 0; t < nt; ++t) {
-    const Tensor& ten = prob.tensors[static_cast<std::size_t>(t)];
-    const std::uint32_t bit = 1u << t;
-    std::array<int, kMaxLevels> keepers{};
-    int nk = 0;
-    for (int l = 0; l < nl; ++l) {
-      if ((map.levels[static_cast<std::size_t>(l)].keep & bit) == 0) continue;
-      if ((arch.levels[static_cast<std::size_t>(l)].may_keep & bit) == 0) {
-      fail(Infeasible::keep_not_allowed, l);
-      return out;
-    }
-      keepers[static_cast<std::size_t>(nk++)] = l;
-    }
-    std::array<int, kMaxDims> rank_of{-1, -1, -1, -1, -1, -1, -1, -1};
-    std::array<i64, kMaxDims> coef_of{};
-    for (int r = 0; r < ten.num_ranks; ++r) {
-      const Rank& rank = ten.ranks[static_cast<std::size_t>(r)];
-      for (int q = 0; q < rank.num_terms; ++q) {
-        rank_of[static_cast<std::size_t>(rank.terms[static_cast<std::size_t>(q)].dim)] = r;
-        coef_of[static_cast<std::size_t>(rank.terms[static_cast<std::size_t>(q)].dim)] = rank.terms[static_cast<std::size_t>(q)].coef;
+    std::uint32_t violation = 0;
+    for (int l = 0; l < nl; ++l) violation |= at(map.levels, l).keep & ~at(pn.levels, l).may_keep;
+    violation &= (1u << nt) - 1u;
+    if (violation != 0) {
+      nt_ok = std::countr_zero(violation);
+      for (int l = 0; l < nl && bad_level < 0; ++l) {
+        if (((at(map.levels, l).keep & ~at(pn.levels, l).may_keep) >> nt_ok & 1u) != 0) bad_level = l;
       }
     }
-    bool simple = true;  // every coordinate is a single term
-    std::array<int, kMaxRanks> used_dims;
-    int nused = 0;
-    for (int r = 0; r < ten.num_ranks; ++r) {
-      const Rank& rank = ten.ranks[static_cast<std::size_t>(r)];
-      simple = simple && rank.num_terms == 1 && rank.terms[0].coef > 0;
-      if (rank.num_terms >= 1) used_dims[static_cast<std::size_t>(nused++)] = rank.terms[0].dim;
+  }
+
+  // Per tensor state while the levels are walked from the innermost out:
+  // what the next inner keeper (or the MACs) pulls per instance, and the
+  // spatial fan-out (all of it, and its distinct deliveries) since that keeper.
+  std::array<i64, kMaxTensors> child_fills;
+  std::array<i64, kMaxTensors> pending_fan;
+  std::array<i64, kMaxTensors> pending_distinct;
+  std::array<std::uint64_t, kMaxTensors> relevant;  // temporal loops over a dimension of the tensor
+  std::array<std::uint32_t, kMaxLevels> kept_above;  // bit t: a level above l keeps tensor t
+  Nest nest;
+  bool general = false;  // some tensor needs the explicit nest
+  for (int t = 0; t < nt_ok; ++t) {
+    const PreparedTensor& pt = at(pn.tensors, t);
+    at(child_fills, t) = iterations;
+    at(pending_fan, t) = 1;
+    at(pending_distinct, t) = 1;
+    std::uint64_t rel = 0;
+    for (std::uint32_t mk = pt.dim_mask; mk != 0; mk &= mk - 1) rel |= at(tpos, std::countr_zero(mk));
+    at(relevant, t) = rel;
+    general = general || !pt.simple;
+  }
+  const bool timeloop = map.reuse == ReusePolicy::timeloop;
+  general = general || !timeloop;
+  if (general) build_nest(map, nl, nd, nx, el, nest);
+  for (std::uint32_t l = 0, k = 0; l < static_cast<std::uint32_t>(nl); k |= at(map.levels, l).keep, ++l) at(kept_above, l) = k;
+
+  out.compute_cycles = static_cast<double>(iterations) / pn.macs_per_cycle;
+  double cycles = out.compute_cycles;
+  for (int lvl = nl - 1; lvl >= 0; --lvl) {
+    const LevelMapping& lm = at(map.levels, lvl);
+    const PreparedLevel& pl = at(pn.levels, lvl);
+    LevelCost& lc = at(out.levels, lvl);
+    const Extents& ext = at(el, lvl);
+    // The spatial loops of this level sit between it and the levels below.
+    if (at(spatial_dims, lvl) != 0) {
+      const i64 span = at(span_x, lvl) * at(span_y, lvl);
+      for (int t = 0; t < nt_ok; ++t) {
+        const PreparedTensor& pt = at(pn.tensors, t);
+        at(pending_fan, t) *= span;
+        if (pt.simple) {
+          i64 distinct = 1;
+          for (std::uint32_t dm = pt.dim_mask & at(spatial_dims, lvl); dm != 0; dm &= dm - 1) distinct *= at(lm.spatial, std::countr_zero(dm));
+          at(pending_distinct, t) *= distinct;
+        } else {
+          at(pending_distinct, t) *= coordinate_spread(pt, nest.sloops, at(nest.spatial_start, lvl), at(nest.spatial_start, lvl + 1));
+        }
+      }
     }
-    // `child_fills` is what the next inner keeper (or the MACs) pulls per instance.
-    i64 child_fills = iterations;
-    int child_level = nl;  // nl stands for the compute level
-    for (int k = nk - 1; k >= 0; --k) {
-      const int lvl = keepers[static_cast<std::size_t>(k)];
-      TensorStats& ts = out.levels[static_cast<std::size_t>(lvl)].tensors[static_cast<std::size_t>(t)];
+    const i64 copies = lm.double_buffer ? 2 : 1;
+    const i64 bw = pl.block_words;
+    i64 used = 0, rd = 0, wr = 0, rv = 0, fv = 0, uv = 0;
+    for (int t = 0; t < nt_ok; ++t) {
+      if ((lm.keep >> t & 1u) == 0) continue;
+      const PreparedTensor& pt = at(pn.tensors, t);
+      const bool simple = pt.simple;
+      TensorStats& ts = at(lc.tensors, t);
       ts.kept = true;
 
       // Tile.
-      const Extents& ext = nest.ext_level[static_cast<std::size_t>(lvl)];
-      i64 tile = 1;
-      if (simple) {
-        for (int q = 0; q < nused; ++q) tile *= ext[static_cast<std::size_t>(used_dims[static_cast<std::size_t>(q)])];
-      } else {
-        tile = tile_size(ten, ext);
-      }
+      const i64 tile = simple ? simple_size(pt, ext) : tile_size(pt, ext);
       ts.utilized_capacity = tile;
+      used += tile * copies;
 
       // Fills of this level: the first tile, then the delta at every step of the
       // temporal loops above it.
       i64 fills = tile;
-      if (simple && map.reuse == ReusePolicy::timeloop) {
+      if (simple && timeloop) {
         // Single-term coordinates never cancel a move, so with Timeloop's rule
         // every step of a loop outside the innermost relevant loop J refetches
-        // the whole tile (these steps telescope to outer_prod[J] - 1), and J's
-        // own steps keep the overlap only when J is the innermost loop.
-        const int m = temporal_above[static_cast<std::size_t>(lvl)];
-        int jr = m - 1;
-        while (jr >= 0 && rank_of[static_cast<std::size_t>(nest.loops[static_cast<std::size_t>(tl_idx[static_cast<std::size_t>(jr)])].dim)] < 0) --jr;
-        if (jr >= 0) {
-          const Loop& lp = nest.loops[static_cast<std::size_t>(tl_idx[static_cast<std::size_t>(jr)])];
-          i64 delta = tile;
-          if (jr == m - 1) {
-            const int r = rank_of[static_cast<std::size_t>(lp.dim)];
-            delta = tile / ext[static_cast<std::size_t>(lp.dim)] *
-                    (ext[static_cast<std::size_t>(lp.dim)] - rank_overlap(ten.ranks[static_cast<std::size_t>(r)], ext, coef_of[static_cast<std::size_t>(lp.dim)] * lp.stride));
-          }
-          const i64 op = outer_prod[static_cast<std::size_t>(jr)];
-          fills = tile * op + op * (lp.factor - 1) * delta;
-        }
+        // the whole tile (these steps telescope to outer_prod[J] - 1). J's own
+        // steps move the tile by at least its extent (a loop above the level
+        // strides by at least the level's extent), so they refetch it whole
+        // too: fills = tile * outer_prod[J + 1].
+        const std::uint64_t above = at(relevant, t) & at(loops_above, lvl);
+        if (above != 0) fills = tile * at(outer_prod, static_cast<int>(std::bit_width(above)));
       } else {
-        // Walk the temporal loops above the level from the innermost out,
-        // tracking the offset (per coordinate) the inner loops' wrap-around adds.
-        std::array<i64, kMaxRanks> wrap{};
-        int nonzero = 0;
-        const int m = temporal_above[static_cast<std::size_t>(lvl)];
-        for (int j = m - 1; j >= 0; --j) {
-          const Loop& lp = nest.loops[static_cast<std::size_t>(tl_idx[static_cast<std::size_t>(j)])];
-          const int r = rank_of[static_cast<std::size_t>(lp.dim)];
-          if (r < 0 && nonzero == 0) continue;  // the tile does not move
-          const i64 step = r >= 0 ? coef_of[static_cast<std::size_t>(lp.dim)] * lp.stride : 0;
-          i64 delta = 0;
-          if (r >= 0 || nonzero > 0) {
-            const i64 dr = r >= 0 ? wrap[static_cast<std::size_t>(r)] + step : 0;
-            const int others = nonzero - (r >= 0 && wrap[static_cast<std::size_t>(r)] != 0 ? 1 : 0);
-            if (dr != 0 || others > 0) {
-              if (map.reuse == ReusePolicy::exact || j == m - 1) {
-                i64 kept_points = 1;
-                for (int q = 0; q < ten.num_ranks && kept_points != 0; ++q) {
-                  kept_points *= rank_overlap(ten.ranks[static_cast<std::size_t>(q)], ext, q == r ? dr : wrap[static_cast<std::size_t>(q)]);
-                }
-                delta = tile - kept_points;
-              } else {
-                delta = tile;
-              }
-            }
-          }
-          fills += outer_prod[static_cast<std::size_t>(j)] * (lp.factor - 1) * delta;
-          if (r >= 0) {
-            const bool was = wrap[static_cast<std::size_t>(r)] != 0;
-            wrap[static_cast<std::size_t>(r)] -= (lp.factor - 1) * step;
-            nonzero += (wrap[static_cast<std::size_t>(r)] != 0 ? 1 : 0) - (was ? 1 : 0);
-          }
-        }
+        fills = walk_fills(pt, ext, tile, nest.tloops, outer_prod, at(nest.temporal_above, lvl), map.reuse);
       }
 
       // Accesses from the children: distinct deliveries across the spatial
       // fan-out between this level and the child (identical deltas multicast,
       // identical partial sums reduced).
-      i64 distinct = 1, fan = 1;
-      for (int g = lvl; g < child_level; ++g) {
-        const int s0 = nest.spatial_start[static_cast<std::size_t>(g)], s1 = nest.level_start[static_cast<std::size_t>(g + 1)];
-        if (s0 == s1) continue;
-        for (int i = s0; i < s1; ++i) {
-          const Loop& lp = nest.loops[static_cast<std::size_t>(i)];
-          fan *= lp.factor;
-          if (simple && rank_of[static_cast<std::size_t>(lp.dim)] >= 0) distinct *= lp.factor;
-        }
-        if (simple) continue;
-        for (int r = 0; r < ten.num_ranks; ++r) {
-          const Rank& rank = ten.ranks[static_cast<std::size_t>(r)];
-          SumSet s;
-          for (int q = 0; q < rank.num_terms; ++q) {
-            const Term& term = rank.terms[static_cast<std::size_t>(q)];
-            for (int i = s0; i < s1; ++i) {
-              const Loop& lp = nest.loops[static_cast<std::size_t>(i)];
-              if (lp.dim == term.dim) add_pair(s, term.coef * lp.stride, lp.factor);
-            }
-          }
-          finish(s);
-          distinct *= s.size;
-        }
-      }
-      const i64 content = child_fills * distinct;
-      ts.fanout_per_access = static_cast<double>(fan) / static_cast<double>(distinct);
-      const bool outermost = (k == 0);
+      const i64 fan = at(pending_fan, t), distinct = at(pending_distinct, t);
+      at(pending_fan, t) = 1;
+      at(pending_distinct, t) = 1;
+      const i64 content = at(child_fills, t) * distinct;
+      at(child_fills, t) = fills;
+      if (fan != 1 || distinct != 1) ts.fanout_per_access = static_cast<double>(fan) / static_cast<double>(distinct);
+      const bool outermost = (at(kept_above, lvl) >> t & 1u) == 0;
 
-      if (ten.read_write) {
-        // Partition: the share of the output this instance ever holds.
-        auto tsize = [&](const Extents& e) {
-          if (!simple) return tile_size(ten, e);
-          i64 n = 1;
-          for (int q = 0; q < nused; ++q) n *= e[static_cast<std::size_t>(used_dims[static_cast<std::size_t>(q)])];
-          return n;
-        };
-        i64 part = tsize(nest.ext_level[0]);
-        for (int g = 0; g < lvl; ++g) {
-          if (nest.spatial_start[static_cast<std::size_t>(g)] == nest.level_start[static_cast<std::size_t>(g + 1)]) continue;
-          const i64 uni = tsize(nest.ext_spatial[static_cast<std::size_t>(g)]);
-          const i64 sub = tsize(nest.ext_level[static_cast<std::size_t>(g + 1)]);
-          part = uni > 0 ? part * sub / uni : part;
+      i64 reads = content, filled = outermost ? 0 : fills, updates = 0;
+      if (pt.read_write) {
+        // Partition: the share of the output this instance ever holds, the
+        // whole output divided by the spatial fan-out above the level.
+        i64 part = 1;
+        if (simple) {
+          // = tile of (temporal factors above the level) x (extents inside it).
+          const Extents& above = at(t_above, lvl);
+          for (int q = 0; q < pt.num_used; ++q) {
+            const int d = at(pt.used_dims, q);
+            part *= at(above, d) * at(ext, d);
+          }
+        } else {
+          part = general_partition(pt, el, nest.es, nest.spatial_start, lvl);
         }
         ts.partition = part;
-        ts.updates = content;
-        ts.reads = std::max<i64>(0, content - part);
-        ts.fills = outermost ? 0 : std::max<i64>(0, fills - part);
-      } else {
-        ts.partition = 0;
-        ts.reads = content;
-        ts.updates = 0;
-        ts.fills = outermost ? 0 : fills;
+        updates = content;
+        reads = std::max<i64>(0, content - part);
+        filled = outermost ? 0 : std::max<i64>(0, fills - part);
       }
-      child_fills = fills;
-      child_level = lvl;
+      ts.reads = reads;
+      ts.fills = filled;
+      ts.updates = updates;
+      rd += reads;
+      wr += filled + updates;
+      if (bw <= 1) {
+        rv += reads;
+        fv += filled;
+        uv += updates;
+      } else {
+        rv += ceil_div(reads, bw);
+        fv += ceil_div(filled, bw);
+        uv += ceil_div(updates, bw);
+      }
     }
-  }
+    lc.instances = pl.instances;
+    lc.utilized_instances = at(used_above, lvl);
+    if (nt_ok < nt) continue;  // infeasible below; the counts above are all it reports
 
-  // Capacity.
-  for (int l = 0; l < nl; ++l) {
-    const StorageLevel& lv = arch.levels[static_cast<std::size_t>(l)];
-    LevelCost& lc = out.levels[static_cast<std::size_t>(l)];
-    i64 used = 0;
-    for (int t = 0; t < nt; ++t) {
-      const TensorStats& ts = lc.tensors[static_cast<std::size_t>(t)];
-      if (ts.kept) used += ts.utilized_capacity * (map.levels[static_cast<std::size_t>(l)].double_buffer ? 2 : 1);
-    }
+    // Capacity, bandwidth-limited cycles, and energy of whole access vectors
+    // per tensor and action on the utilised instances. The reason names the
+    // innermost level over capacity.
     lc.capacity_used_words = used;
-    if (lv.capacity_words > 0 && used > lv.capacity_words) {
+    if (pl.capacity_words > 0 && used > pl.capacity_words && out.feasible) {
       out.feasible = false;
       out.reason = Infeasible::capacity_exceeded;
-      out.reason_level = l;
-    }
-  }
-
-  // Timing.
-  out.compute_cycles = static_cast<double>(iterations) / rate->macs_per_cycle;
-  double cycles = out.compute_cycles;
-  for (int l = 0; l < nl; ++l) {
-    const StorageLevel& lv = arch.levels[static_cast<std::size_t>(l)];
-    LevelCost& lc = out.levels[static_cast<std::size_t>(l)];
-    i64 rd = 0, wr = 0;
-    for (int t = 0; t < nt; ++t) {
-      const TensorStats& ts = lc.tensors[static_cast<std::size_t>(t)];
-      rd += ts.reads;
-      wr += ts.fills + ts.updates;
+      out.reason_level = lvl;
     }
     double c = 0.0;
-    if (lv.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / lv.read_bandwidth_words_per_cycle);
-    if (lv.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / lv.write_bandwidth_words_per_cycle);
+    if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
+    if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
     lc.cycles = c;
     cycles = std::max(cycles, c);
+    const double inst = static_cast<double>(at(used_above, lvl));
+    lc.read_energy_j = static_cast<double>(rv) * pl.read_energy_j * inst;
+    lc.fill_energy_j = static_cast<double>(fv) * pl.fill_energy_j * inst;
+    lc.update_energy_j = static_cast<double>(uv) * pl.update_energy_j * inst;
+  }
+  if (nt_ok < nt) {
+    out.compute_cycles = 0.0;
+    fail(Infeasible::keep_not_allowed, bad_level);
+    return out;
   }
   out.cycles = cycles;
-  out.latency_s = arch.clock_hz > 0.0 ? cycles / arch.clock_hz : 0.0;
-  const double peak = static_cast<double>(arch.compute.instances()) * rate->macs_per_cycle;
+  out.latency_s = pn.clock_hz > 0.0 ? cycles / pn.clock_hz : 0.0;
+  const double peak = pn.peak_macs_per_cycle;
   out.utilization = cycles > 0.0 && peak > 0.0 ? out.macs / (cycles * peak) : 0.0;
-
-  // Energy: whole access vectors per tensor and action, on the utilised instances.
   double total = 0.0;
   for (int l = 0; l < nl; ++l) {
-    const StorageLevel& lv = arch.levels[static_cast<std::size_t>(l)];
-    LevelCost& lc = out.levels[static_cast<std::size_t>(l)];
-    i64 rv = 0, fv = 0, uv = 0;
-    for (int t = 0; t < nt; ++t) {
-      const TensorStats& ts = lc.tensors[static_cast<std::size_t>(t)];
-      rv += ceil_div(ts.reads, lv.block_words);
-      fv += ceil_div(ts.fills, lv.block_words);
-      uv += ceil_div(ts.updates, lv.block_words);
-    }
-    const double inst = static_cast<double>(lc.utilized_instances);
-    lc.read_energy_j = static_cast<double>(rv) * lv.read_energy_j * inst;
-    lc.fill_energy_j = static_cast<double>(fv) * lv.fill_energy_j * inst;
-    lc.update_energy_j = static_cast<double>(uv) * lv.update_energy_j * inst;
-    lc.leak_energy_j = lv.leak_energy_j_per_cycle * cycles * static_cast<double>(lc.instances);
+    LevelCost& lc = at(out.levels, l);
+    lc.leak_energy_j = at(pn.levels, l).leak_energy_j_per_cycle * cycles * static_cast<double>(lc.instances);
     lc.energy_j = lc.read_energy_j + lc.fill_energy_j + lc.update_energy_j + lc.leak_energy_j;
     total += lc.energy_j;
   }
-  out.compute_energy_j = out.padded_macs * rate->energy_per_mac_j;
+  out.compute_energy_j = out.padded_macs * pn.energy_per_mac_j;
   out.energy_j = total + out.compute_energy_j;
   return out;
 }

@@ -342,6 +342,82 @@ TEST(LoopNestProperty, AccessCountsEqualBruteForceSimulation) {
   EXPECT_GT(checked, 1000);
 }
 
+namespace {
+
+// Every field of two results, doubles compared exactly (same arithmetic).
+void expect_same_cost(const lp::NestCost& a, const lp::NestCost& b) {
+  EXPECT_EQ(a.feasible, b.feasible);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.reason_level, b.reason_level);
+  EXPECT_EQ(a.num_levels, b.num_levels);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(a.padded_macs, b.padded_macs);
+  EXPECT_EQ(a.compute_instances_used, b.compute_instances_used);
+  EXPECT_EQ(a.compute_cycles, b.compute_cycles);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.latency_s, b.latency_s);
+  EXPECT_EQ(a.utilization, b.utilization);
+  EXPECT_EQ(a.compute_energy_j, b.compute_energy_j);
+  EXPECT_EQ(a.energy_j, b.energy_j);
+  for (int l = 0; l < lp::kMaxLevels; ++l) {
+    const auto& x = a.levels[l];
+    const auto& y = b.levels[l];
+    EXPECT_EQ(x.instances, y.instances);
+    EXPECT_EQ(x.utilized_instances, y.utilized_instances);
+    EXPECT_EQ(x.capacity_used_words, y.capacity_used_words);
+    EXPECT_EQ(x.read_energy_j, y.read_energy_j);
+    EXPECT_EQ(x.fill_energy_j, y.fill_energy_j);
+    EXPECT_EQ(x.update_energy_j, y.update_energy_j);
+    EXPECT_EQ(x.leak_energy_j, y.leak_energy_j);
+    EXPECT_EQ(x.energy_j, y.energy_j);
+    EXPECT_EQ(x.cycles, y.cycles);
+    for (int t = 0; t < lp::kMaxTensors; ++t) {
+      EXPECT_EQ(x.tensors[t].kept, y.tensors[t].kept);
+      EXPECT_EQ(x.tensors[t].reads, y.tensors[t].reads);
+      EXPECT_EQ(x.tensors[t].fills, y.tensors[t].fills);
+      EXPECT_EQ(x.tensors[t].updates, y.tensors[t].updates);
+      EXPECT_EQ(x.tensors[t].utilized_capacity, y.tensors[t].utilized_capacity);
+      EXPECT_EQ(x.tensors[t].partition, y.tensors[t].partition);
+      EXPECT_EQ(x.tensors[t].fanout_per_access, y.tensors[t].fanout_per_access);
+    }
+  }
+}
+
+}  // namespace
+
+// The prepared form (prepare once, evaluate many mappings) gives the same
+// result as evaluate(arch, problem, mapping) on the property cases, on
+// capacity-limited copies of them, and when one prepared form serves several
+// mappings; also for infeasible mappings (reason, level and partial counts).
+TEST(LoopNestProperty, PreparedFormEqualsPlainEvaluate) {
+  std::mt19937 rng(777);
+  for (int iter = 0; iter < 600; ++iter) {
+    SCOPED_TRACE("iter " + std::to_string(iter));
+    Case c = random_case(rng);
+    c.arch.levels[1].capacity_words = static_cast<i64>(rng() % 40);  // 0 = unbounded
+    c.arch.levels[2].block_words = 1 + static_cast<int>(rng() % 3);
+    c.arch.levels[1].read_bandwidth_words_per_cycle = 0.5 * static_cast<double>(rng() % 4);
+    c.arch.levels[2].write_bandwidth_words_per_cycle = 0.25 * static_cast<double>(rng() % 4);
+    c.arch.levels[1].leak_energy_j_per_cycle = 1e-13;
+    c.arch.levels[2].fill_energy_j = 2e-12;
+    const lp::PreparedNest pn = lp::prepare(c.arch, c.prob);
+    expect_same_cost(lp::evaluate(pn, c.map), lp::evaluate(c.arch, c.prob, c.map));
+    lp::Mapping m = c.map;
+    m.reuse = m.reuse == lp::ReusePolicy::exact ? lp::ReusePolicy::timeloop : lp::ReusePolicy::exact;
+    m.levels[1].double_buffer = true;
+    expect_same_cost(lp::evaluate(pn, m), lp::evaluate(c.arch, c.prob, m));
+    switch (iter % 4) {  // an infeasible variant
+      case 0: m.levels[0].temporal[0] = 0; break;                        // bad factors
+      case 1: m.levels[1].spatial[0] *= 8; break;                       // fan-out exceeded
+      case 2: c.arch.levels[2].may_keep = 0b101; break;                 // keep not allowed (if kept)
+      default: std::swap(m.levels[2].order[0], m.levels[2].order[c.prob.num_dims]); break;  // bad order
+    }
+    const lp::PreparedNest pn2 = lp::prepare(c.arch, c.prob);
+    expect_same_cost(lp::evaluate(pn2, m), lp::evaluate(c.arch, c.prob, m));
+    if (HasFailure()) return;
+  }
+}
+
 TEST(LoopNest, GemmOnOneLevelCountsByHand) {
   // 4x4x4 GEMM, one buffer, K innermost: every MAC reads A and B once (64),
   // Z is updated 64 times and read 64 - 16 = 48 times (first update of each
