@@ -1,8 +1,11 @@
 #include "costmodel/mapper/mapper.hpp"
 
+#include "costmodel/mapper/prune.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace dse::costmodel::mapper {
 
@@ -24,17 +27,45 @@ const lp::PrecisionRate* rate_for(const lp::Architecture& a, int bits) noexcept 
   return nullptr;
 }
 
-// Words of tensor t's tile for extents e (coordinates are sums of coef * index).
+// Words of tensor t's tile for extents e, as evaluate() counts them (the
+// distinct values of every coordinate, a sum of coef * index terms; terms with
+// coef <= 0 or extent 1 add nothing), or a lower bound of that count where
+// evaluate() enumerates the set (a non-contiguous, narrow one): then any one
+// term's extent. Never above evaluate()'s count, so pruning on it is safe.
 i64 tile_words(const lp::Tensor& t, const std::array<i64, lp::kMaxDims>& e) noexcept {
   i64 w = 1;
   for (int r = 0; r < t.num_ranks; ++r) {
     const lp::Rank& rk = t.ranks[sz(r)];
-    i64 span = 1;
+    if (rk.num_terms == 1) {  // the common case: one dimension
+      w *= rk.terms[0].coef > 0 ? e[sz(rk.terms[0].dim)] : 1;
+      continue;
+    }
+    std::array<std::array<i64, 2>, lp::kMaxTerms> pr{};  // (step, n)
+    int np = 0;
+    i64 g = 0, most = 1;
     for (int q = 0; q < rk.num_terms; ++q) {
       const lp::Term& tm = rk.terms[sz(q)];
-      span += static_cast<i64>(std::abs(tm.coef)) * (e[sz(tm.dim)] - 1);
+      const i64 n = e[sz(tm.dim)];
+      if (tm.coef <= 0 || n <= 1) continue;
+      pr[sz(np++)] = {tm.coef, n};
+      g = std::gcd(g, static_cast<i64>(tm.coef));
+      most = std::max(most, n);
     }
-    w *= span;
+    if (np <= 1) {
+      w *= most;
+      continue;
+    }
+    for (int i = 1; i < np; ++i) {  // by step (insertion: at most kMaxTerms)
+      for (int j = i; j > 0 && pr[sz(j)][0] < pr[sz(j - 1)][0]; --j) std::swap(pr[sz(j)], pr[sz(j - 1)]);
+    }
+    i64 reach = 0;
+    bool interval = true;
+    for (int i = 0; i < np; ++i) {
+      const i64 step = pr[sz(i)][0] / g;
+      if (step > reach + 1) interval = false;
+      reach += (pr[sz(i)][1] - 1) * step;
+    }
+    w *= interval || reach >= 4096 ? reach + 1 : most;
   }
   return w;
 }
@@ -107,16 +138,29 @@ struct Search {
   std::int64_t budget = std::numeric_limits<std::int64_t>::max();  // exhaustive: evaluations allowed
   bool aborted = false;  // the exhaustive search ran out of budget
   bool pair_moves = false;  // local search: also try two-dimension spatial splits
+  lp::PreparedNest prep{};  // evaluate()'s per-(hardware, operator) constants, computed once
+  std::array<TensorShape, lp::kMaxTensors> shapes{};
+  std::array<i64, lp::kMaxLevels + 1> fan_above{};  // product of the fan-outs of levels < l
+  std::int64_t pruned_bound = 0;   // branches cut by the lower bound (partial or complete tilings)
+  std::int64_t orders_merged = 0;  // loop orders skipped as equivalent to one evaluated
+  // Reused buffers (no allocation per tiling once warm).
+  std::vector<std::vector<std::array<std::int8_t, lp::kMaxDims>>> ords_buf;
+  std::vector<OrderSignature> sig_buf;
 
   Search(const lp::Architecture& aa, const lp::Problem& pp, const Constraints& cc, const MapperOptions& oo)
-      : a(aa), p(pp), c(cc), o(oo), nl(static_cast<int>(aa.levels.size())), nd(pp.num_dims) {}
+      : a(aa), p(pp), c(cc), o(oo), nl(static_cast<int>(aa.levels.size())), nd(pp.num_dims) {
+    prep = lp::prepare(aa, pp);
+    for (int t = 0; t < p.num_tensors; ++t) shapes[sz(t)] = tensor_shape(p.tensors[sz(t)]);
+    fan_above[0] = 1;
+    for (int l = 0; l < nl; ++l) fan_above[sz(l + 1)] = fan_above[sz(l)] * fanout_x(a, l) * fanout_y(a, l);
+  }
 
   void consider(const lp::Mapping& mm) {
     if (evaluated >= budget) {
       aborted = true;
       return;
     }
-    const lp::NestCost r = lp::evaluate(a, p, mm);
+    const lp::NestCost r = lp::evaluate(prep, mm);
     ++evaluated;
     const Score s = score_of(a, r, o.objective);
     if (s < best) {
@@ -127,20 +171,51 @@ struct Search {
   }
 
   // ---------------- exhaustive: branch and bound ----------------
-  double tiling_bound() const noexcept {
-    double iters = 1.0, padded = 1.0;
-    for (int d = 0; d < nd; ++d) padded *= static_cast<double>(ext[0][sz(d)]);
-    for (int l = 0; l < nl; ++l) {
-      for (int d = 0; d < nd; ++d) iters *= static_cast<double>(m.levels[sz(l)].temporal[sz(d)]);
+  // Lower bound (objective units) of every mapping that completes the partial
+  // tiling whose levels l..nl-1 are decided (prune.hpp, rule 2); l = 0: a complete tiling.
+  double partial_bound(int l) const noexcept {
+    double decided = 1.0, rest = 1.0, padded = 1.0;
+    for (int d = 0; d < nd; ++d) {
+      const i64 inner = ext[sz(l)][sz(d)];
+      const i64 r = l == 0 ? 1 : ceil_div(p.dim_sizes[sz(d)], inner);
+      rest *= static_cast<double>(r);
+      padded *= static_cast<double>(inner) * static_cast<double>(r);
     }
-    const double lat = iters / macs_per_cycle;  // cycles, as objective_value()
-    const double en = padded * p.macs_per_point * e_mac + bound_fixed_energy;
+    for (int q = l; q < nl; ++q) {
+      for (int d = 0; d < nd; ++d) decided *= static_cast<double>(m.levels[sz(q)].temporal[sz(d)]);
+    }
+    const double upper = std::max(1.0, std::ceil(rest / static_cast<double>(fan_above[sz(l)]) * (1.0 - 1e-12)));
+    const double lat = decided * upper / macs_per_cycle;  // cycles, as objective_value()
+    double en = padded * p.macs_per_point * e_mac + bound_fixed_energy;
+    if (o.objective != Objective::latency) {
+      for (int t = 0; t < p.num_tensors; ++t) {
+        int k = nl - 1;  // innermost keeper among the decided levels (not the outermost)
+        while (k >= std::max(l, 1) && ((m.levels[sz(k)].keep >> t) & 1u) == 0) --k;
+        if (k < std::max(l, 1)) continue;
+        const TensorShape& ts = shapes[sz(t)];
+        double div = 1.0;  // spatial factors below k that multicast or reduce
+        for (int g = k; g < nl; ++g) {
+          for (int d = 0; d < nd; ++d) {
+            if (!ts.simple || ((ts.relevant >> d) & 1u) == 0) div *= static_cast<double>(m.levels[sz(g)].spatial[sz(d)]);
+          }
+        }
+        const lp::StorageLevel& lv = a.levels[sz(k)];
+        const double e = p.tensors[sz(t)].read_write ? lv.update_energy_j : lv.read_energy_j;
+        en += padded / div * e / static_cast<double>(std::max(1, lv.block_words));
+      }
+    }
     switch (o.objective) {
       case Objective::latency: return lat;
       case Objective::energy: return en;
       case Objective::edp: return lat * en;
     }
     return 0.0;
+  }
+
+  bool cut_by_bound(int l) noexcept {
+    if (best.infeasible != 0 || partial_bound(l) * (1.0 - 1e-12) < best.value) return false;
+    ++pruned_bound;
+    return true;
   }
 
   void orders_rec(int l, const std::vector<std::vector<std::array<std::int8_t, lp::kMaxDims>>>& ords) {
@@ -155,12 +230,32 @@ struct Search {
     }
   }
 
+  // The admitted orders of level l, one per class of equivalent orders (prune.hpp, rule 1).
+  void distinct_orders(int l, std::uint32_t below, std::vector<std::array<std::int8_t, lp::kMaxDims>>& out) {
+    out = level_orders(p, c.levels[sz(l)], m.levels[sz(l)].temporal);
+    if (m.reuse != lp::ReusePolicy::timeloop || out.size() < 2) return;
+    sig_buf.clear();
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const OrderSignature sg = order_signature(out[i], m.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below);
+      if (std::find(sig_buf.begin(), sig_buf.end(), sg) != sig_buf.end()) continue;
+      sig_buf.push_back(sg);
+      out[kept++] = out[i];
+    }
+    orders_merged += static_cast<std::int64_t>(out.size() - kept);
+    out.resize(kept);
+  }
+
   void complete_tiling() {
     ++tilings;
-    if (best.infeasible == 0 && tiling_bound() >= best.value) return;
-    std::vector<std::vector<std::array<std::int8_t, lp::kMaxDims>>> ords(sz(nl));
-    for (int l = 0; l < nl; ++l) ords[sz(l)] = level_orders(p, c.levels[sz(l)], m.levels[sz(l)].temporal);
-    orders_rec(0, ords);
+    if (cut_by_bound(0)) return;
+    ords_buf.resize(sz(nl));
+    std::uint32_t below = 0;  // tensors kept below the level
+    for (int l = nl - 1; l >= 0; --l) {
+      distinct_orders(l, below, ords_buf[sz(l)]);
+      below |= m.levels[sz(l)].keep;
+    }
+    orders_rec(0, ords_buf);
   }
 
   bool fits(int l) const noexcept {
@@ -185,6 +280,7 @@ struct Search {
 
   void dim_rec(int l, int d, i64 sx, i64 sy) {
     if (d == nd) {
+      if (l > 0 && cut_by_bound(l)) return;
       level_rec(l - 1);
       return;
     }
@@ -312,8 +408,41 @@ struct Search {
     }
   }
 
+  // True when mm provably scores no better than a feasible `value` without
+  // evaluating it: a kept tile set overflows a level (then mm is infeasible:
+  // tile_words() never exceeds evaluate()'s tile), or, for latency,
+  // its compute cycles alone (temporal iterations / MACs per cycle, the same
+  // arithmetic as evaluate()) already reach `value`.
+  bool cannot_beat(const lp::Mapping& mm, double value) noexcept {
+    if (o.objective == Objective::latency) {
+      double iters = 1.0;
+      for (int l = 0; l < nl; ++l) {
+        i64 it = 1;
+        for (int d = 0; d < nd; ++d) it *= mm.levels[sz(l)].temporal[sz(d)];
+        iters *= static_cast<double>(it);
+      }
+      if (iters / macs_per_cycle >= value) {
+        ++pruned_bound;
+        return true;
+      }
+    }
+    std::array<i64, lp::kMaxDims> e{};
+    e.fill(1);
+    for (int l = nl - 1; l >= 0; --l) {
+      const lp::LevelMapping& lm = mm.levels[sz(l)];
+      for (int d = 0; d < nd; ++d) e[sz(d)] *= lm.spatial[sz(d)] * lm.temporal[sz(d)];
+      const i64 cap = a.levels[sz(l)].capacity_words;
+      if (cap <= 0) continue;
+      if (level_words(p, lm.keep, lm.double_buffer, e) > cap) {
+        ++pruned_bound;
+        return true;
+      }
+    }
+    return false;
+  }
+
   void descend(lp::Mapping cur, i64 stop) {
-    lp::NestCost cc = lp::evaluate(a, p, cur);
+    lp::NestCost cc = lp::evaluate(prep, cur);
     ++evaluated;
     Score cs = score_of(a, cc, o.objective);
     if (cs < best) {
@@ -327,7 +456,8 @@ struct Search {
       lp::NestCost nb_cost{};
       auto try_map = [&](lp::Mapping& mm) {
         canonical_orders(mm);
-        const lp::NestCost r = lp::evaluate(a, p, mm);
+        if (nb_best.infeasible == 0 && cannot_beat(mm, nb_best.value)) return;
+        const lp::NestCost r = lp::evaluate(prep, mm);
         ++evaluated;
         const Score s = score_of(a, r, o.objective);
         if (s < nb_best) {
@@ -485,8 +615,24 @@ struct Search {
       for (int l = 0; l < nl; ++l) {
         const auto ords = level_orders(p, c.levels[sz(l)], cur.levels[sz(l)].temporal);
         if (ords.size() < 2 || ords.size() > 120) continue;
+        // Orders equivalent to the current one, or to one tried before, cost the
+        // same and cannot be strictly better (prune.hpp, rule 1): skip them.
+        std::uint32_t below = 0;
+        for (int q = l + 1; q < nl; ++q) below |= cur.levels[sz(q)].keep;
+        sig_buf.clear();
+        if (cur.reuse == lp::ReusePolicy::timeloop) {
+          sig_buf.push_back(order_signature(cur.levels[sz(l)].order, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below));
+        }
         for (const auto& ord : ords) {
           if (ord == cur.levels[sz(l)].order) continue;
+          if (cur.reuse == lp::ReusePolicy::timeloop) {
+            const OrderSignature sg = order_signature(ord, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below);
+            if (std::find(sig_buf.begin(), sig_buf.end(), sg) != sig_buf.end()) {
+              ++orders_merged;
+              continue;
+            }
+            sig_buf.push_back(sg);
+          }
           lp::Mapping mm = cur;
           mm.levels[sz(l)].order = ord;
           try_map(mm);
@@ -715,6 +861,8 @@ MapResult map_operator(const lp::Architecture& a, const lp::Problem& p0, const C
     }
     best.evaluated += s.evaluated;
     best.tilings += s.tilings;
+    best.pruned_by_bound += s.pruned_bound;
+    best.orders_merged += s.orders_merged;
   }
   switch (o.objective) {
     case Objective::latency: best.bound_value = best.bound.cycles; break;

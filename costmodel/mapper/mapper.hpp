@@ -96,6 +96,8 @@ struct MapResult {
   Strategy strategy = Strategy::exhaustive;
   std::int64_t evaluated = 0;    // evaluate() calls
   std::int64_t tilings = 0;      // complete tilings (with keeps) that passed capacity pruning
+  std::int64_t pruned_by_bound = 0;  // branches (partial or complete tilings, local-search moves) cut by a bound
+  std::int64_t orders_merged = 0;    // loop orders not evaluated: equivalent to one that was (prune.hpp)
   double space_estimate = 0.0;   // size estimate used to choose the strategy
 };
 
