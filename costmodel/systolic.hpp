@@ -21,9 +21,12 @@
 //       ofmap write buffer and the stalls per drain/stall event (the rows in
 //       between are skipped with the trapezoid counts of the skewed fold).
 //       Cost: O(folds + rotations + drains) times a log factor. Convolutions
-//       whose windows overlap (filter > stride) or that read past the ifmap
-//       edge reuse ifmap addresses inside a fold; for those it falls back to
-//       the reference replay (exact, O(requests)).
+//       whose windows overlap (filter > stride) reuse ifmap addresses inside
+//       and across folds; they take the fold-level path only while the ifmap
+//       buffer never leaves its first window (see
+//       scalesim_fast_path_applies(array, layer)), otherwise, and for layers
+//       that read past the ifmap edge, the reference replay (exact,
+//       O(requests)).
 //
 // * estimate_systolic(): the project's native closed-form model: same folds,
 //   skew and SRAM counts, but DRAM traffic counted as compulsory traffic times
@@ -154,9 +157,22 @@ SystolicResult simulate_scalesim(const SystolicArray& array, const ConvLayer& la
 // The row-by-row replay simulate_scalesim() is checked against.
 SystolicResult simulate_scalesim_reference(const SystolicArray& array, const ConvLayer& layer);
 
-// True when simulate_scalesim() takes the fold-level path for this layer
-// (every ifmap address read at most once per fold); false: reference replay.
+// True when simulate_scalesim() takes the fold-level path for this layer on
+// every array with SRAMs of at least 2 words: windows do not overlap and do
+// not read past the ifmap edge (every ifmap address read at most once per
+// fold).
 bool scalesim_fast_path_applies(const ConvLayer& layer);
+
+// True when simulate_scalesim() takes the fold-level path for this layer on
+// this array; false: reference replay. Besides the layers above, it takes
+// in-bounds convolutions with overlapping windows (filter > stride) whose
+// ifmap buffer never leaves SCALE-Sim's first window: CALC, fewer distinct
+// ifmap words than one 50-set epoch (50 * floor(SRAM words / 100)); USER, an
+// active half that holds every line of the ifmap prefetch sequence. There the
+// order of the repeated requests does not matter: each covered ifmap word is
+// fetched once and the ifmap never stalls the array. Overlapping layers whose
+// ifmap does leave the first window are replayed (see the README).
+bool scalesim_fast_path_applies(const SystolicArray& array, const ConvLayer& layer);
 
 // The project's native closed-form estimate (see the header comment).
 SystolicResult estimate_systolic(const SystolicArray& array, const ConvLayer& layer);

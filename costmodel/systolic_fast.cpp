@@ -166,6 +166,19 @@ class CalcRead {
     q_ = y - es_off_;
     return p_last;
   }
+  // An operand whose requests repeat addresses (overlapping convolution
+  // windows) and that never completes an epoch: each of its `distinct`
+  // addresses is inserted exactly once, whatever the order.
+  void insert_once(I64 distinct) {
+    inserted_ += distinct;
+    q_ += distinct;
+  }
+  // True when `distinct` insertions stay inside the first epoch (no window
+  // shift): floor(size / 100) == 0 never completes a set.
+  [[nodiscard]] static bool stays_in_first_epoch(I64 size_words, I64 distinct) {
+    const I64 e = 50 * (size_words / 100);
+    return e == 0 || distinct < e;
+  }
   // DRAM reads and the trace of read_buffer_estimate_bw.py, given the cycle
   // of the first request and of the last window shift.
   void finish(I64 first_cycle, I64 last_shift_cycle, I64& reads, I64& start, I64& stop) const {
@@ -226,6 +239,9 @@ class UserRead {
       x = (line + a_ - d) * set_;
     }
   }
+  // The active window holds every line of the fetch sequence: no request
+  // ever misses, so the window never rotates.
+  [[nodiscard]] bool never_rotates() const { return a_ == n_; }
   [[nodiscard]] I64 served(I64 rotations) const { return -1 + rotations * (n_rot_ + 1); }
   [[nodiscard]] I64 reads() const { return (n_init_ + rot_ * n_rot_) * bw_; }
   [[nodiscard]] I64 trace_start() const { return -n_init_; }
@@ -367,24 +383,104 @@ class WriteBuffer {
   I64 trace_start_ = 0, trace_stop_ = 0;
 };
 
+// No window reads past the ifmap edge (SCALE-Sim's ceil rounding of E / F
+// can make the last window do so; those requests are empty).
+bool in_bounds(const ConvLayer& l, const LoweredShape& s) {
+  return (s.ofmap_h - 1) * l.stride_h + l.filter_h <= l.ifmap_h &&
+         (s.ofmap_w - 1) * l.stride_w + l.filter_w <= l.ifmap_w;
+}
+
+// Along one ifmap dimension of `size` with `outputs` windows of `filter` at
+// `stride`: (1) the positions some window reads, (2) the (window, offset)
+// pairs that fall inside the ifmap (requests that are not empty).
+I64 covered_positions(I64 outputs, I64 filter, I64 stride, I64 size) {
+  I64 covered = 0, end = 0;  // union of [o * stride, o * stride + filter) clipped to size
+  for (I64 o = 0; o < outputs; ++o) {
+    const I64 lo = std::max(o * stride, end), hi = std::min(o * stride + filter, size);
+    if (hi > lo) covered += hi - lo;
+    end = std::max(end, hi);
+  }
+  return covered;
+}
+I64 valid_pairs(I64 outputs, I64 filter, I64 stride, I64 size) {
+  I64 n = 0;
+  for (I64 o = 0; o < outputs; ++o) n += std::clamp<I64>(size - o * stride, 0, filter);
+  return n;
+}
+
+// Distinct ifmap words the layer requests.
+I64 covered_ifmap_words(const ConvLayer& l, const LoweredShape& s) {
+  return covered_positions(s.ofmap_h, l.filter_h, l.stride_h, l.ifmap_h) *
+         covered_positions(s.ofmap_w, l.filter_w, l.stride_w, l.ifmap_w) * l.channels;
+}
+// Non-empty ifmap requests of the layer (the valid entries of SCALE-Sim's
+// ifmap prefetch matrix, every dataflow).
+I64 valid_ifmap_requests(const ConvLayer& l, const LoweredShape& s) {
+  return valid_pairs(s.ofmap_h, l.filter_h, l.stride_h, l.ifmap_h) *
+         valid_pairs(s.ofmap_w, l.filter_w, l.stride_w, l.ifmap_w) * l.channels;
+}
+
+// Whether ifmap request (px, w) is not empty (compute/operand_matrix.py).
+bool ifmap_valid(const ConvLayer& l, const LoweredShape& s, I64 px, I64 w) {
+  const I64 orow = px / s.ofmap_w, ocol = px % s.ofmap_w;
+  const I64 crow = w / (l.filter_w * l.channels);
+  const I64 ccol = (w % (l.filter_w * l.channels)) / l.channels;
+  return orow * l.stride_h + crow < l.ifmap_h && ocol * l.stride_w + ccol < l.ifmap_w;
+}
+
 }  // namespace
 
 bool scalesim_fast_path_applies(const ConvLayer& l) {
   const LoweredShape s = lower(l);
   if (s.ofmap_h < 1 || s.ofmap_w < 1 || s.window < 1 || s.filters < 1) return false;
-  const bool in_rows = (s.ofmap_h - 1) * l.stride_h + l.filter_h <= l.ifmap_h;
-  const bool in_cols = (s.ofmap_w - 1) * l.stride_w + l.filter_w <= l.ifmap_w;
   const bool distinct_rows = l.filter_h <= l.stride_h || s.ofmap_h == 1;
   const bool distinct_cols = l.filter_w <= l.stride_w || s.ofmap_w == 1;
-  return in_rows && in_cols && distinct_rows && distinct_cols;
+  return in_bounds(l, s) && distinct_rows && distinct_cols;
+}
+
+bool scalesim_fast_path_applies(const SystolicArray& a, const ConvLayer& l) {
+  const I64 if_words = a.ifmap_sram_bytes / a.word_bytes;
+  const I64 fl_words = a.filter_sram_bytes / a.word_bytes;
+  const I64 of_words = a.ofmap_sram_bytes / a.word_bytes;
+  if (std::min({if_words, fl_words, of_words}) < 2) return false;
+  if (scalesim_fast_path_applies(l)) return true;
+  const LoweredShape s = lower(l);
+  if (s.ofmap_h < 1 || s.ofmap_w < 1 || s.window < 1 || s.filters < 1) return false;
+  // Windows past the edge: the first and last folds must still hold a
+  // non-empty ifmap request (the first / last ones are searched there). A ws
+  // fold is a window slice over all pixels: pixel 0 reads every window
+  // element inside the ifmap when the filter fits it. An os fold is a pixel
+  // slice over the whole window: window element 0 of every pixel is inside
+  // when no output row / column starts past the edge. An is fold pairs a
+  // window slice with a pixel slice and may be empty: replayed.
+  const bool filter_fits = l.filter_h <= l.ifmap_h && l.filter_w <= l.ifmap_w;
+  const bool pixels_start_inside =
+      (s.ofmap_h - 1) * l.stride_h < l.ifmap_h && (s.ofmap_w - 1) * l.stride_w < l.ifmap_w;
+  const bool edge_ok = in_bounds(l, s) ||
+                       (a.dataflow == Dataflow::weight_stationary && filter_fits) ||
+                       (a.dataflow == Dataflow::output_stationary && filter_fits && pixels_start_inside);
+  if (!edge_ok) return false;
+  // Overlapping windows or windows past the edge: only when the ifmap buffer
+  // never leaves its first window, so that the order of the repeated (or
+  // empty) requests does not matter.
+  if (a.bandwidth_mode == DramBandwidthMode::limited) {
+    const UserRead probe(if_words, a.dram_words_per_cycle, valid_ifmap_requests(l, s));
+    return probe.never_rotates();
+  }
+  return CalcRead::stays_in_first_epoch(if_words, covered_ifmap_words(l, s));
 }
 
 SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer) {
   const I64 if_words = a.ifmap_sram_bytes / a.word_bytes;
   const I64 fl_words = a.filter_sram_bytes / a.word_bytes;
   const I64 of_words = a.ofmap_sram_bytes / a.word_bytes;
-  if (!scalesim_fast_path_applies(layer) || std::min({if_words, fl_words, of_words}) < 2)
-    return simulate_scalesim_reference(a, layer);
+  if (!scalesim_fast_path_applies(a, layer)) return simulate_scalesim_reference(a, layer);
+  // Overlapping windows or windows past the ifmap edge (taken only when the
+  // ifmap buffer stays in its first window, see scalesim_fast_path_applies):
+  // the ifmap is then fetched once, each covered word one insertion, and
+  // never stalls the array; only its first and last non-empty demand rows
+  // are searched for.
+  const bool if_repeats = !scalesim_fast_path_applies(layer);
 
   const LoweredShape s = lower(layer);
   const FoldPlan p = fold_plan(a, s);
@@ -437,6 +533,32 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
       last = r - 1;
     }
   };
+  // Whether ifmap demand row t of fold (fr, fc) holds a non-empty request
+  // (the demand matrices of systolic.cpp's DemandGen, ifmap only).
+  auto if_row_valid = [&](I64 fr, I64 fc, I64 t) {
+    switch (a.dataflow) {
+      case Dataflow::weight_stationary:  // column j: window fr*r + j, pixel t - r - j
+        for (I64 j = std::max<I64>(0, t - r - sr + 1); j < std::min(ru(fr), t - r + 1); ++j)
+          if (ifmap_valid(layer, s, t - r - j, fr * r + j)) return true;
+        return false;
+      case Dataflow::output_stationary:  // column j: pixel fr*r + j, window t - j
+        for (I64 j = std::max<I64>(0, t - t_win + 1); j < std::min(ru(fr), t + 1); ++j)
+          if (ifmap_valid(layer, s, fr * r + j, t - j)) return true;
+        return false;
+      case Dataflow::input_stationary:  // window fr*r + r-1-t, pixels fc*c + j
+        for (I64 j = 0; j < cu(fc); ++j)
+          if (ifmap_valid(layer, s, fc * c + j, fr * r + r - 1 - t)) return true;
+        return false;
+    }
+    return false;
+  };
+  // First / last demand row with a non-empty ifmap request of a fold.
+  auto if_read_rows = [&](I64 fr, I64 fc, I64& first, I64& last) {
+    read_rows(gi, fr, fc, first, last);
+    if (!if_repeats) return;  // every request in bounds
+    while (first < last && !if_row_valid(fr, fc, first)) ++first;
+    while (last > first && !if_row_valid(fr, fc, last)) --last;
+  };
 
   const bool user = a.bandwidth_mode == DramBandwidthMode::limited;
   const I64 read_bw = user ? a.dram_words_per_cycle : 10;  // CALC: SCALE-Sim's fixed 10
@@ -447,9 +569,12 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
   std::vector<UserRead> usr;
   for (int op = 0; op < 2; ++op) {
     const ReadGeom& g = *geoms[op];
-    if (user) usr.emplace_back(sizes[op], read_bw, g.fetch.valid());
+    // (windows past the edge leave empty entries in the ifmap fetch matrix)
+    const I64 n_valid = op == 0 && if_repeats ? valid_ifmap_requests(layer, s) : g.fetch.valid();
+    if (user) usr.emplace_back(sizes[op], read_bw, n_valid);
     else calc.emplace_back(sizes[op], read_bw, g.group_is_fr ? rf : cf);
   }
+  if (if_repeats && !user) calc[0].insert_once(covered_ifmap_words(layer, s));
   WriteBuffer wb(of_words, write_bw);
 
   I64 stalls = 0, last_out = 0;
@@ -465,9 +590,11 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
         const ReadGeom& g = *geoms[op];
         const unsigned bit = op == 0 ? 0U : 1U;
         I64 row_first = 0, row_last = 0;
-        read_rows(g, fr, fc, row_first, row_last);
+        if (op == 0 && (first_fold || last_fold)) if_read_rows(fr, fc, row_first, row_last);
+        else read_rows(g, fr, fc, row_first, row_last);
         if (first_fold) events.push_back({row_first, -1, -1, op == 0 ? kIfFirst : kFlFirst});
         if (last_fold) events.push_back({row_last, -1, -1, op == 0 ? kIfLast : kFlLast});
+        if (op == 0 && if_repeats) continue;  // counted once above (CALC) / never rotates (USER)
         if (user) {
           misses.clear();
           if (g.diag) {
