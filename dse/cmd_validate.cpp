@@ -134,6 +134,20 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
   }
 }
 
+// FLOPs of a training step without the recomputed forward operators (named
+// "<op>.recompute" by workload::append_backward; a fused group carries its
+// first operator's name).
+double model_flops(const pf::GraphEval& g) {
+  const std::string suffix = ".recompute";
+  double f = 0.0;
+  for (const auto& l : g.layers) {
+    const bool rec = l.name.size() >= suffix.size() &&
+                     l.name.compare(l.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (!rec) f += l.flops * static_cast<double>(l.repeat);
+  }
+  return f;
+}
+
 CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m) {
   CaseResult cr;
   cr.name = c.string("name");
@@ -214,20 +228,29 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     r.phase.phase = wl::Phase::training;
     r.phase.batch = c.positive_integer("batch");
     r.phase.seq = c.positive_integer("seq");
+    // Activation recomputation of the cited run: none, selective (attention
+    // core, Korthikanti et al. 2022) or full (every checkpointed layer).
+    const std::string rc = c.string_or("recompute", "none");
+    if (rc == "full") r.phase.recompute = true;
+    else if (rc == "selective") r.phase.recompute_attention = true;
+    else if (rc != "none")
+      io::fail(c.place("recompute"), c.node("recompute"), "none, selective or full", rc);
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     // MFU over the whole step: model FLOPs of m micro-batches on one TP rank of
     // the pipeline (the chip graph is the whole model at TP degree tp, so each of
     // the pp stages holds 1/pp of it) / (pp x step time x peak). The step holds
     // the (p-1)/(m+p-1) pipeline bubble, stage sends and exposed collectives.
+    // Model FLOPs exclude the recomputed forward operators (they count in HFU,
+    // not MFU); the step time includes them.
     const double peak = p.gpu.peak_matrix_flops_per_s(pf::kernel_precision(p.gpu, r.phase.precision));
     cr.predicted = e.step_latency_s > 0 && peak > 0
-                       ? e.chip.totals.flops * static_cast<double>(micro) /
+                       ? model_flops(e.chip) * static_cast<double>(micro) /
                              (static_cast<double>(pp) * e.step_latency_s * peak)
                        : 0.0;
     cr.constants += ", pp " + std::to_string(pp) + ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
-                    "%), no recompute";
+                    "%), recompute " + rc;
   } else {
     throw InputError(cr.name + ": unknown kind " + kind);
   }
@@ -320,7 +343,8 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "micro_batches", "batch", "seq", "context", "measured", "unit", "source"});
+                           "tp", "pp", "micro_batches", "batch", "seq", "context", "recompute", "measured", "unit",
+                           "source"});
     if (c.string("kind") == "operator_csv") operator_cases(c, measured_dir, m, cases);
     else cases.push_back(model_case(c, suite_dir, m));
   }

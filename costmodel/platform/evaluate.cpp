@@ -495,6 +495,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       auto next_epilogue = [&](std::size_t last) -> std::size_t {
         if (cons[last].size() != 1) return b.nodes.size();
         const std::size_t e = cons[last][0];
+        // An op already taken by an earlier chain (the residual add of a ResNet
+        // block is the consumer of both the main branch and the downsample
+        // branch) joins only the first: the other GEMM writes its output, which
+        // the first chain's epilogue reads (counted there).
+        if (done[e]) return b.nodes.size();
         const wl::Operator& eo = b.nodes[e].op;
         if (epilogue_op(eo)) return e;
         if (eo.kind != wl::OpKind::elementwise || eo.tensors.size() != 3 || !reads(b.nodes[e], b.nodes[last].op.name))

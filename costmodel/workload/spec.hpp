@@ -32,6 +32,11 @@ struct PhaseSpec {
   Precision precision = Precision::bf16;     // weights and activations
   std::optional<Precision> kv_precision;     // KV cache; default: precision
   bool recompute = false;                    // training: full activation recomputation
+  // training: selective recomputation (Korthikanti et al. 2022): only the
+  // attention core of each checkpointed block (its batched GEMMs and softmax,
+  // QK^T -> softmax -> AV) is recomputed in the backward pass. Ignored when
+  // `recompute` (full) is set.
+  bool recompute_attention = false;
 };
 
 enum class Arch { decoder, encoder };
@@ -144,6 +149,10 @@ OperatorGraph build_explicit(const ExplicitSpec& spec, const PhaseSpec& phase);
 // cost its forward FLOPs each) and, with phase.recompute, a copy of the block's
 // forward operators at the head of the backward block.
 void append_backward(OperatorGraph& g, bool recompute);
+// As above; with recompute false and recompute_attention true, only the
+// attention core (batched_gemm and softmax operators) of each checkpointed block
+// is copied (selective recomputation).
+void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
 // * bytes per element; 0 for encoders.

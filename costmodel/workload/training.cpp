@@ -147,17 +147,24 @@ void op_backward(const Operator& f, std::vector<Operator>& out) {
 
 }  // namespace
 
-void append_backward(OperatorGraph& g, bool recompute) {
+void append_backward(OperatorGraph& g, bool recompute) { append_backward(g, recompute, false); }
+
+void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention) {
+  const auto recomputed = [&](const Operator& op) {
+    return recompute || (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax));
+  };
   std::vector<Block> backward;
   for (auto it = g.blocks.rbegin(); it != g.blocks.rend(); ++it) {
     const Block& fwd = *it;
     Block b;
     b.name = fwd.name + ".bwd";
     b.repeat = fwd.repeat;
-    if (recompute && fwd.checkpoint) {
+    if ((recompute || recompute_attention) && fwd.checkpoint) {
       std::set<std::string, std::less<>> local;
-      for (const Node& n : fwd.nodes) local.insert(n.op.name);
+      for (const Node& n : fwd.nodes)
+        if (recomputed(n.op)) local.insert(n.op.name);
       for (const Node& n : fwd.nodes) {
+        if (!recomputed(n.op)) continue;
         Node r{n.op, {}};
         r.op.name += ".recompute";
         r.op.pass = Pass::recompute;

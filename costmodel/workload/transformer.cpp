@@ -231,7 +231,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   if (!head.nodes.empty()) g.blocks.push_back(std::move(head));
 
   if (phase.phase == Phase::training) {
-    append_backward(g, phase.recompute);
+    append_backward(g, phase.recompute, phase.recompute_attention);
   } else if (decoder) {
     g.kv_cache_bytes = kv_cache_bytes_per_token(s, d.kv_precision) * static_cast<double>(d.batch) *
                        static_cast<double>(d.kv_len);

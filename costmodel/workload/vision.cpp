@@ -1,5 +1,6 @@
 // Vision builders: ViT (patch embedding + transformer encoder) and ResNet
 // (bottleneck stages, torchvision v1.5 layout: the stride sits on the 3x3 conv).
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -43,7 +44,7 @@ OperatorGraph build_vit(const VitSpec& s, const PhaseSpec& phase) {
   head.nodes.push_back(Node{make_norm("norm_final", s.encoder.norm, B, D, p), {}});  // on [CLS]
   head.nodes.push_back(Node{make_linear("classifier", LayerType::ffn, B, s.classes, D, p, true), {"norm_final"}});
   g.blocks.push_back(std::move(head));
-  if (phase.phase == Phase::training) append_backward(g, phase.recompute);
+  if (phase.phase == Phase::training) append_backward(g, phase.recompute, phase.recompute_attention);
   return g;
 }
 
@@ -122,7 +123,11 @@ OperatorGraph build_resnet(const ResNetSpec& s, const PhaseSpec& phase) {
   const std::string r = chain.conv_bn("conv1", conv1, "", true);
   const std::int64_t hw1 = conv1.out_h();
   const std::int64_t hw = (hw1 + 2 - 3) / 2 + 1;  // 3x3 max pool, stride 2, pad 1
-  Operator pool = make_reduction("maxpool", LayerType::elementwise, n * s.base_width * hw * hw, 9, p);
+  // The 3x3 windows at stride 2 overlap: a pooling kernel loads each input
+  // element once, so the reduction reads the input (hw1 x hw1 = 4 x hw x hw per
+  // channel) once -- cols = hw1^2 / hw^2 -- rather than 9 elements per output.
+  const std::int64_t pool_cols = std::max<std::int64_t>(1, (hw1 * hw1) / (hw * hw));
+  Operator pool = make_reduction("maxpool", LayerType::elementwise, n * s.base_width * hw * hw, pool_cols, p);
   stem.nodes.push_back(Node{std::move(pool), {r}});
   g.blocks.push_back(std::move(stem));
 

@@ -1,0 +1,176 @@
+// Model changes behind `dse validate` (issue #10): hand-derived figures.
+//  * a residual add consumed by two GEMM chains joins only one epilogue;
+//  * FP8 decode GEMV traffic is one byte per weight element;
+//  * selective recomputation re-executes only the attention core;
+//  * the ResNet max pool reads its input once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "costmodel/platform/evaluate.hpp"
+#include "costmodel/workload/presets.hpp"
+#include "costmodel/workload/spec.hpp"
+
+namespace pf = dse::costmodel::platform;
+namespace wl = dse::costmodel::workload;
+namespace cm = dse::costmodel;
+
+namespace {
+
+// An A100-like chip (scenarios/hardware/a100-sxm4-80gb.yaml) with an FP8 matrix
+// rate added (2048 MACs/clk/SM, as H100's ratio of FP8 to FP16), so that FP8
+// kernels run at FP8 and not at the BF16 fallback.
+pf::Platform chip() {
+  pf::Platform p;
+  cm::GpuHardware& h = p.gpu;
+  h.name = "a100-fp8-test";
+  h.core_count = 108;
+  h.clock_hz = 1.41e9;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp16)] = 1024;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::bf16)] = 1024;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp8)] = 2048;
+  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp32)] = 64;
+  h.vector_fp32_flops_per_cycle_per_core = 128;
+  h.vector_fp16_flops_per_cycle_per_core = 512;
+  h.special_function_ops_per_cycle_per_core = 16;
+  h.sram_bytes_per_core = 166912;
+  h.l2_bytes = 41943040;
+  h.l2_bandwidth_bytes_per_s = 7.2192e12;
+  h.hbm_bytes = 85899345920.0;
+  h.hbm_peak_bandwidth_bytes_per_s = 2.039e12;
+  h.hbm_achievable_fraction = 0.8;
+  h.hbm_latency_s = 5e-7;
+  h.launch_overhead_library_s = 2.1e-5;
+  h.launch_overhead_eager_s = 1.2e-5;
+  h.launch_overhead_compiled_s = 4.5e-5;
+  h.gemm_pipeline_stages = 3;
+  h.gemm_tiles = {{256, 128, 32}, {128, 256, 32}, {128, 128, 32}, {64, 64, 64}};
+  h.eager_softmax_single_pass_max_row_elements = 1024;
+  h.eager_softmax_single_pass_max_row_bytes = 4096;
+  h.compiled_reduction_single_pass_max_row_elements = 1024;
+  p.energy = {2.3e-12, 0.75e-12, 0.15e-12, 3.8e-12, 31.2e-12, 12.5e-12, 60.0, 400.0};
+  p.graph_kernel_overhead_s = 2e-6;
+  p.links = dse::costmodel::system::make_switch(1, 2.5e10, 7e-7, 12);
+  p.supported_fusions = {pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual};
+  return p;
+}
+
+wl::OperatorGraph one_block(std::vector<wl::Node> nodes) {
+  wl::OperatorGraph g;
+  g.name = "test";
+  wl::Block b;
+  b.name = "b";
+  b.nodes = std::move(nodes);
+  g.blocks.push_back(std::move(b));
+  return g;
+}
+
+}  // namespace
+
+// A ResNet-style join: main = x W1, down = x W2, add(main, down), relu(add).
+// Both GEMMs have the add as their only consumer; only the first chain may take
+// it. By hand (bf16, 2 B/element, M = 4096, N = 1024): the fused graph does the
+// unfused FLOPs exactly once (the old planner counted add + relu twice), and its
+// DRAM traffic is the two GEMMs' own plus one read of the add's second operand,
+// 4096 x 1024 x 2 B = 8,388,608 B (the add's output and the relu's read/write
+// disappear into the epilogue).
+TEST(E2eValidation, ResidualAddJoinsOneEpilogueOnly) {
+  const pf::Platform p = chip();
+  const auto P = wl::Precision::bf16;
+  const auto g = one_block(
+      {wl::Node{wl::make_linear("main", wl::LayerType::ffn, 4096, 1024, 256, P, false), {}},
+       wl::Node{wl::make_linear("down", wl::LayerType::ffn, 4096, 1024, 512, P, false), {}},
+       wl::Node{wl::make_elementwise("add", wl::LayerType::ffn, 4096, 1024, 1.0, 2, P), {"main", "down"}},
+       wl::Node{wl::make_elementwise("relu", wl::LayerType::ffn, 4096, 1024, 1.0, 1, P), {"add"}}});
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval un = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(un.layers.size(), 4u);
+  o.fusion = pf::FusionStrategy::standard;
+  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(fu.layers.size(), 2u);
+  EXPECT_EQ(fu.fusion_groups, 1);
+  EXPECT_DOUBLE_EQ(fu.totals.flops, un.totals.flops);
+  const double residual = 4096.0 * 1024.0 * 2.0;  // 8,388,608 B
+  EXPECT_DOUBLE_EQ(fu.totals.dram_bytes, un.layers[0].dram_bytes + un.layers[1].dram_bytes + residual);
+}
+
+// FP8 decode GEMV (one token, 8192 x 8192 weight): weights, activation and output
+// at 1 B/element -- 8192^2 + 2 x 8192 = 67,125,248 B -- twice fewer than BF16's
+// 134,250,496 B; the kernel runs at FP8 and is memory-bound, so its busy time is
+// at least 67,125,248 B / (2.039e12 x 0.8 B/s) = 41.15 us.
+TEST(E2eValidation, Fp8DecodeGemvReadsOneBytePerWeight) {
+  const pf::Platform p = chip();
+  pf::EvalOptions o;
+  o.launch = pf::LaunchMode::graph;
+  const auto fp8 = pf::evaluate_graph(
+      p, one_block({wl::Node{wl::make_linear("w", wl::LayerType::ffn, 1, 8192, 8192, wl::Precision::fp8, false), {}}}),
+      o);
+  const auto bf16 = pf::evaluate_graph(
+      p, one_block({wl::Node{wl::make_linear("w", wl::LayerType::ffn, 1, 8192, 8192, wl::Precision::bf16, false), {}}}),
+      o);
+  ASSERT_EQ(fp8.layers.size(), 1u);
+  EXPECT_EQ(fp8.layers[0].mapping.precision, "fp8");
+  const double bytes = 8192.0 * 8192.0 + 2.0 * 8192.0;
+  EXPECT_NEAR(fp8.totals.dram_bytes, bytes, 0.01 * bytes);
+  EXPECT_NEAR(bf16.totals.dram_bytes, 2.0 * bytes, 0.01 * 2.0 * bytes);
+  EXPECT_GE(fp8.totals.latency_s, bytes / (2.039e12 * 0.8));
+  EXPECT_EQ(fp8.layers[0].bottleneck, cm::Bottleneck::memory);
+}
+
+// Selective recomputation of a tiny decoder (hidden 64, 4 heads of 16, 2 layers,
+// FFN 128, vocab 100; batch 1 of 32 tokens): per layer the recomputed work is
+// QK^T 2 x 4 x 32 x 32 x 16 = 131,072 FLOPs, AV the same, softmax 5 x (4 x 32) x 32
+// = 20,480: 282,624 per layer, 565,248 for both. Full recompute re-runs the whole
+// forward of the layers (more); no recompute adds nothing.
+TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
+  wl::TransformerSpec s;
+  s.name = "tiny";
+  s.hidden = 64;
+  s.layers = 2;
+  s.heads = 4;
+  s.ffn_hidden = 128;
+  s.vocab = 100;
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::training;
+  ph.batch = 1;
+  ph.seq = 32;
+  const auto none = wl::build_graph(s, ph);
+  EXPECT_DOUBLE_EQ(wl::totals_of_pass(none, wl::Pass::recompute).flops, 0.0);
+  ph.recompute_attention = true;
+  const auto sel = wl::build_graph(s, ph);
+  EXPECT_DOUBLE_EQ(wl::totals_of_pass(sel, wl::Pass::recompute).flops, 565248.0);
+  EXPECT_DOUBLE_EQ(wl::totals(sel).flops, wl::totals(none).flops + 565248.0);
+  ph.recompute_attention = false;
+  ph.recompute = true;
+  const auto full = wl::build_graph(s, ph);
+  EXPECT_GT(wl::totals_of_pass(full, wl::Pass::recompute).flops, 565248.0);
+  // Recompute copies carry the ".recompute" suffix the MFU count of dse validate skips.
+  for (const auto& b : sel.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.pass == wl::Pass::recompute) {
+        EXPECT_NE(n.op.name.find(".recompute"), std::string::npos);
+        EXPECT_TRUE(n.op.kind == wl::OpKind::batched_gemm || n.op.kind == wl::OpKind::softmax);
+      }
+}
+
+// ResNet-50 stem max pool (3x3, stride 2, pad 1) on the 64 x 112 x 112 conv1
+// output: it reads that input once, 64 x 112 x 112 = 802,816 elements per image
+// (not 9 per output, 64 x 56 x 56 x 9 = 1,806,336).
+TEST(E2eValidation, ResNetMaxPoolReadsItsInputOnce) {
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::prefill;
+  ph.batch = 1;
+  ph.seq = 1;
+  const auto g = wl::build_graph(*wl::workload_preset("resnet50"), ph);
+  bool found = false;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.name == "maxpool") {
+        found = true;
+        EXPECT_EQ(n.op.rows * n.op.cols, 802816);
+        EXPECT_EQ(n.op.rows, 64 * 56 * 56);
+      }
+  EXPECT_TRUE(found);
+}
