@@ -137,6 +137,12 @@ int cmd_presets(const Args& args) {
     for (const auto& n : io::preset_names(sub)) std::cout << ' ' << n;
     std::cout << '\n';
   }
+  // Research designs: loop-nest hierarchies (`dse map --hw`) and kind: systolic scenarios.
+  for (const char* sub : {"hardware/research", "hardware/research/systolic"}) {
+    std::cout << sub << ":";
+    for (const auto& n : io::preset_names(sub)) std::cout << ' ' << n;
+    std::cout << '\n';
+  }
   std::cout << "workloads (built in):";
   for (const auto& n : wl::workload_preset_names()) std::cout << ' ' << n;
   std::cout << "\nworkloads (files in scenarios/workloads):";
