@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "dse/commands.hpp"
@@ -70,6 +71,13 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   opt.store = parse_store(store);
   opt.progress = vm.count("no-progress") == 0;
 
+  // OpenMPI's collective MPI-IO writes without aggregators, unless the user chose: when a
+  // write fails on some ranks (a full disk), the default two-phase aggregation (fcoll
+  // vulcan) returns the error on some ranks only, and with 4 ranks the others were left
+  // waiting inside HDF5's collective flush; with "individual" each rank gets its own error
+  // and the job stops (h5.cpp; test mpi_output_faults_np4). ROMIO also stops cleanly but
+  // changed the NSGA-II result across rank counts (mpi_identity_nsga2). Read by MPI_Init.
+  setenv("OMPI_MCA_fcoll", "individual", 0);
   MpiSession mpi(argc, argv);
   auto ctx = mpi.world();
   std::signal(SIGINT, on_signal);

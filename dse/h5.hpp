@@ -83,4 +83,14 @@ void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<R
 void read_all(hid_t dset, hid_t mem_type, void* buf);
 [[nodiscard]] bool has_link(hid_t loc, const std::string& name);
 
+// Flush a file (H5Fflush, global scope).
+//
+// Failures of collective writes on a file open with MPI-IO (flush, set_rows,
+// write_attribute, create_dataset_1d, create_extensible_1d, and write_rows / write_runs
+// when collective) do not throw: the ranks could not agree on them (HDF5 returns early on
+// the failing rank while the others wait inside the call), so the failing rank prints one
+// line on stderr, removes the file if this process created it, and stops every rank
+// (MPI_Abort, exit code 1). Serial files throw IoError as usual.
+void flush(hid_t file);
+
 }  // namespace dse::h5

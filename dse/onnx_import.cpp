@@ -11,6 +11,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -212,6 +213,17 @@ class Importer {
     if (it == shapes_.end() || !it->second.known) {
       node_error(node, name, "the shape of tensor '" + tensor + "' is unknown after shape inference");
     }
+    // Element counts are int64 products of the dimensions (numel, prod): refuse shapes whose
+    // product would wrap (found by fuzz_onnx: 4805565465600000 * 4567).
+    constexpr std::int64_t kMaxElements = std::int64_t{1} << 62;
+    std::int64_t count = 1;
+    for (const std::int64_t d : it->second.shape) {
+      if (d < 0) node_error(node, name, "tensor '" + tensor + "' has a negative dimension");
+      if (d != 0 && count > kMaxElements / d) {
+        node_error(node, name, "tensor '" + tensor + "' has more than 2^62 elements");
+      }
+      count *= d;
+    }
     return it->second;
   }
 
@@ -329,7 +341,9 @@ class Importer {
     } else {
       op.kind = wl::OpKind::batched_gemm;
       op.layer = wl::LayerType::attention;
-      op.batch = std::max<std::int64_t>(1, numel(c) / std::max<std::int64_t>(1, m * n));
+      std::int64_t mn = 0;  // m * n can pass int64 even when each tensor fits
+      if (__builtin_mul_overflow(m, n, &mn)) mn = std::numeric_limits<std::int64_t>::max();
+      op.batch = std::max<std::int64_t>(1, numel(c) / std::max<std::int64_t>(1, mn));
       op.m = m;
       op.n = n;
       op.k = k;

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Fuzz smoke for CI: builds the libFuzzer targets (clang, -DDSE_BUILD_FUZZERS=ON) and runs
 # each for a short time (default 30 s) on a scratch copy of its corpus fuzz/corpus/<target>.
+# The build also checks that the libraries compile warning-free with clang (-DDSE_WERROR=ON).
 # Any crash, leak, UB report, timeout (>10 s per input) or escaped exception fails the script;
 # the crashing input is left in the scratch folder (printed) to copy into fuzz/regressions/.
 #
 # Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] [BUILD_DIR]
-#   env: JOBS (build parallelism, default 1), TARGETS (default: all six).
+#   env: JOBS (build parallelism, default 1), TARGETS (default: all six),
+#        KEEP=1 (keep the scratch corpora and logs, e.g. to merge a long run into fuzz/corpus).
 set -euo pipefail
 secs=${1:-30}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +16,7 @@ jobs=${JOBS:-1}
 targets=${TARGETS:-"scenario gpu_hardware workload timeloop scalesim onnx"}
 
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDSE_BUILD_FUZZERS=ON -DDSE_BUILD_TESTS=OFF -DDSE_BUILD_BENCH=OFF >/dev/null
+  -DDSE_BUILD_FUZZERS=ON -DDSE_BUILD_TESTS=OFF -DDSE_BUILD_BENCH=OFF -DDSE_WERROR=ON >/dev/null
 cmake --build "$build" --target fuzzers -j"$jobs" >/dev/null
 
 work=$(mktemp -d /tmp/dse_fuzz_smoke.XXXXXX)
@@ -40,5 +42,5 @@ for t in $targets; do
     status=1
   fi
 done
-[ "$status" -eq 0 ] && rm -rf "$work"
+if [ "$status" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else echo "corpora and logs kept in $work"; fi
 exit "$status"

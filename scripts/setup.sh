@@ -10,6 +10,10 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-h5py python3-matplotlib python3-numpy
   libonnx-dev libprotobuf-dev python3-onnx
+  # Reliability jobs of scripts/test.sh (issue 11): clang + compiler-rt for the libFuzzer
+  # targets (scripts/fuzz_smoke.sh), llvm-symbolizer for sanitizer stack traces, and
+  # util-linux's setpriv for the read-only-output fault test (tests/mpi/check_output_faults.sh).
+  clang libclang-rt-dev llvm util-linux
 )
 
 missing=()

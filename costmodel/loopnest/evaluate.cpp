@@ -434,7 +434,6 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
   std::array<i64, kMaxLevels> span_y;
   std::array<Extents, kMaxLevels + 1> t_above;
   for (int d = 0; d < nx; ++d) at(at(t_above, 0), d) = 1;
-  std::uint32_t spatial_levels = 0;  // bit l: level l has spatial loops
   int nm = 0;
   i64 iterations = 1;  // temporal iterations of one compute instance
   for (int l = 0; l < nl; ++l) {
@@ -471,7 +470,6 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
     at(span_x, l) = sx;
     at(span_y, l) = sy;
     at(spatial_dims, l) = sd;
-    if (sd != 0) spatial_levels |= 1u << l;
     for (int d = nd; d < nx; ++d) at(tb, d) = 1;
   }
   at(outer_prod, nm) = iterations;
