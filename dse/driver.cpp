@@ -16,6 +16,7 @@
 #include "dse/context.hpp"
 #include "dse/error.hpp"
 #include "search/constraint_archive.hpp"
+#include "search/dominance_filter.hpp"
 #include "search/exhaustive_sampler.hpp"
 #include "search/nsga2.hpp"
 #include "search/random_sampler.hpp"
@@ -70,48 +71,141 @@ class Archive {
  public:
   explicit Archive(const PointModel& m) : model_(&m) {}
 
+  // Queued: the archive files points in batches (ConstraintArchive::add).
   void insert(const PointRecord& r) {
     if (r.feasible == 0) return;
     const search::Evaluation e = model_->to_evaluation(r);
     auto it = parts_.find(r.workload_id);
     if (it == parts_.end()) {
-      it = parts_.emplace(r.workload_id, search::ConstraintArchive(model_->senses, model_->metric_count)).first;
+      it = parts_.emplace(r.workload_id, Part{search::ConstraintArchive(model_->senses, model_->metric_count), {}})
+               .first;
     }
-    if (it->second.insert(e.index, e.objectives, e.constraints)) records_[r.index] = r;
+    Part& p = it->second;
+    p.archive.add(e.index, e.objectives, e.constraints);
+    p.records.push_back(r);
+    if (p.archive.pending() == 0) p.prune();  // add() flushed the queue
   }
 
   // The archived records, ordered by index (drops records no longer archived).
   std::vector<PointRecord> records() {
     std::vector<PointRecord> out;
-    std::unordered_map<std::uint64_t, PointRecord> kept;
-    for (const auto& [w, a] : parts_) {
-      for (const auto i : a.sorted_indices()) {
-        out.push_back(records_.at(i));
-        kept.emplace(i, records_.at(i));
-      }
+    for (auto& [w, p] : parts_) {
+      p.archive.flush();
+      p.prune();
+      out.insert(out.end(), p.records.begin(), p.records.end());
     }
-    records_ = std::move(kept);
     std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
     return out;
   }
 
-  void clear() {
-    parts_.clear();
-    records_.clear();
-  }
+  void clear() { parts_.clear(); }
 
  private:
+  struct Part {
+    search::ConstraintArchive archive;
+    std::vector<PointRecord> records;  // the archived points and the queued ones
+
+    // Keep the records of archived points only (the first record of an index).
+    void prune() {
+      const std::vector<std::uint64_t> kept = archive.sorted_indices();
+      std::stable_sort(records.begin(), records.end(),
+                       [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
+      std::size_t out = 0;
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        while (k < kept.size() && kept[k] < records[i].index) ++k;
+        if (k == kept.size()) break;
+        if (kept[k] != records[i].index || (out > 0 && records[out - 1].index == records[i].index)) continue;
+        records[out++] = records[i];
+      }
+      records.resize(out);
+    }
+  };
+
   const PointModel* model_;
-  std::map<std::uint32_t, search::ConstraintArchive> parts_;
-  std::unordered_map<std::uint64_t, PointRecord> records_;
+  std::map<std::uint32_t, Part> parts_;
 };
 
-std::vector<PointRecord> merge_records(const PointModel& model, const std::vector<PointRecord>& a,
-                                       const std::vector<PointRecord>& b) {
-  Archive x(model);
-  for (const auto& r : a) x.insert(r);
-  for (const auto& r : b) x.insert(r);
-  return x.records();
+// Key rows (objectives in minimisation form, then the metrics) of records, by workload.
+std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& model,
+                                                              const std::vector<PointRecord>& rows) {
+  std::map<std::uint32_t, std::vector<double>> out;
+  for (const auto& r : rows) {
+    const search::Evaluation e = model.to_evaluation(r);
+    auto& k = out[r.workload_id];
+    for (std::size_t j = 0; j < model.senses.size(); ++j) {
+      k.push_back(model.senses[j] == search::Sense::minimize ? e.objectives[j] : -e.objectives[j]);
+    }
+    k.insert(k.end(), e.constraints.begin(), e.constraints.end());
+  }
+  return out;
+}
+
+// The global archive from every rank's local archive (collective; every rank gets it,
+// ordered by index). The keys of all local archives go to every rank; each rank keeps
+// its own records that no other rank's key removes -- exact, since a local archive
+// holds no record another of its records removes -- and the survivors are gathered.
+// The filtering runs on all ranks at once, not along a reduction tree.
+std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local) {
+  if (!ctx.distributed() || ctx.size() == 1) return local;
+  auto concat = [](Bytes a, Bytes b) {
+    append(a, b);
+    return a;
+  };
+  const std::size_t stride = model.senses.size() + model.metric_count;
+  auto mine_keys = keys_by_workload(model, local);
+  Bytes mine;
+  put(mine, static_cast<std::uint64_t>(ctx.rank()));
+  put(mine, static_cast<std::uint64_t>(mine_keys.size()));
+  for (const auto& [w, keys] : mine_keys) {
+    put(mine, static_cast<std::uint64_t>(w));
+    put(mine, static_cast<std::uint64_t>(keys.size()));
+    const std::size_t at = mine.size();
+    mine.resize(at + keys.size() * sizeof(double));
+    std::memcpy(mine.data() + at, keys.data(), keys.size() * sizeof(double));
+  }
+  const Bytes gathered = tree_reduce(ctx, mine, concat);
+  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
+  std::map<std::uint32_t, std::vector<double>> other_keys;
+  for (std::size_t off = 0; off < all.size();) {
+    const auto rank = get<std::uint64_t>(all, off);
+    const auto parts = get<std::uint64_t>(all, off);
+    for (std::uint64_t p = 0; p < parts; ++p) {
+      const auto w = static_cast<std::uint32_t>(get<std::uint64_t>(all, off));
+      const auto count = get<std::uint64_t>(all, off);
+      if (count > (all.size() - off) / sizeof(double)) throw MpiError("truncated archive message");
+      if (rank != static_cast<std::uint64_t>(ctx.rank())) {
+        auto& k = other_keys[w];
+        const std::size_t at = k.size();
+        k.resize(at + count);
+        std::memcpy(k.data() + at, all.data() + off, count * sizeof(double));
+      }
+      off += count * sizeof(double);
+    }
+  }
+  std::map<std::uint32_t, std::vector<std::size_t>> where;  // workload -> positions in `local`
+  for (std::size_t i = 0; i < local.size(); ++i) where[local[i].workload_id].push_back(i);
+  std::vector<PointRecord> kept;
+  for (const auto& [w, keys] : mine_keys) {
+    const auto it = other_keys.find(w);
+    const auto& pos = where.at(w);
+    if (it == other_keys.end()) {
+      for (const std::size_t i : pos) kept.push_back(local[i]);
+      continue;
+    }
+    for (const std::size_t i : search::rows_not_removed_by(keys, it->second, stride, model.senses.size())) {
+      kept.push_back(local[pos[i]]);
+    }
+  }
+  const Bytes survivors = tree_reduce(ctx, records_to_bytes(kept), concat);
+  std::vector<PointRecord> out = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? survivors : Bytes{}, 0));
+  std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
+  // A point index evaluated on two ranks (NSGA-II re-asks points) carries the same record on
+  // both, and equal keys do not remove each other: keep it once, as an archive insert does.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const PointRecord& a, const PointRecord& b) { return a.index == b.index; }),
+            out.end());
+  return out;
 }
 
 // ---- samplers -----------------------------------------------------------------------------------
@@ -173,7 +267,7 @@ class RoundRunner {
 
  private:
   const PointModel& model_;
-  const DriverOptions& opt_;
+  [[maybe_unused]] const DriverOptions& opt_;  // not read yet (clang -Wunused-private-field)
   Archive& archive_;
   bool keep_rows_;
 };
@@ -536,13 +630,13 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
                         plan.sampler == SamplerKind::nsga2
                             ? static_cast<search::Nsga2Sampler&>(*sampler).save_state()
                             : std::vector<std::byte>{});
-    h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    h5::flush(file);  // a failed write stops every rank (h5.hpp)
     ++rounds;
     set_attribute(file, kRowsDone, static_cast<std::int64_t>(rows_done));
     set_attribute(file, kRoundsDone, rounds);
     set_attribute(file, kEvaluated, static_cast<std::int64_t>(evaluated));
     set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
-    h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    h5::flush(file);  // a failed write stops every rank (h5.hpp)
     for (const char* base : {"checkpoint_archive", "sampler_state"}) {
       const std::string old = checkpoint_name(base, rounds - 1);
       if (h5::has_link(file, old)) h5::check_status(H5Ldelete(file, old.c_str(), H5P_DEFAULT), "H5Ldelete " + old);
@@ -569,11 +663,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   result.evaluated = evaluated;
   result.feasible = feasible;
   if (!result.interrupted) {
-    // The global archive: local archives merged by a binomial tree, then on every rank.
-    const Bytes merged = tree_reduce(ctx, records_to_bytes(archive.records()), [&](Bytes a, Bytes b) {
-      return records_to_bytes(merge_records(model, records_from_bytes(a), records_from_bytes(b)));
-    });
-    result.archive = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0));
+    result.archive = global_archive(ctx, model, archive.records());
     write_archive(file, ctx, result.archive);
     delete_checkpoints(file);
   }

@@ -14,6 +14,7 @@
 #include "dse/error.hpp"
 #include "dse/version.hpp"
 #include "dse/yaml_reader.hpp"
+#include "search/dominance_filter.hpp"
 #include "search/pareto.hpp"
 
 namespace dse {
@@ -172,12 +173,11 @@ namespace {
 namespace pf = costmodel::platform;
 namespace wlib = costmodel::workload;
 
-// A model served on a system: the decode step at the point's batch (continuous
-// batching up to it), the serving sweep at that batch and the simulation at the
-// workload's arrival rate.
+// A model served on a system: the decode step at the point's batch (the most requests
+// in flight per replica), the serving sweep at that batch and the simulation at the
+// workload's arrival rate under the variant's batching policy.
 pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
                                std::uint64_t seed) {
-  const int chips = v.system->system.chips;
   pf::SystemRequest req;
   req.spec = m.spec;
   req.phase.phase = wlib::Phase::decode;
@@ -185,15 +185,53 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   req.phase.seq = 1;
   req.phase.context = m.prompt_tokens + m.output_tokens / 2;
   req.phase.precision = v.precision;
-  req.degrees = {v.tp, 1, chips / std::max(1, v.tp), 1};
+  req.degrees = {v.tp, v.pp, v.dp, v.ep};
   req.options.fusion = v.fusion;
   req.serving.batch_sizes = {static_cast<int>(batch)};
   req.serving.prompt_tokens = static_cast<int>(m.prompt_tokens);
   req.serving.output_tokens = static_cast<int>(m.output_tokens);
-  req.serving.rate_per_s = m.rate_per_s;
   req.serving.requests = m.requests;
   req.serving.seed = seed;
-  return pf::evaluate_system(v.system->chip, v.system->system, req);
+  if (v.batching == Batching::continuous) {
+    // evaluate_system simulates continuous batching itself.
+    req.serving.rate_per_s = m.rate_per_s;
+    return pf::evaluate_system(v.system->chip, v.system->system, req);
+  }
+  pf::SystemEval e = pf::evaluate_system(v.system->chip, v.system->system, req);
+  if (!e.serving.evaluated) return e;
+  // Static batches: the same latency table evaluate_system builds (this batch, prompt
+  // and prompt + output lengths), simulated with the static-timeout policy.
+  namespace sys = costmodel::system;
+  sys::LatencyTable table;
+  table.batches = {static_cast<int>(batch)};
+  table.lengths = {req.serving.prompt_tokens, req.serving.prompt_tokens + req.serving.output_tokens};
+  pf::KernelCache cache;
+  for (const int len : table.lengths) {
+    wlib::PhaseSpec pre = req.phase;
+    pre.phase = wlib::Phase::prefill;
+    pre.seq = len;
+    pre.context = 0;
+    wlib::PhaseSpec dec = req.phase;
+    dec.seq = 1;
+    dec.context = len;
+    table.prefill_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, pre, cache));
+    table.decode_step_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, dec, cache));
+  }
+  if (!sys::valid(table)) return e;
+  sys::SimulationConfig sim;
+  sim.arrival_rate_per_s = m.rate_per_s;
+  sim.requests = m.requests;
+  sim.warmup_requests = m.requests / 10;
+  sim.seed = seed;
+  sim.policy = sys::BatchingPolicy::static_timeout;
+  sim.max_batch = std::max(1, e.serving.max_batch_fitting);  // as evaluate_system
+  sim.batch_timeout_s = v.batch_timeout_s;
+  sim.prompt = sys::LengthDistribution::fixed(req.serving.prompt_tokens);
+  sim.output = sys::LengthDistribution::fixed(req.serving.output_tokens);
+  sim.instances = v.dp;
+  sim.chips_per_instance = v.tp * v.pp;
+  e.serving.at_rate = sys::simulate_serving(sys::latency_model_from_table(std::move(table)), sim);
+  return e;
 }
 
 // A point index decoded into the hardware variant, workload and batch it names.
@@ -314,17 +352,22 @@ search::Evaluation to_evaluation(const PointRecord& r) {
 }
 
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows) {
-  std::map<std::uint32_t, search::ParetoArchive> fronts;
+  // Per workload, the feasible rows' objectives in minimisation form, filtered at once.
+  std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<double>>> parts;
   for (const auto& r : rows) {
     if (r.feasible == 0) continue;
-    auto it = fronts.find(r.workload_id);
-    if (it == fronts.end()) it = fronts.emplace(r.workload_id, search::ParetoArchive(kSenses)).first;
-    it->second.insert(r.index, to_evaluation(r).objectives);
+    auto& [indices, keys] = parts[r.workload_id];
+    const search::Evaluation e = to_evaluation(r);
+    for (std::size_t j = 0; j < kSenses.size(); ++j) {
+      keys.push_back(kSenses[j] == search::Sense::minimize ? e.objectives[j] : -e.objectives[j]);
+    }
+    indices.push_back(r.index);
   }
   std::vector<std::uint64_t> out;
-  for (const auto& [w, a] : fronts) {
-    const auto idx = a.sorted_indices();
-    out.insert(out.end(), idx.begin(), idx.end());
+  for (const auto& [w, part] : parts) {
+    for (const std::size_t i : search::nondominated_rows(part.second, kSenses.size(), kSenses.size())) {
+      out.push_back(part.first[i]);
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -379,6 +422,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   }
 
   DriverResult result;
+  std::size_t pareto_count = 0;
   std::int64_t failed = 0;
   std::string error;
   try {
@@ -388,7 +432,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       h5::write_attribute(file, "store", std::string(to_string(store)));
       h5::write_attribute(file, "sampler", std::string(to_string(scenario.search.sampler)));
       init_driver_file(file, store);
-      h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+      h5::flush(file);  // a failed write stops every rank (h5.hpp)
     }
     DriverOptions d;
     d.threads = threads;
@@ -399,6 +443,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     result = drive(ctx, model, scenario.search, d, file);
     if (!result.interrupted) {
       const std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
+      pareto_count = pareto.size();
       const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
       h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
                      ctx.distributed());
@@ -435,7 +480,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   s.points = result.evaluated;
   s.feasible = result.feasible;
   s.archive = result.archive.size();
-  s.pareto = pareto_indices(result.archive).size();
+  s.pareto = pareto_count;
   s.wall_time_s = info.wall_time_s;
   s.output_path = options.output_path;
   return s;

@@ -96,9 +96,18 @@ const std::vector<FieldDef>& system_fields() {
       {"tp", false, true, 1},
       {"precision", false, false, 0},  // bf16 0, fp16 1, fp8 2, int8 3
       {"fusion", false, false, 1},     // none 0, standard 1, aggressive 2
+      {"pp", false, true, 1},
+      {"dp", false, true, 0},          // 0: fill the system (chips / (tp x pp))
+      {"ep", false, true, 1},
+      {"batching", false, false, 0},   // continuous 0, static 1
+      {"batch_timeout_s", false, false, 0},
   };
   return f;
 }
+
+// Field positions in system_fields().
+constexpr std::size_t kTp = 0, kPrecision = 1, kFusion = 2, kPp = 3, kDp = 4, kEp = 5, kBatching = 6,
+                      kBatchTimeout = 7;
 
 const std::vector<FieldDef>& fields_of(HardwareKind k) {
   switch (k) {
@@ -129,6 +138,65 @@ std::vector<double> parse_category(const YAML::Node& node, const Place& at, cons
 
 const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8", "int8"};
 const std::vector<std::string> kFusions = {"none", "standard", "aggressive"};
+const std::vector<std::string> kBatchings = {"continuous", "static"};
+
+// The values a system figure takes (its knob's, or the one fixed figure).
+std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
+  for (const auto& k : e.knobs) {
+    if (k.field == field) return k.values;
+  }
+  return {e.figures[field]};
+}
+
+// Parallelism degrees of a system entry: whole numbers, and every combination of
+// the swept values must map onto the system's chips (tp x pp x dp divides the chip
+// count; ep divides tp x dp, the chips that hold experts).
+void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
+  const int chips = e.system->system.chips;
+  const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
+  const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
+  for (const std::size_t f : {kTp, kPp, kDp, kEp}) {
+    const char* key = system_fields()[f].key;
+    for (const double v : values_of(e, f)) {
+      if (f == kDp && v == 0.0 && !m.has(key)) continue;  // the default: fill the system
+      if (v != std::floor(v) || v < 1.0 || v > chips) {
+        io::fail(m.place(key), m.node(key), "expected whole numbers from 1 to " + std::to_string(chips) + of,
+                 std::to_string(v));
+      }
+    }
+  }
+  for (const double tp : values_of(e, kTp)) {
+    for (const double pp : values_of(e, kPp)) {
+      const auto used = static_cast<std::int64_t>(tp * pp);
+      const bool fill = !m.has("dp");
+      if (chips % used != 0) {
+        const char* key = m.has("pp") ? "pp" : "tp";
+        io::fail(m.place(key), m.node(key), "expected tp x pp to divide the chip count" + of,
+                 "tp " + str(tp) + " x pp " + str(pp) + " = " + std::to_string(used));
+      }
+      for (const double dp_value : values_of(e, kDp)) {
+        const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
+        if (chips % (used * dp) != 0) {
+          io::fail(m.place("dp"), m.node("dp"), "expected tp x pp x dp to divide the chip count" + of,
+                   "tp " + str(tp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
+                       std::to_string(used * dp));
+        }
+        for (const double ep : values_of(e, kEp)) {
+          if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
+            io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
+                     "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
+                         std::to_string(static_cast<std::int64_t>(tp) * dp));
+          }
+        }
+      }
+    }
+  }
+  const bool static_batching = std::ranges::any_of(values_of(e, kBatching), [](double v) { return v == 1.0; });
+  if (m.has("batch_timeout_s") && !static_batching) {
+    io::fail(m.place("batch_timeout_s"), m.node("batch_timeout_s"), "batch_timeout_s only with batching: static",
+             "batching continuous");
+  }
+}
 
 // A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
 std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
@@ -188,6 +256,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     std::vector<double> values = key == "dataflow"    ? parse_dataflows(n, m.place(f.key))
                                  : key == "precision" ? parse_category(n, m.place(f.key), kPrecisions)
                                  : key == "fusion"    ? parse_category(n, m.place(f.key), kFusions)
+                                 : key == "batching"  ? parse_category(n, m.place(f.key), kBatchings)
                                                       : parse_values(n, m.place(f.key), f.positive);
     for (const double v : values) {
       const bool risk = std::string(f.key) == "engineering_risk";
@@ -199,6 +268,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     e.figures.push_back(values.front());
     if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
   }
+  if (e.kind == HardwareKind::system) check_system_degrees(e, m);
   return e;
 }
 
@@ -362,14 +432,19 @@ SystemVariant build_system(const std::string& name, const std::vector<double>& f
   SystemVariant v;
   v.name = name;
   v.system = sys;
-  v.tp = static_cast<int>(f[0]);
+  v.tp = static_cast<int>(f[kTp]);
+  v.pp = static_cast<int>(f[kPp]);
+  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.pp);
+  v.ep = static_cast<int>(f[kEp]);
+  v.batching = f[kBatching] == 1 ? Batching::static_timeout : Batching::continuous;
+  v.batch_timeout_s = f[kBatchTimeout];
   static const wl::Precision precisions[] = {wl::Precision::bf16, wl::Precision::fp16, wl::Precision::fp8,
                                              wl::Precision::int8};
-  v.precision = precisions[static_cast<std::size_t>(f[1])];
+  v.precision = precisions[static_cast<std::size_t>(f[kPrecision])];
   static const costmodel::platform::FusionStrategy fusions[] = {costmodel::platform::FusionStrategy::none,
                                                                 costmodel::platform::FusionStrategy::standard,
                                                                 costmodel::platform::FusionStrategy::aggressive};
-  v.fusion = fusions[static_cast<std::size_t>(f[2])];
+  v.fusion = fusions[static_cast<std::size_t>(f[kFusion])];
   return v;
 }
 

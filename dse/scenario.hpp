@@ -30,13 +30,25 @@ struct HardwareKnob {
   std::vector<double> values;
 };
 
+// How the served system forms batches (costmodel/system/serving.hpp): continuous
+// (iteration-level) or static with a timeout; the point's batch size is the most
+// requests in flight (continuous) or per batch (static) on each replica.
+enum class Batching { continuous, static_timeout };
+
 // A real multi-chip system (a preset of scenarios/systems) with strategy knobs.
+// The chips used are tp x pp x dp (dp defaults to filling the system); ep groups
+// MoE experts within tp x dp. parse_scenario checks that every combination fits.
 struct SystemVariant {
   std::string name;
   std::shared_ptr<const io::SystemFile> system;  // shared by all variants of an entry
   int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
   costmodel::workload::Precision precision = costmodel::workload::Precision::bf16;
   costmodel::platform::FusionStrategy fusion = costmodel::platform::FusionStrategy::standard;
+  Batching batching = Batching::continuous;
+  double batch_timeout_s = 0.0;  // static_timeout: the oldest request waits at most this
 };
 
 // One concrete hardware point.

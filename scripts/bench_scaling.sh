@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
 # Parallel efficiency of `dse run` from 1 to N ranks (one thread each) on one
-# scenario: prints points/s per rank count and the efficiency against 1 rank.
-# usage: scripts/bench_scaling.sh [SCENARIO] [MAX_RANKS]
-# Default: tests/mpi/sweep.yaml with its figures swept 8 ways (49,152 points).
+# scenario: prints, per rank count, points, wall seconds (the whole mpirun),
+# points/s, efficiency against 1 rank (rate / (N x rate on 1 rank)), the archive
+# size and the peak resident memory of the largest rank (/usr/bin/time -v).
+# usage: scripts/bench_scaling.sh [SCENARIO] [MAX_RANKS] [STORE]
+# Default: scenarios/bench/single-op.yaml (1,048,576 points), 2 ranks, --store archive.
+# DSE=path/to/dse picks the binary (default build/release/dse/dse, built if missing).
+# Run it on an otherwise idle machine: on 2 cores any other load lowers the 2-rank figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dse=build/release/dse/dse
+dse=${DSE:-build/release/dse/dse}
 [ -x "$dse" ] || bash scripts/build.sh release
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ $# -ge 1 ]; then
-  cp "$1" "$work/s.yaml"
-else
-  sed 's/{log: \[1.0e12, 128.0e12, 4\]}/{log: [1.0e12, 128.0e12, 8]}/; s/{log: \[50.0e12, 1000.0e12, 4\]}/{log: [50.0e12, 1000.0e12, 8]}/' \
-    tests/mpi/sweep.yaml > "$work/s.yaml"
-fi
+scenario=${1:-scenarios/bench/single-op.yaml}
 max=${2:-2}
+store=${3:-archive}
+cp "$scenario" "$work/s.yaml"
+echo "scenario $scenario, --threads 1, --store $store, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 base=""
-printf "%-6s %10s %14s %12s %s\n" ranks points seconds points/s efficiency
+printf "%-6s %10s %10s %12s %10s %10s %12s\n" ranks points seconds points/s efficiency archive max_rss_MiB
 for np in $(seq 1 "$max"); do
   start=$(date +%s.%N)
-  mpirun -q -np "$np" --oversubscribe "$dse" run "$work/s.yaml" -o "$work/out.h5" --threads 1 \
-    --store archive --no-progress > "$work/log"
-  line=$(head -1 "$work/log")
+  mpirun -q -np "$np" --oversubscribe --bind-to none sh -c \
+    '/usr/bin/time -v -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/time" \
+    "$dse" run "$work/s.yaml" -o "$work/out.h5" --threads 1 --store "$store" --no-progress > "$work/log" 2> "$work/err" ||
+    { cat "$work/err"; exit 1; }
   end=$(date +%s.%N)
+  line=$(grep '^dse run:' "$work/log" | head -1)
   points=$(echo "$line" | sed -E 's/^dse run: ([0-9]+) points.*/\1/')
+  archive=$(echo "$line" | sed -E 's/.*archive ([0-9]+).*/\1/')
+  rss_kib=$(cat "$work"/time.* 2>/dev/null | awk '/Maximum resident set size/ {if ($6 > m) m = $6} END {print m + 0}')
+  rm -f "$work"/time.*
   secs=$(echo "$end - $start" | bc -l)
   rate=$(echo "$points / $secs" | bc -l)
   [ -n "$base" ] || base=$rate
   eff=$(echo "$rate / ($base * $np)" | bc -l)
-  printf "%-6s %10s %14.2f %12.0f %.2f\n" "$np" "$points" "$secs" "$rate" "$eff"
+  printf "%-6s %10s %10.2f %12.0f %10.2f %10s %12.1f\n" "$np" "$points" "$secs" "$rate" "$eff" "$archive" \
+    "$(echo "$rss_kib / 1024" | bc -l)"
 done

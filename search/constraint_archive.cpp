@@ -5,7 +5,9 @@
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
+#include "search/dominance_filter.hpp"
 #include "search/wire.hpp"
 
 namespace dse::search {
@@ -33,18 +35,10 @@ bool ConstraintArchive::removes(const double* q, const double* p) const noexcept
   return strictly_better;
 }
 
-bool ConstraintArchive::insert(std::uint64_t index, std::span<const double> objectives,
-                               std::span<const double> metrics) {
+void ConstraintArchive::make_key(std::span<const double> objectives, std::span<const double> metrics,
+                                 double* k) const {
   if (objectives.size() != senses_.size() || metrics.size() != metric_count_) {
     throw std::invalid_argument("ConstraintArchive::insert: objective or metric count differs");
-  }
-  const std::size_t s = stride();
-  double candidate[64];
-  std::vector<double> heap;
-  double* k = candidate;
-  if (s > 64) {
-    heap.resize(s);
-    k = heap.data();
   }
   for (std::size_t j = 0; j < senses_.size(); ++j) {
     if (!std::isfinite(objectives[j])) throw std::invalid_argument("ConstraintArchive::insert: non-finite objective");
@@ -54,6 +48,26 @@ bool ConstraintArchive::insert(std::uint64_t index, std::span<const double> obje
     if (!std::isfinite(metrics[j])) throw std::invalid_argument("ConstraintArchive::insert: non-finite metric");
     k[senses_.size() + j] = metrics[j];
   }
+}
+
+void ConstraintArchive::require_flushed(const char* what) const {
+  if (!pending_indices_.empty()) {
+    throw std::logic_error(std::string("ConstraintArchive::") + what + ": queued points not flushed");
+  }
+}
+
+bool ConstraintArchive::insert(std::uint64_t index, std::span<const double> objectives,
+                               std::span<const double> metrics) {
+  if (!pending_indices_.empty()) flush();
+  const std::size_t s = stride();
+  double candidate[64];
+  std::vector<double> heap;
+  double* k = candidate;
+  if (s > 64) {
+    heap.resize(s);
+    k = heap.data();
+  }
+  make_key(objectives, metrics, k);
   const std::size_t n = indices_.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (indices_[i] == index || removes(key(i), k)) return false;
@@ -80,14 +94,83 @@ bool ConstraintArchive::insert(const Evaluation& e) {
   return insert(e.index, e.objectives, e.constraints);
 }
 
+void ConstraintArchive::add(std::uint64_t index, std::span<const double> objectives,
+                            std::span<const double> metrics) {
+  const std::size_t at = pending_keys_.size();
+  pending_keys_.resize(at + stride());
+  try {
+    make_key(objectives, metrics, pending_keys_.data() + at);
+  } catch (...) {
+    pending_keys_.resize(at);
+    throw;
+  }
+  pending_indices_.push_back(index);
+  if (pending_indices_.size() >= std::max(kFlushRows, indices_.size())) flush();
+}
+
+void ConstraintArchive::flush() {
+  if (pending_indices_.empty()) return;
+  const std::size_t s = stride();
+  // Filed entries first, then the queue in order: an index seen before is ignored.
+  std::vector<std::uint64_t> idx = std::move(indices_);
+  idx.insert(idx.end(), pending_indices_.begin(), pending_indices_.end());
+  std::vector<double> keys = std::move(keys_);
+  keys.insert(keys.end(), pending_keys_.begin(), pending_keys_.end());
+  pending_indices_.clear();
+  pending_keys_.clear();
+  pending_indices_.shrink_to_fit();
+  pending_keys_.shrink_to_fit();
+  {
+    std::vector<std::size_t> order(idx.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return idx[a] != idx[b] ? idx[a] < idx[b] : a < b;
+    });
+    std::vector<unsigned char> drop(idx.size(), 0);
+    bool any = false;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      if (idx[order[i]] == idx[order[i - 1]]) {
+        drop[order[i]] = 1;
+        any = true;
+      }
+    }
+    if (any) {
+      std::size_t out = 0;
+      for (std::size_t i = 0; i < idx.size(); ++i) {
+        if (drop[i] != 0) continue;
+        idx[out] = idx[i];
+        std::memmove(keys.data() + out * s, keys.data() + i * s, s * sizeof(double));
+        ++out;
+      }
+      idx.resize(out);
+      keys.resize(out * s);
+    }
+  }
+  const std::vector<std::size_t> kept = nondominated_rows(keys, s, senses_.size());
+  indices_.clear();
+  keys_.clear();
+  indices_.reserve(kept.size());
+  keys_.reserve(kept.size() * s);
+  for (std::size_t r : kept) {
+    indices_.push_back(idx[r]);
+    keys_.insert(keys_.end(), keys.begin() + static_cast<std::ptrdiff_t>(r * s),
+                 keys.begin() + static_cast<std::ptrdiff_t>((r + 1) * s));
+  }
+}
+
 void ConstraintArchive::merge(const ConstraintArchive& other) {
   if (other.senses_ != senses_ || other.metric_count_ != metric_count_) {
     throw std::invalid_argument("ConstraintArchive::merge: different objectives or metrics");
   }
-  for (std::size_t i = 0; i < other.size(); ++i) {
-    const ArchiveEntry e = other.entry(i);
-    insert(e.index, e.objectives, e.metrics);
+  if (&other == this) {  // every index is held already
+    flush();
+    return;
   }
+  pending_indices_.insert(pending_indices_.end(), other.indices_.begin(), other.indices_.end());
+  pending_keys_.insert(pending_keys_.end(), other.keys_.begin(), other.keys_.end());
+  pending_indices_.insert(pending_indices_.end(), other.pending_indices_.begin(), other.pending_indices_.end());
+  pending_keys_.insert(pending_keys_.end(), other.pending_keys_.begin(), other.pending_keys_.end());
+  flush();
 }
 
 ArchiveEntry ConstraintArchive::entry(std::size_t i) const {
@@ -101,6 +184,7 @@ ArchiveEntry ConstraintArchive::entry(std::size_t i) const {
 }
 
 std::vector<ArchiveEntry> ConstraintArchive::entries() const {
+  require_flushed("entries");
   std::vector<std::size_t> order(size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return indices_[a] < indices_[b]; });
@@ -111,12 +195,14 @@ std::vector<ArchiveEntry> ConstraintArchive::entries() const {
 }
 
 std::vector<std::uint64_t> ConstraintArchive::sorted_indices() const {
+  require_flushed("sorted_indices");
   std::vector<std::uint64_t> out = indices_;
   std::sort(out.begin(), out.end());
   return out;
 }
 
 std::vector<ArchiveEntry> ConstraintArchive::front_under(std::span<const double> budgets) const {
+  require_flushed("front_under");
   if (budgets.size() != metric_count_) throw std::invalid_argument("ConstraintArchive::front_under: budget count differs");
   for (double b : budgets) {
     if (std::isnan(b)) throw std::invalid_argument("ConstraintArchive::front_under: NaN budget");
@@ -161,6 +247,7 @@ std::vector<ArchiveEntry> ConstraintArchive::front_under(std::span<const double>
 }
 
 std::vector<std::byte> ConstraintArchive::to_bytes() const {
+  require_flushed("to_bytes");
   std::vector<std::byte> out;
   out.reserve(8 + 8 + senses_.size() + 8 + size() * (8 + 8 * stride()));
   for (char c : kMagic) wire::put_u8(out, static_cast<std::uint8_t>(c));
@@ -201,8 +288,9 @@ ConstraintArchive ConstraintArchive::from_bytes(std::span<const std::byte> bytes
     const std::uint64_t index = in.u64();
     for (double& v : obj) v = in.f64();
     for (double& v : met) v = in.f64();
-    a.insert(index, obj, met);
+    a.add(index, obj, met);
   }
+  a.flush();
   if (!in.at_end()) throw std::invalid_argument("ConstraintArchive::from_bytes: trailing bytes");
   return a;
 }

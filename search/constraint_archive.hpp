@@ -19,6 +19,14 @@
 //
 // Each point index is assumed to carry one evaluation: inserting an index already held
 // is ignored. Only feasible evaluations are archived.
+//
+// Two ways in: insert() files one point at once (O(archive) per point, tells whether it
+// joined); add() only queues it, and flush() files every queued point in one pass of
+// nondominated_rows (search/dominance_filter.hpp), about O(n log n) on sweep data. The
+// result is the same set either way. add() flushes by itself when the queue grows as
+// large as the archive (and at least kFlushRows), so memory stays bounded; merge()
+// queues the other archive and flushes. The read accessors (entries, sorted_indices,
+// front_under, to_bytes, ==) need an empty queue: they throw std::logic_error otherwise.
 #pragma once
 
 #include <cstddef>
@@ -48,12 +56,19 @@ class ConstraintArchive {
   bool insert(std::uint64_t index, std::span<const double> objectives, std::span<const double> metrics);
   // Skips infeasible evaluations (returns false).
   bool insert(const Evaluation& e);
+  // Queues a point (checked like insert()); visible after flush().
+  void add(std::uint64_t index, std::span<const double> objectives, std::span<const double> metrics);
+  // Files every queued point: the archive becomes exactly what inserting them would give.
+  void flush();
+  [[nodiscard]] std::size_t pending() const noexcept { return pending_indices_.size(); }
+  static constexpr std::size_t kFlushRows = 65536;
   // Order-independent: merging A into B holds the same set as merging B into A,
   // or inserting every point of both one by one in any order.
   void merge(const ConstraintArchive& other);
 
+  // Filed points (queued ones not counted).
   [[nodiscard]] std::size_t size() const noexcept { return indices_.size(); }
-  [[nodiscard]] bool empty() const noexcept { return indices_.empty(); }
+  [[nodiscard]] bool empty() const noexcept { return indices_.empty() && pending_indices_.empty(); }
   [[nodiscard]] const std::vector<Sense>& senses() const noexcept { return senses_; }
   [[nodiscard]] std::size_t objective_count() const noexcept { return senses_.size(); }
   [[nodiscard]] std::size_t metric_count() const noexcept { return metric_count_; }
@@ -82,11 +97,16 @@ class ConstraintArchive {
   [[nodiscard]] const double* key(std::size_t i) const noexcept { return keys_.data() + i * stride(); }
   [[nodiscard]] bool removes(const double* q, const double* p) const noexcept;
   [[nodiscard]] ArchiveEntry entry(std::size_t i) const;
+  // The key in minimisation form, checked (std::invalid_argument on bad values).
+  void make_key(std::span<const double> objectives, std::span<const double> metrics, double* out) const;
+  void require_flushed(const char* what) const;
 
   std::vector<Sense> senses_;
   std::size_t metric_count_;
   std::vector<std::uint64_t> indices_;
   std::vector<double> keys_;
+  std::vector<std::uint64_t> pending_indices_;
+  std::vector<double> pending_keys_;
 };
 
 }  // namespace dse::search

@@ -1,0 +1,209 @@
+#include "search/dominance_filter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace dse::search {
+namespace {
+
+constexpr std::size_t kLeafRows = 16;
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+void check_input(std::span<const double> keys, std::size_t stride, std::size_t strict_columns) {
+  if (stride == 0 || strict_columns == 0 || strict_columns > stride) {
+    throw std::invalid_argument("nondominated_rows: need 1 <= strict_columns <= stride");
+  }
+  if (keys.size() % stride != 0) throw std::invalid_argument("nondominated_rows: keys not a whole number of rows");
+  for (double v : keys) {
+    if (std::isnan(v)) throw std::invalid_argument("nondominated_rows: NaN value");
+  }
+}
+
+// q removes p (see the header).
+bool removes(const double* q, const double* p, std::size_t stride, std::size_t strict) noexcept {
+  bool strictly_better = false;
+  for (std::size_t j = 0; j < stride; ++j) {
+    if (q[j] > p[j]) return false;
+    if (j < strict && q[j] < p[j]) strictly_better = true;
+  }
+  return strictly_better;
+}
+
+// A k-d tree over all rows; rows are "kept" one at a time and each node tracks the
+// componentwise minimum of its kept rows (+inf while it has none).
+class KeptTree {
+ public:
+  KeptTree(const double* keys, std::size_t rows, std::size_t stride, std::size_t strict)
+      : keys_(keys), stride_(stride), strict_(strict), perm_(rows), leaf_of_(rows, kNone), kept_(rows, 0) {
+    std::iota(perm_.begin(), perm_.end(), std::size_t{0});
+    if (rows > 0) build(0, rows, kNone);
+    min_.assign(nodes_.size() * stride_, std::numeric_limits<double>::infinity());
+  }
+
+  void keep(std::size_t row) {
+    kept_[row] = 1;
+    const double* k = row_key(row);
+    for (std::size_t n = leaf_of_[row]; n != kNone; n = nodes_[n].parent) {
+      double* m = min_.data() + n * stride_;
+      for (std::size_t j = 0; j < stride_; ++j) m[j] = std::min(m[j], k[j]);
+    }
+  }
+
+  // Some kept row removes `row`.
+  bool removed(std::size_t row) { return removes_row(row_key(row)); }
+
+  // Some kept row removes the row `p` (stride values).
+  bool removes_row(const double* p) {
+    stack_.clear();
+    stack_.push_back(0);
+    while (!stack_.empty()) {
+      const std::size_t n = stack_.back();
+      stack_.pop_back();
+      const double* m = min_.data() + n * stride_;
+      bool reachable = true;
+      for (std::size_t j = 0; j < stride_ && reachable; ++j) reachable = m[j] <= p[j];
+      if (!reachable) continue;  // also skips nodes without kept rows (+inf)
+      const Node& node = nodes_[n];
+      if (node.left == kNone) {
+        for (std::size_t i = node.begin; i < node.end; ++i) {
+          const std::size_t q = perm_[i];
+          if (kept_[q] != 0 && removes(row_key(q), p, stride_, strict_)) return true;
+        }
+      } else {
+        stack_.push_back(node.right);
+        stack_.push_back(node.left);
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Node {
+    std::size_t begin = 0, end = 0;
+    std::size_t left = kNone, right = kNone, parent = kNone;
+  };
+
+  [[nodiscard]] const double* row_key(std::size_t row) const noexcept { return keys_ + row * stride_; }
+
+  void build(std::size_t begin, std::size_t end, std::size_t parent) {
+    const std::size_t id = nodes_.size();
+    nodes_.push_back({begin, end, kNone, kNone, parent});
+    if (end - begin <= kLeafRows) {
+      for (std::size_t i = begin; i < end; ++i) leaf_of_[perm_[i]] = id;
+      return;
+    }
+    // Split on the widest column at the median.
+    std::size_t column = 0;
+    double widest = -1.0;
+    // Spans measured on at most ~64 evenly spaced rows: enough to pick a column.
+    const std::size_t step = std::max<std::size_t>(1, (end - begin) / 64);
+    for (std::size_t j = 0; j < stride_; ++j) {
+      double lo = std::numeric_limits<double>::infinity();
+      double hi = -lo;
+      for (std::size_t i = begin; i < end; i += step) {
+        const double v = row_key(perm_[i])[j];
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      // Compare spans in a scale-free way: columns mix seconds, watts and bytes.
+      const double scale = std::max(std::abs(lo), std::abs(hi));
+      const double span = scale > 0 && std::isfinite(hi - lo) ? (hi - lo) / scale : (hi > lo ? 1.0 : 0.0);
+      if (span > widest) {
+        widest = span;
+        column = j;
+      }
+    }
+    const std::size_t mid = begin + (end - begin) / 2;
+    std::nth_element(perm_.begin() + static_cast<std::ptrdiff_t>(begin), perm_.begin() + static_cast<std::ptrdiff_t>(mid),
+                     perm_.begin() + static_cast<std::ptrdiff_t>(end), [&](std::size_t a, std::size_t b) {
+                       return row_key(a)[column] < row_key(b)[column];
+                     });
+    build(begin, mid, id);
+    nodes_[id].left = id + 1;
+    const std::size_t right = nodes_.size();
+    build(mid, end, id);
+    nodes_[id].right = right;
+  }
+
+  const double* keys_;
+  std::size_t stride_;
+  std::size_t strict_;
+  std::vector<std::size_t> perm_;
+  std::vector<std::size_t> leaf_of_;
+  std::vector<unsigned char> kept_;
+  std::vector<Node> nodes_;
+  std::vector<double> min_;
+  std::vector<std::size_t> stack_;
+};
+
+}  // namespace
+
+std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
+                                           std::size_t strict_columns) {
+  check_input(keys, stride, strict_columns);
+  const std::size_t rows = keys.size() / stride;
+  const double* k = keys.data();
+  std::vector<std::size_t> order(rows);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double* x = k + a * stride;
+    const double* y = k + b * stride;
+    for (std::size_t j = 0; j < stride; ++j) {
+      if (x[j] != y[j]) return x[j] < y[j];
+    }
+    return a < b;
+  });
+  KeptTree tree(k, rows, stride, strict_columns);
+  std::vector<std::size_t> out;
+  bool previous_kept = false;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t r = order[i];
+    // A row equal in every column to the previous one removes and is removed by the
+    // same rows: same decision, and one copy in the tree is enough.
+    if (i > 0 && std::equal(k + r * stride, k + (r + 1) * stride, k + order[i - 1] * stride)) {
+      if (previous_kept) out.push_back(r);
+      continue;
+    }
+    previous_kept = !tree.removed(r);
+    if (previous_kept) {
+      tree.keep(r);
+      out.push_back(r);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates, std::span<const double> removers,
+                                             std::size_t stride, std::size_t strict_columns) {
+  check_input(candidates, stride, strict_columns);
+  check_input(removers, stride, strict_columns);
+  const std::size_t rows = removers.size() / stride;
+  KeptTree tree(removers.data(), rows, stride, strict_columns);
+  for (std::size_t r = 0; r < rows; ++r) tree.keep(r);
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < candidates.size() / stride; ++c) {
+    if (rows == 0 || !tree.removes_row(candidates.data() + c * stride)) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::size_t> nondominated_rows_brute_force(std::span<const double> keys, std::size_t stride,
+                                                       std::size_t strict_columns) {
+  check_input(keys, stride, strict_columns);
+  const std::size_t rows = keys.size() / stride;
+  std::vector<std::size_t> out;
+  for (std::size_t p = 0; p < rows; ++p) {
+    bool keep = true;
+    for (std::size_t q = 0; q < rows && keep; ++q) {
+      keep = !removes(keys.data() + q * stride, keys.data() + p * stride, stride, strict_columns);
+    }
+    if (keep) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace dse::search

@@ -1,0 +1,124 @@
+// The batch non-dominated filter (k-d tree sort-filter-skyline) against the O(n^2)
+// definition, and the batched archive (add/flush, merge) against one-by-one insertion,
+// on random inputs full of ties, exact duplicates and repeated indices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "search/constraint_archive.hpp"
+#include "search/dominance_filter.hpp"
+
+namespace dse::search {
+namespace {
+
+// n rows of `stride` columns. Styles: 0 small integer grid (ties everywhere), 1 continuous,
+// 2 a trade-off (column 1 falls as column 0 rises, most rows survive), 3 one value for all
+// (every row equal), 4 grid with redundant columns (a copy of column 0 and a constant).
+std::vector<double> make_rows(std::mt19937_64& rng, std::size_t n, std::size_t stride, int style) {
+  std::uniform_int_distribution<int> grid(0, 3);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> k(n * stride);
+  for (std::size_t i = 0; i < n; ++i) {
+    double* r = k.data() + i * stride;
+    for (std::size_t j = 0; j < stride; ++j) {
+      switch (style) {
+        case 0: r[j] = grid(rng); break;
+        case 1: r[j] = unit(rng); break;
+        case 2: r[j] = j == 1 ? 1.0 - r[0] + 0.01 * grid(rng) : unit(rng); break;
+        case 3: r[j] = 1.0; break;
+        default: r[j] = j == 1 ? r[0] : (j == 2 ? 5.0 : grid(rng)); break;
+      }
+      if (style != 3 && rng() % 50 == 0) r[j] = -r[j];  // negative values and -0.0
+    }
+    if (i > 0 && rng() % 6 == 0) {  // an exact duplicate of an earlier row
+      const std::size_t src = rng() % i;
+      std::copy_n(k.data() + src * stride, stride, r);
+    }
+  }
+  return k;
+}
+
+TEST(DominanceFilter, EqualsBruteForceOnRandomSets) {
+  std::mt19937_64 rng(20240611);
+  for (int t = 0; t < 600; ++t) {
+    const std::size_t stride = 1 + rng() % 8;
+    const std::size_t strict = 1 + rng() % stride;
+    // Mostly small sets, some large enough for many tree levels.
+    const std::size_t n = t % 10 == 0 ? 500 + rng() % 2500 : rng() % 120;
+    const int style = static_cast<int>(rng() % 5);
+    const std::vector<double> k = make_rows(rng, n, stride, style);
+    ASSERT_EQ(nondominated_rows(k, stride, strict), nondominated_rows_brute_force(k, stride, strict))
+        << "case " << t << ": n " << n << ", stride " << stride << ", strict " << strict << ", style " << style;
+  }
+}
+
+TEST(DominanceFilter, HandMadeCases) {
+  // (1,2) removes (2,2); (1,2) and its duplicate both stay; (0,5) trades off.
+  const std::vector<double> k = {2, 2, 1, 2, 0, 5, 1, 2};
+  EXPECT_EQ(nondominated_rows(k, 2, 2), (std::vector<std::size_t>{1, 2, 3}));
+  // Strict on column 0 only: (1, 1) does not remove (1, 2) (equal objective), but
+  // (0, 3) does not remove (1, 2) either (worse metric); (0, 1) removes both.
+  const std::vector<double> c = {1, 1, 1, 2, 0, 3};
+  EXPECT_EQ(nondominated_rows(c, 2, 1), (std::vector<std::size_t>{0, 1, 2}));
+  const std::vector<double> d = {1, 1, 1, 2, 0, 1};
+  EXPECT_EQ(nondominated_rows(d, 2, 1), (std::vector<std::size_t>{2}));
+  EXPECT_TRUE(nondominated_rows(std::vector<double>{}, 3, 1).empty());
+  EXPECT_THROW((void)nondominated_rows(std::vector<double>{1, 2, 3}, 2, 1), std::invalid_argument);
+  EXPECT_THROW((void)nondominated_rows(std::vector<double>{1, 2}, 2, 3), std::invalid_argument);
+  EXPECT_THROW((void)nondominated_rows(std::vector<double>{1, NAN}, 2, 1), std::invalid_argument);
+}
+
+// Batched filing (add + flush, including automatic flushes) and merges of batched
+// parts give exactly the archive of one-by-one insert(), also when an index comes again.
+TEST(DominanceFilter, BatchedArchiveEqualsOneByOneInsertion) {
+  std::mt19937_64 rng(77);
+  for (int t = 0; t < 120; ++t) {
+    const std::size_t m = 1 + rng() % 4;
+    const std::size_t metrics = rng() % 5;
+    std::vector<Sense> senses;
+    for (std::size_t j = 0; j < m; ++j) senses.push_back(rng() % 2 ? Sense::minimize : Sense::maximize);
+    const std::size_t n = t % 20 == 0 ? 3000 : 1 + rng() % 300;
+    const std::size_t stride = m + metrics;
+    std::vector<double> k = make_rows(rng, n, stride, static_cast<int>(rng() % 5));
+    // Some indices come again, with their evaluation (one evaluation per index).
+    std::vector<std::uint64_t> ids(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ids[i] = 1000 + i * 3;
+      if (i > 0 && rng() % 8 == 0) {
+        const std::size_t src = rng() % i;
+        ids[i] = ids[src];
+        std::copy_n(k.begin() + static_cast<std::ptrdiff_t>(src * stride), stride,
+                    k.begin() + static_cast<std::ptrdiff_t>(i * stride));
+      }
+    }
+
+    ConstraintArchive one_by_one(senses, metrics);
+    ConstraintArchive batched(senses, metrics);
+    const std::size_t parts = 1 + rng() % 4;
+    std::vector<ConstraintArchive> part(parts, ConstraintArchive(senses, metrics));
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::span<const double> row(k.data() + i * stride, stride);
+      const auto obj = row.first(m);
+      const auto met = row.subspan(m);
+      one_by_one.insert(ids[i], obj, met);
+      batched.add(ids[i], obj, met);
+      const std::size_t p = static_cast<std::size_t>(ids[i] % parts);
+      part[p].add(ids[i], obj, met);
+      if (rng() % 97 == 0) batched.flush();
+    }
+    EXPECT_THROW((void)batched.entries(), std::logic_error) << "queued points must be flushed first";
+    batched.flush();
+    EXPECT_EQ(batched, one_by_one) << "case " << t;
+    ConstraintArchive merged(senses, metrics);
+    for (std::size_t p = parts; p-- > 0;) merged.merge(part[p]);
+    EXPECT_EQ(merged, one_by_one) << "case " << t;
+  }
+}
+
+}  // namespace
+}  // namespace dse::search
