@@ -10,8 +10,10 @@
 set -u
 dse=$1 mpirun=$2 scenario=$3 work=$4 python=$5 compare=$6 ranks=${7:-2}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-# A larger variant of the sweep so that the run lasts a few seconds.
-sed 's/{log: \[1.0e12, 128.0e12, 4\]}/{log: [1.0e12, 128.0e12, 8]}/; s/{log: \[50.0e12, 1000.0e12, 4\]}/{log: [50.0e12, 1000.0e12, 8]}/' \
+# A larger variant of the sweep (x 32: 786,432 points) so that the run lasts a few
+# seconds even with the batched archive (the x 2 variant finished in ~0.5 s, before
+# a SIGTERM could land).
+sed 's/{log: \[1.0e12, 128.0e12, 4\]}/{log: [1.0e12, 128.0e12, 16]}/; s/{log: \[50.0e12, 1000.0e12, 4\]}/{log: [50.0e12, 1000.0e12, 16]}/; s/{log: \[25.0e9, 3.2e12, 4\]}/{log: [25.0e9, 3.2e12, 8]}/; s/{log: \[1.0e12, 8.0e12, 4\]}/{log: [1.0e12, 8.0e12, 8]}/' \
   "$scenario" > big.yaml
 run() { timeout 300 "$mpirun" -q -np "$1" --oversubscribe "$dse" "${@:2}" --threads 1 --no-progress >/dev/null 2>>log; }
 fail=0
