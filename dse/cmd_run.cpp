@@ -1,6 +1,8 @@
 #include <boost/program_options.hpp>
 
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -88,7 +90,12 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     if (ctx->rank() == 0) {
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
-                << " s\nwrote " << s.output_path << "\n\n";
+                << " s\nwrote " << s.output_path << "\n";
+      std::array<char, 160> line{};
+      std::snprintf(line.data(), line.size(),
+                    "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets %.2f s",
+                    s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s);
+      std::cout << line.data() << "\n\n";
       print_shortlist(read_results(s.output_path), std::cout);
     }
     return exit_ok;

@@ -20,6 +20,7 @@ class LocalContext final : public Context {
     throw std::logic_error("local context has no other rank to receive from");
   }
   int poll(int /*tag*/) override { return -1; }
+  int wait_any(int /*tag*/) override { throw std::logic_error("local context has no other rank to wait for"); }
   std::uint64_t sum(std::uint64_t value) override { return value; }
   std::int64_t max(std::int64_t value) override { return value; }
   void configure_hdf5_access(std::int64_t /*fapl*/) const override {}

@@ -26,6 +26,8 @@ class Context {
   virtual Bytes receive(int source, int tag) = 0;
   // A rank with a message of `tag` waiting, or -1 (never blocks).
   virtual int poll(int tag) = 0;
+  // A rank with a message of `tag` waiting; blocks until there is one.
+  virtual int wait_any(int tag) = 0;
   // Sum of a value over ranks, on every rank.
   virtual std::uint64_t sum(std::uint64_t value) = 0;
   // Maximum of a value over ranks, on every rank.

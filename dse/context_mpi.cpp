@@ -68,6 +68,12 @@ class MpiContext final : public Context {
     return flag != 0 ? status.MPI_SOURCE : -1;
   }
 
+  int wait_any(int tag) override {
+    MPI_Status status;
+    check(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &status), "MPI_Probe");
+    return status.MPI_SOURCE;
+  }
+
   std::uint64_t sum(std::uint64_t value) override {
     unsigned long long in = value;
     unsigned long long out = 0;

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "dse/context.hpp"
@@ -141,8 +141,8 @@ std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& 
   return out;
 }
 
-// The global archive from every rank's local archive (collective; every rank gets it,
-// ordered by index). The keys of all local archives go to every rank; each rank keeps
+// The global archive from every rank's local archive (collective; rank 0 gets it,
+// ordered by index, the other ranks get it empty). The keys of all local archives go to every rank; each rank keeps
 // its own records that no other rank's key removes -- exact, since a local archive
 // holds no record another of its records removes -- and the survivors are gathered.
 // The filtering runs on all ranks at once, not along a reduction tree.
@@ -197,8 +197,7 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, c
       kept.push_back(local[pos[i]]);
     }
   }
-  const Bytes survivors = tree_reduce(ctx, records_to_bytes(kept), concat);
-  std::vector<PointRecord> out = records_from_bytes(ctx.broadcast(ctx.rank() == 0 ? survivors : Bytes{}, 0));
+  std::vector<PointRecord> out = records_from_bytes(tree_reduce(ctx, records_to_bytes(kept), concat));
   std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
   // A point index evaluated on two ranks (NSGA-II re-asks points) carries the same record on
   // both, and equal keys do not remove each other: keep it once, as an archive insert does.
@@ -244,6 +243,7 @@ std::uint64_t planned_points(const PointModel& model, const SearchPlan& plan) {
 
 struct RoundWork {
   std::vector<std::pair<std::uint64_t, PointRecord>> rows;  // (position in round, record), store all / nsga2
+  std::vector<std::uint64_t> indices;                       // the point indices this rank evaluated
   std::uint64_t evaluated = 0;
   std::uint64_t feasible = 0;
 };
@@ -258,6 +258,7 @@ class RoundRunner {
     tbb::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); });
     for (std::uint64_t p = begin; p < end; ++p) {
       const PointRecord& r = chunk[p - begin];
+      out.indices.push_back(r.index);
       ++out.evaluated;
       if (r.feasible != 0) ++out.feasible;
       archive_.insert(r);
@@ -274,70 +275,116 @@ class RoundRunner {
 
 bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
 
-// Evaluate positions [0, ids.size()) over all ranks in dynamic chunks. Returns false when
-// the round was cut short by a cancellation (on any rank).
-bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t chunk, RoundRunner& runner,
-               RoundWork& work, const DriverOptions& opt) {
+// Guided self-scheduling over the positions of a round: each chunk is a share of what is
+// left (large chunks first, small ones at the end so that ranks finish together), never
+// below `min_chunk` nor above `max_chunk` points.
+class ChunkCursor {
+ public:
+  ChunkCursor(std::uint64_t n, std::uint64_t min_chunk, std::uint64_t max_chunk, std::uint64_t share)
+      : n_(n), min_(min_chunk), max_(max_chunk), share_(share) {}
+  // The next [begin, end); begin == n when nothing is left.
+  std::pair<std::uint64_t, std::uint64_t> take() {
+    const std::uint64_t left = n_ - next_;
+    const std::uint64_t size = std::min(left, std::clamp<std::uint64_t>(left / share_, min_, max_));
+    const std::uint64_t b = next_;
+    next_ += size;
+    return {b, next_};
+  }
+  void finish() { next_ = n_; }
+
+ private:
+  std::uint64_t n_;
+  std::uint64_t min_;
+  std::uint64_t max_;
+  std::uint64_t share_;
+  std::uint64_t next_ = 0;
+};
+
+// Requests a worker rank keeps in flight: one chunk in hand and one asked for, so that
+// rank 0 (which answers between its own chunks) never leaves a rank waiting idle.
+constexpr int kRequestsInFlight = 2;
+
+// Evaluate positions [0, ids.size()) over all ranks in dynamic chunks. Rank 0 works on
+// chunks too and answers the other ranks' requests between its chunks; a worker rank
+// keeps kRequestsInFlight requests open. No thread and no polling loop: when rank 0 has
+// no work left it blocks on the requests still to answer. Returns false when the round
+// was cut short by a cancellation (on any rank).
+bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk,
+               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt) {
   const std::uint64_t n = ids.size();
+  const auto ranks = static_cast<std::uint64_t>(ctx.size());
+  ChunkCursor cursor(n, min_chunk, max_chunk, 4 * ranks);
   if (!ctx.distributed() || ctx.size() == 1) {
-    for (std::uint64_t b = 0; b < n; b += chunk) {
+    for (auto [b, e] = cursor.take(); b < n; std::tie(b, e) = cursor.take()) {
       if (cancelled(opt)) return false;
-      runner.run_chunk(ids, b, std::min(n, b + chunk), work);
+      runner.run_chunk(ids, b, e, work);
     }
     return true;
   }
-  std::atomic<bool> stop{false};
+  bool stop = false;
   if (ctx.rank() == 0) {
-    std::atomic<std::uint64_t> cursor{0};
+    // Every worker rank gets exactly kRequestsInFlight "done" replies: the first one ends
+    // its requests, the others answer the requests it still had open.
+    std::vector<int> done_replies(static_cast<std::size_t>(ctx.size()), 0);
+    int finished = 0;
+    auto answer = [&](int src) {
+      const Bytes req = ctx.receive(src, kTagRequest);
+      if ((!req.empty() && req[0] == 'C') || cancelled(opt)) stop = true;
+      if (stop) cursor.finish();
+      const auto [b, e] = cursor.take();
+      Bytes reply;
+      put(reply, b);
+      put(reply, e);
+      put(reply, static_cast<std::uint8_t>(stop ? 1 : 0));
+      ctx.send(reply, src, kTagReply);
+      if (b >= n && ++done_replies[static_cast<std::size_t>(src)] == kRequestsInFlight) ++finished;
+    };
+    // Hand every worker rank its first chunks before working: the requests are sent as
+    // the round starts, and a rank left waiting for rank 0's first chunk would idle.
+    for (int k = 0; k < (ctx.size() - 1) * kRequestsInFlight; ++k) answer(ctx.wait_any(kTagRequest));
     std::exception_ptr failure;
-    std::thread worker([&] {
+    for (;;) {
+      for (int src = ctx.poll(kTagRequest); src >= 0; src = ctx.poll(kTagRequest)) answer(src);
+      if (stop || cancelled(opt)) {
+        stop = true;
+        break;
+      }
+      const auto [b, e] = cursor.take();
+      if (b >= n) break;
       try {
-        for (;;) {
-          if (stop.load() || cancelled(opt)) break;
-          const std::uint64_t b = cursor.fetch_add(chunk);
-          if (b >= n) break;
-          runner.run_chunk(ids, b, std::min(n, b + chunk), work);
-        }
+        runner.run_chunk(ids, b, e, work);
       } catch (...) {
         failure = std::current_exception();
         stop = true;
       }
-    });
-    int active = ctx.size() - 1;
-    while (active > 0) {
-      const int src = ctx.poll(kTagRequest);
-      if (src < 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        continue;
-      }
-      const Bytes req = ctx.receive(src, kTagRequest);
-      if (!req.empty() && req[0] == 'C') stop = true;
-      if (cancelled(opt)) stop = true;
-      std::uint64_t b = stop.load() ? n : cursor.fetch_add(chunk);
-      if (b >= n) {
-        b = n;
-        --active;
-      }
-      Bytes reply;
-      put(reply, b);
-      put(reply, static_cast<std::uint8_t>(stop.load() ? 1 : 0));
-      ctx.send(reply, src, kTagReply);
     }
-    worker.join();
+    if (stop) cursor.finish();
+    while (finished < ctx.size() - 1) answer(ctx.wait_any(kTagRequest));
     if (failure) std::rethrow_exception(failure);
   } else {
-    for (;;) {
-      const bool c = cancelled(opt);
-      ctx.send(Bytes{c ? 'C' : 'R'}, 0, kTagRequest);
+    auto request = [&] { ctx.send(Bytes{cancelled(opt) ? 'C' : 'R'}, 0, kTagRequest); };
+    for (int i = 0; i < kRequestsInFlight; ++i) request();
+    int open = kRequestsInFlight;
+    bool done = false;
+    while (open > 0) {
       const Bytes reply = ctx.receive(0, kTagReply);
+      --open;
       std::size_t off = 0;
       const auto b = get<std::uint64_t>(reply, off);
+      const auto e = get<std::uint64_t>(reply, off);
       if (get<std::uint8_t>(reply, off) != 0) stop = true;
-      if (b >= n) break;
-      runner.run_chunk(ids, b, std::min(n, b + chunk), work);
+      if (b >= n) {
+        done = true;
+        continue;
+      }
+      if (!done) {
+        request();  // ask for the next chunk before working on this one
+        ++open;
+      }
+      if (!stop && !cancelled(opt)) runner.run_chunk(ids, b, e, work);  // a stopped round is discarded
     }
   }
-  const bool any_stop = ctx.max(stop.load() || cancelled(opt) ? 1 : 0) != 0;
+  const bool any_stop = ctx.max(stop || cancelled(opt) ? 1 : 0) != 0;
   return !any_stop;
 }
 
@@ -397,18 +444,19 @@ h5::Handle fresh_dataset(hid_t file, const std::string& name, hid_t type, std::u
   return h5::create_extensible_1d(file, name, type, chunk_rows, deflate);
 }
 
-void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& records) {
+// Rank 0's `records` as /archive (collective; `rows` = records.size() on rank 0).
+void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& records, std::uint64_t rows) {
   const h5::Handle type = point_record_type();
   const h5::Handle ds = fresh_dataset(file, "archive", type, 1024, kDeflate);
-  h5::set_rows(ds, records.size());
+  h5::set_rows(ds, rows);
   std::vector<h5::RowRun> runs;
   if (ctx.rank() == 0 && !records.empty()) runs.push_back({0, records.size()});
   h5::write_runs(ds, type, records.data(), runs, ctx.distributed());
 }
 
-// Each rank's archive rows at its offset in dataset `name` (collective); returns the total.
-std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<PointRecord>& local,
-                                 const std::string& name) {
+// Each rank's `local` rows at `base` + the rows of lower ranks in dataset `ds`, which is
+// resized to hold them (collective); returns the rows written over all ranks.
+std::uint64_t write_rank_rows(hid_t ds, Context& ctx, const std::vector<PointRecord>& local, std::uint64_t base) {
   Bytes mine;
   put(mine, static_cast<std::uint64_t>(ctx.rank()));
   put(mine, static_cast<std::uint64_t>(local.size()));
@@ -422,15 +470,14 @@ std::size_t write_local_archives(hid_t file, Context& ctx, const std::vector<Poi
     const auto r = get<std::uint64_t>(all, off);
     sizes.at(r) = get<std::uint64_t>(all, off);
   }
-  std::uint64_t offset = 0;
+  std::uint64_t offset = base;
   std::uint64_t total = 0;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     if (static_cast<int>(r) < ctx.rank()) offset += sizes[r];
     total += sizes[r];
   }
   const h5::Handle type = point_record_type();
-  const h5::Handle ds = fresh_dataset(file, name, type, 1024, kDeflate);
-  h5::set_rows(ds, total);
+  h5::set_rows(ds, base + total);
   std::vector<h5::RowRun> runs;
   if (!local.empty()) runs.push_back({offset, local.size()});
   h5::write_runs(ds, type, local.data(), runs, ctx.distributed());
@@ -536,6 +583,8 @@ void init_driver_file(hid_t file, Store store) {
   set_attribute(file, kRoundsDone, 0);
   set_attribute(file, kEvaluated, 0);
   set_attribute(file, kFeasible, 0);
+  set_attribute(file, kArchiveRound, 0);
+  set_attribute(file, kArchiveRows, 0);
 }
 
 DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan, const DriverOptions& opt,
@@ -559,8 +608,16 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     seek(*sampler, plan.sampler, rows_done);
   }
   Archive archive(model);
+  // A checkpoint written before the archive checkpoint became append-only has neither
+  // attribute: its whole dataset of the last round is the archive.
+  const bool appended = h5::has_attribute(file, kArchiveRound);
+  std::int64_t archive_round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
+  std::uint64_t archive_rows = 0;
   {
-    const std::vector<PointRecord> saved = read_archive(file, checkpoint_name("checkpoint_archive", rounds));
+    std::vector<PointRecord> saved = read_archive(file, checkpoint_name("checkpoint_archive", archive_round));
+    archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
+    if (saved.size() < archive_rows) throw IoError("checkpoint archive is shorter than its committed rows");
+    saved.resize(archive_rows);  // rows past the committed count belong to an unfinished checkpoint
     const auto p = static_cast<std::size_t>(ctx.size());
     for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) archive.insert(saved[i]);
   }
@@ -585,10 +642,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       throw Error("sampler handed out no points but is not done");
     }
     const auto t0 = Clock::now();
-    const std::uint64_t per_worker = static_cast<std::uint64_t>(ctx.size()) * static_cast<std::uint64_t>(opt.threads);
-    const std::uint64_t chunk = std::clamp<std::uint64_t>(ids.size() / (8 * per_worker), 16, 16384);
+    // Chunks of at least 16 points per thread (TBB splits a chunk over the threads).
+    const auto threads = static_cast<std::uint64_t>(std::max(1, opt.threads));
     RoundWork work;
-    if (!run_round(ctx, ids, chunk, runner, work, opt)) {
+    if (!run_round(ctx, ids, 16 * threads, 16384 * threads, runner, work, opt)) {
       result.interrupted = true;
       break;  // the last checkpoint stays; this round is redone on resume
     }
@@ -596,6 +653,8 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       const auto evals = all_evaluations(ctx, model, work);
       sampler->tell(evals);
     }
+    const auto tw = Clock::now();
+    result.evaluate_s += std::chrono::duration<double>(tw - t0).count();
     if (store_rows) {
       std::sort(work.rows.begin(), work.rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       std::vector<PointRecord> buf;
@@ -618,14 +677,30 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     evaluated += ctx.sum(work.evaluated);
     feasible += ctx.sum(work.feasible);
 
-    // Checkpoint: every rank's local archive (their union holds the global archive;
-    // merging waits for the end), the sampler state and the counters, then flush.
+    // Checkpoint: the points that entered this rank's local archive in this round are
+    // appended to the archive checkpoint (kArchiveRows); every few rounds, when the
+    // appended rows pass twice the archive, all local archives are written afresh to a
+    // dataset named by the round. Then the sampler state, the counters, and a flush.
+    // The counters switch to the new checkpoint only after it is written and flushed,
+    // and the old datasets are deleted after that, so a crash at any moment leaves the
+    // counters naming a complete checkpoint.
     const auto tc = Clock::now();
-    // Round r's checkpoint goes to datasets named by r; the counters switch to r only
-    // after they are written, and round r-1's are deleted after that, so a crash at
-    // any moment leaves the counters naming a complete checkpoint.
-    const std::size_t archived =
-        write_local_archives(file, ctx, archive.records(), checkpoint_name("checkpoint_archive", rounds + 1));
+    const std::vector<PointRecord> local = archive.records();
+    const std::uint64_t archived = ctx.sum(local.size());
+    std::sort(work.indices.begin(), work.indices.end());
+    std::vector<PointRecord> entered;
+    for (const auto& r : local) {
+      if (std::binary_search(work.indices.begin(), work.indices.end(), r.index)) entered.push_back(r);
+    }
+    const std::int64_t old_archive_round = archive_round;
+    if (archive_rows + ctx.sum(entered.size()) > 2 * archived + opt.checkpoint_slack_rows) {
+      archive_round = rounds + 1;
+      const h5::Handle ds = fresh_dataset(file, checkpoint_name("checkpoint_archive", archive_round), type, 1024, kDeflate);
+      archive_rows = write_rank_rows(ds, ctx, local, 0);
+    } else {
+      const h5::Handle ds = h5::open_dataset(file, checkpoint_name("checkpoint_archive", archive_round));
+      archive_rows += write_rank_rows(ds, ctx, entered, archive_rows);
+    }
     write_bytes_dataset(file, ctx, checkpoint_name("sampler_state", rounds + 1),
                         plan.sampler == SamplerKind::nsga2
                             ? static_cast<search::Nsga2Sampler&>(*sampler).save_state()
@@ -636,12 +711,16 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     set_attribute(file, kRoundsDone, rounds);
     set_attribute(file, kEvaluated, static_cast<std::int64_t>(evaluated));
     set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
+    set_attribute(file, kArchiveRound, archive_round);
+    set_attribute(file, kArchiveRows, static_cast<std::int64_t>(archive_rows));
     h5::flush(file);  // a failed write stops every rank (h5.hpp)
-    for (const char* base : {"checkpoint_archive", "sampler_state"}) {
-      const std::string old = checkpoint_name(base, rounds - 1);
-      if (h5::has_link(file, old)) h5::check_status(H5Ldelete(file, old.c_str(), H5P_DEFAULT), "H5Ldelete " + old);
+    std::vector<std::string> old = {checkpoint_name("sampler_state", rounds - 1)};
+    if (archive_round != old_archive_round) old.push_back(checkpoint_name("checkpoint_archive", old_archive_round));
+    for (const auto& name : old) {
+      if (h5::has_link(file, name)) h5::check_status(H5Ldelete(file, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
     }
     progress.update(evaluated, archived, false);
+    result.checkpoint_s += std::chrono::duration<double>(Clock::now() - tw).count();
 
     if (ctx.rank() == 0) {
       // Size the next round from the evaluation rate, long enough that the checkpoint
@@ -663,11 +742,18 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   result.evaluated = evaluated;
   result.feasible = feasible;
   if (!result.interrupted) {
+    const auto tm = Clock::now();
     result.archive = global_archive(ctx, model, archive.records());
-    write_archive(file, ctx, result.archive);
+    Bytes n;
+    put(n, static_cast<std::uint64_t>(result.archive.size()));
+    n = ctx.broadcast(n, 0);
+    std::size_t off = 0;
+    result.archive_size = get<std::uint64_t>(n, off);
+    write_archive(file, ctx, result.archive, result.archive_size);
     delete_checkpoints(file);
+    result.merge_s = std::chrono::duration<double>(Clock::now() - tm).count();
   }
-  if (!result.interrupted) progress.update(evaluated, result.archive.size(), true);
+  if (!result.interrupted) progress.update(evaluated, result.archive_size, true);
   return result;
 }
 

@@ -52,6 +52,9 @@ struct DriverOptions {
   Store store = Store::all;
   double round_s = 2.0;                    // target wall time of one round (one checkpoint each)
   std::uint64_t max_round_points = 1u << 20;
+  // Appended archive-checkpoint rows allowed beyond twice the archive before the local
+  // archives are written afresh (kArchiveRows).
+  std::uint64_t checkpoint_slack_rows = 65536;
   bool progress = true;
   const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
 };
@@ -60,7 +63,14 @@ struct DriverResult {
   std::uint64_t evaluated = 0;             // over all ranks, this session and earlier ones
   std::uint64_t feasible = 0;
   bool interrupted = false;
-  std::vector<PointRecord> archive;        // the merged archive, ordered by index (every rank)
+  std::vector<PointRecord> archive;        // the merged archive, ordered by index (rank 0; empty elsewhere)
+  std::uint64_t archive_size = 0;          // its size (every rank)
+  // Wall time of the phases on this rank (for the run summary): evaluating rounds
+  // (including waits for other ranks at the end of a round), writing checkpoints and
+  // rows, and merging the local archives at the end.
+  double evaluate_s = 0.0;
+  double checkpoint_s = 0.0;
+  double merge_s = 0.0;
 };
 
 // Checkpoint attributes in the output file (besides /points, /archive, /sampler_state).
@@ -68,6 +78,13 @@ inline constexpr const char* kRowsDone = "checkpoint_rows";
 inline constexpr const char* kRoundsDone = "checkpoint_rounds";
 inline constexpr const char* kEvaluated = "checkpoint_evaluated";
 inline constexpr const char* kFeasible = "checkpoint_feasible";
+// The archive checkpoint is append-only: each round adds the points that entered a local
+// archive in that round to dataset checkpoint_archive_<round> (the round that created
+// it); the first `rows` rows are committed. Re-inserting them gives the same archive,
+// since a point that left the archive was removed by one that is (or whose remover is)
+// still there. When the rows pass twice the archive, the archives are written afresh.
+inline constexpr const char* kArchiveRound = "checkpoint_archive_round";
+inline constexpr const char* kArchiveRows = "checkpoint_archive_rows";
 
 // Prepare a fresh output file for the driver (collective): datasets and counters.
 void init_driver_file(hid_t file, Store store);

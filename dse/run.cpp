@@ -97,8 +97,9 @@ h5::Handle sheet_type() {
 constexpr std::size_t kSheetArchiveLimit = 10000;
 
 void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                          const std::vector<PointRecord>& archive, const std::vector<std::uint64_t>& pareto) {
-  const bool all = archive.size() <= kSheetArchiveLimit;
+                          const std::vector<PointRecord>& archive, std::uint64_t archive_size,
+                          const std::vector<std::uint64_t>& pareto) {
+  const bool all = archive_size <= kSheetArchiveLimit;
   std::vector<SheetRow> rows;
   if (ctx.rank() == 0) {
     std::vector<std::uint64_t> points;
@@ -423,6 +424,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
 
   DriverResult result;
   std::size_t pareto_count = 0;
+  double sheets_s = 0.0;
   std::int64_t failed = 0;
   std::string error;
   try {
@@ -442,7 +444,15 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     d.cancel = options.cancel;
     result = drive(ctx, model, scenario.search, d, file);
     if (!result.interrupted) {
-      const std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
+      // The archive is on rank 0 only; its Pareto indices go to every rank.
+      std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
+      {
+        Bytes b(pareto.size() * sizeof(std::uint64_t));
+        if (!b.empty()) std::memcpy(b.data(), pareto.data(), b.size());
+        b = ctx.broadcast(b, 0);
+        pareto.resize(b.size() / sizeof(std::uint64_t));
+        if (!b.empty()) std::memcpy(pareto.data(), b.data(), b.size());
+      }
       pareto_count = pareto.size();
       const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
       h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
@@ -453,7 +463,9 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       w = ctx.broadcast(w, 0);
       std::memcpy(&wall, w.data(), sizeof(double));
       info.wall_time_s = wall;
-      write_mapping_sheets(file, ctx, scenario, space, result.archive, pareto);
+      const auto ts = std::chrono::steady_clock::now();
+      write_mapping_sheets(file, ctx, scenario, space, result.archive, result.archive_size, pareto);
+      sheets_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
       write_run_info(file, info);
       set_attribute(file, "complete", 1);
     }
@@ -479,9 +491,13 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   RunSummary s;
   s.points = result.evaluated;
   s.feasible = result.feasible;
-  s.archive = result.archive.size();
+  s.archive = result.archive_size;
   s.pareto = pareto_count;
   s.wall_time_s = info.wall_time_s;
+  s.evaluate_s = result.evaluate_s;
+  s.checkpoint_s = result.checkpoint_s;
+  s.merge_s = result.merge_s;
+  s.sheets_s = sheets_s;
   s.output_path = options.output_path;
   return s;
 }

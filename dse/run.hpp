@@ -34,6 +34,11 @@ struct RunSummary {
   std::uint64_t archive = 0;
   std::uint64_t pareto = 0;
   double wall_time_s = 0.0;
+  // Rank 0's time per phase (DriverResult) and for the mapping sheets.
+  double evaluate_s = 0.0;
+  double checkpoint_s = 0.0;
+  double merge_s = 0.0;
+  double sheets_s = 0.0;
   std::string output_path;
 };
 

@@ -1,0 +1,125 @@
+// The driver's append-only archive checkpoint (driver.hpp, kArchiveRows): a run stopped
+// after many rounds and resumed, again and again, ends with the same archive as an
+// uninterrupted run, through appended rows and rewrites of the checkpoint alike.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+
+#include "dse/context.hpp"
+#include "dse/driver.hpp"
+#include "dse/h5.hpp"
+#include "dse/run.hpp"
+
+namespace dse {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+double unit(std::uint64_t index, std::uint64_t salt) {
+  return static_cast<double>(mix(index * 4 + salt) >> 11) * 0x1.0p-53;
+}
+
+// Three random objectives and fixed metrics: the archive is a small 3-D front whose
+// members keep being replaced, so checkpoints append rows that later leave the archive.
+PointRecord synthetic_point(std::uint64_t index) {
+  PointRecord r;
+  r.index = index;
+  r.workload_id = static_cast<std::uint32_t>(index % 2);
+  r.batch = 1;
+  r.throughput_samples_per_s = unit(index, 1);
+  r.latency_s = unit(index, 2);
+  r.energy_per_sample_j = unit(index, 3);
+  r.p99_latency_s = 1.0;
+  r.power_w = 1.0;
+  r.area_mm2 = 1.0;
+  r.memory_bytes = 1.0;
+  r.feasible = 1;
+  return r;
+}
+
+struct Fixture {
+  search::DesignSpace space{{{"point", 20000}}};
+  std::atomic<bool> cancel{false};
+  std::atomic<std::uint64_t> calls{0};
+  std::uint64_t stop_after = ~std::uint64_t{0};  // evaluations before `cancel` is set
+  PointModel model{space,
+                   {search::Sense::maximize, search::Sense::minimize, search::Sense::minimize,
+                    search::Sense::minimize},
+                   4,
+                   [this](std::uint64_t i) {
+                     if (calls.fetch_add(1) + 1 >= stop_after) cancel = true;
+                     return synthetic_point(i);
+                   },
+                   to_evaluation};
+
+  DriverResult drive_file(const std::string& path, bool fresh) {
+    auto ctx = make_local_context();
+    h5::quiet_errors();
+    const h5::Handle file = fresh ? h5::create_file(path, *ctx) : h5::open_file_readwrite(path, *ctx);
+    if (fresh) init_driver_file(file, Store::archive);
+    DriverOptions o;
+    o.threads = 1;
+    o.store = Store::archive;
+    o.round_s = 1e-6;           // rounds as small as max_round_points allows
+    o.max_round_points = 256;   // ~80 rounds, one checkpoint each
+    o.checkpoint_slack_rows = 0;  // rewrite the checkpoint as soon as appends pass 2x the archive
+    o.progress = false;
+    o.cancel = &cancel;
+    SearchPlan plan;
+    plan.sampler = SamplerKind::exhaustive;
+    return drive(*ctx, model, plan, o, file);
+  }
+};
+
+bool same(const PointRecord& a, const PointRecord& b) { return std::memcmp(&a, &b, sizeof(PointRecord)) == 0; }
+
+TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
+  const auto dir = std::filesystem::temp_directory_path() / "dse_test_driver_checkpoint";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+
+  Fixture whole;
+  const DriverResult want = whole.drive_file((dir / "whole.h5").string(), true);
+  ASSERT_FALSE(want.interrupted);
+  ASSERT_EQ(want.evaluated, 20000u);
+  ASSERT_GT(want.archive.size(), 10u);
+
+  const std::string path = (dir / "stopped.h5").string();
+  Fixture f;
+  f.stop_after = 1500;
+  DriverResult got = f.drive_file(path, true);
+  int stops = 0;
+  std::int64_t rewrites_seen = 0;
+  std::int64_t appended_rows_seen = 0;
+  while (got.interrupted) {
+    ++stops;
+    ASSERT_LT(stops, 100) << "the run does not progress";
+    {
+      const h5::Handle file = h5::open_file_readonly(path);
+      rewrites_seen = std::max(rewrites_seen, h5::read_int_attribute(file, kArchiveRound));
+      appended_rows_seen = std::max(appended_rows_seen, h5::read_int_attribute(file, kArchiveRows));
+    }
+    f.cancel = false;
+    f.stop_after = f.calls.load() + 1500 + 97 * static_cast<std::uint64_t>(stops);  // stops land mid-round
+    got = f.drive_file(path, false);
+  }
+  EXPECT_GE(stops, 8);
+  EXPECT_GT(rewrites_seen, 0) << "no checkpoint rewrite was exercised";
+  EXPECT_GT(appended_rows_seen, 0);
+  EXPECT_EQ(got.evaluated, 20000u);  // counted once per point across all sessions
+  ASSERT_EQ(got.archive.size(), want.archive.size());
+  for (std::size_t i = 0; i < want.archive.size(); ++i) {
+    EXPECT_TRUE(same(got.archive[i], want.archive[i])) << "archive row " << i << " index " << want.archive[i].index;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dse
