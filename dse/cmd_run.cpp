@@ -91,10 +91,11 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
                 << " s\nwrote " << s.output_path << "\n";
-      std::array<char, 160> line{};
+      std::array<char, 200> line{};
       std::snprintf(line.data(), line.size(),
-                    "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets %.2f s",
-                    s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s);
+                    "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
+                    "%.2f s, compressing /points %.2f s",
+                    s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
       std::cout << line.data() << "\n\n";
       print_shortlist(read_results(s.output_path), std::cout);
     }

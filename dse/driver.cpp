@@ -415,7 +415,7 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
 // Datasets are chunked but not compressed: with HDF5 1.10.8, collective writes to
 // deflate-filtered datasets corrupted the heap in the kill/resume tests (a malloc
 // assertion inside H5D__chunk_collective_write, about one run in ten with 4 ranks).
-// Compress a finished file offline if needed: h5repack -f SHUF -f GZIP=4 IN OUT.
+// /points is compressed after the run, serially by rank 0 (h5::rewrite_compressed in run.cpp).
 constexpr int kDeflate = 0;
 
 std::string checkpoint_name(const char* base, std::int64_t round) { return std::string(base) + "_" + std::to_string(round); }

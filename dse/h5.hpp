@@ -94,3 +94,16 @@ void read_all(hid_t dset, hid_t mem_type, void* buf);
 void flush(hid_t file);
 
 }  // namespace dse::h5
+
+namespace dse::h5 {
+
+// Rewrite the serial file `path` with dataset `name` (one-dimensional, any row type)
+// chunked by up to `chunk_rows` rows and compressed (byte shuffle + deflate `level`),
+// every other object and the root attributes copied as they are. The new file is
+// written beside it and renamed over it, so `path` is either the old file or the
+// complete new one; on failure the new file is removed and IoError thrown. Not
+// collective: parallel HDF5 1.10 cannot write filtered datasets reliably from many
+// ranks, so one rank compresses the finished file.
+void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level);
+
+}  // namespace dse::h5

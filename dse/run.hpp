@@ -39,6 +39,7 @@ struct RunSummary {
   double checkpoint_s = 0.0;
   double merge_s = 0.0;
   double sheets_s = 0.0;
+  double compress_s = 0.0;         // compressing /points after the run (rank 0, --store all)
   std::string output_path;
 };
 

@@ -6,6 +6,7 @@
 
 #include "dse/context.hpp"
 #include "dse/error.hpp"
+#include "dse/h5.hpp"
 #include "dse/results.hpp"
 #include "dse/run.hpp"
 #include "search/pareto.hpp"
@@ -49,6 +50,27 @@ TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
   EXPECT_EQ(r.pareto, brute_force_front(r.points));
   EXPECT_EQ(r.info.ranks, 1);
   EXPECT_NE(r.info.scenario_text.find("name: quickstart"), std::string::npos);
+
+  // /points was rewritten compressed after the run (byte shuffle + deflate), every
+  // other dataset and attribute copied: the reads above went through the new file.
+  {
+    const h5::Handle f = h5::open_file_readonly(opt.output_path);
+    const h5::Handle ds = h5::open_dataset(f, "points");
+    const h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+    ASSERT_EQ(H5Pget_nfilters(dcpl), 2);
+    auto filter = [&](unsigned i) {
+      unsigned flags = 0;
+      std::size_t n = 0;  // no client data wanted
+      unsigned config = 0;
+      return H5Pget_filter2(dcpl, i, &flags, &n, nullptr, 0, nullptr, &config);
+    };
+    EXPECT_EQ(filter(0), H5Z_FILTER_SHUFFLE);
+    EXPECT_EQ(filter(1), H5Z_FILTER_DEFLATE);
+    EXPECT_TRUE(h5::has_link(f, "archive"));
+    EXPECT_TRUE(h5::has_link(f, "mapping_sheets"));
+    EXPECT_EQ(h5::read_int_attribute(f, "complete"), 1);
+  }
+  EXPECT_FALSE(std::filesystem::exists(opt.output_path + ".partial.compressing"));
   std::filesystem::remove_all(dir);
 }
 
