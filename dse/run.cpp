@@ -1,5 +1,6 @@
 #include "dse/run.hpp"
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <chrono>
@@ -95,9 +96,9 @@ h5::Handle sheet_type() {
 // Mapping sheets for the archived points, or for the Pareto points alone when the
 // archive is larger than kSheetArchiveLimit (the per-layer rows would dwarf the rest).
 constexpr std::size_t kSheetArchiveLimit = 10000;
-// /points in the finished file: 65,536-row chunks, byte shuffle + deflate level 1 (the
+// /points in the finished file: 16,384-row chunks, byte shuffle + deflate level 1 (the
 // fastest level; shuffle groups the bytes of each column, which does most of the work).
-constexpr std::uint64_t kPointsChunkRows = 65536;
+constexpr std::uint64_t kPointsChunkRows = 16384;
 constexpr int kPointsDeflateLevel = 1;
 
 void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
@@ -483,6 +484,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   if (ctx.max(failed) == 0 && !result.interrupted && store == Store::all && ctx.rank() == 0) {
     try {
       const auto tz = std::chrono::steady_clock::now();
+      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
       h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel);
       compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
     } catch (const IoError& e) {
