@@ -161,6 +161,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   const int tp = static_cast<int>(c.positive_integer_or("tp", 1));
   const int pp = static_cast<int>(c.positive_integer_or("pp", 1));
   const int micro = static_cast<int>(c.positive_integer_or("micro_batches", 1));
+  const int virtual_stages = static_cast<int>(c.positive_integer_or("virtual_stages", 1));
   if (c.has("system")) {
     io::SystemFile sf = io::resolve_system(c.string("system"));
     p = sf.chip;
@@ -179,6 +180,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.tp = tp;
   r.degrees.pp = pp;
   r.micro_batches = micro;
+  r.virtual_stages = virtual_stages;
   r.options.fusion = m.e2e_fusion;
   r.options.launch = m.e2e_launch;
   const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
@@ -248,7 +250,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                        ? model_flops(e.chip) * static_cast<double>(micro) /
                              (static_cast<double>(pp) * e.step_latency_s * peak)
                        : 0.0;
-    cr.constants += ", pp " + std::to_string(pp) + ", micro-batches " + std::to_string(micro) + " of " +
+    cr.constants += ", pp " + std::to_string(pp) +
+                    (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
+                    ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
                     "%), recompute " + rc;
   } else {
@@ -343,7 +347,7 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "micro_batches", "batch", "seq", "context", "recompute", "measured", "unit",
+                           "tp", "pp", "micro_batches", "virtual_stages", "batch", "seq", "context", "recompute", "measured", "unit",
                            "source"});
     if (c.string("kind") == "operator_csv") operator_cases(c, measured_dir, m, cases);
     else cases.push_back(model_case(c, suite_dir, m));

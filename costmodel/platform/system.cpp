@@ -75,6 +75,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
       work.blocks.push_back(sys::BlockWork{o.chip.block_latency_s[b], 0.0, a2a});
   }
   work.micro_batches = std::max(1, r.micro_batches);
+  work.virtual_stages = r.virtual_stages;
   work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
                               wl::bytes_per_element(phase.precision);
   if (phase.phase == wl::Phase::training) work.gradient_bytes = wl::totals(g).parameter_bytes;

@@ -68,6 +68,9 @@ struct SystemRequest {
   // Micro-batches per step (m), each of phase.batch sequences: with PP the step
   // is (m + p - 1) slowest-stage times (1F1B schedule; bubble (p-1)/(m+p-1)).
   int micro_batches = 1;
+  // Model chunks per chip (v): > 1 selects the interleaved schedule, (m + (p-1)/v)
+  // slowest-chip times (parallelism.hpp).
+  int virtual_stages = 1;
 };
 
 struct ServingResult {

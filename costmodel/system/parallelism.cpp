@@ -94,7 +94,9 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   const int chips = d.tp * d.pp * d.dp;
   if (chips > chip_count(system)) return fail(ParallelStatus::too_many_chips);
   if ((d.tp * d.dp) % d.ep != 0) return fail(ParallelStatus::expert_groups_do_not_fit);
-  if (static_cast<int>(work.blocks.size()) < d.pp) return fail(ParallelStatus::too_few_blocks);
+  const int v = work.virtual_stages;
+  if (v < 1 || (v > 1 && d.pp == 1)) return fail(ParallelStatus::invalid_degrees);
+  if (static_cast<int>(work.blocks.size()) < d.pp * v) return fail(ParallelStatus::too_few_blocks);
 
   Interconnect tp_ic;
   Interconnect ep_ic;
@@ -136,9 +138,11 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   c.chips = chips;
   const int m = work.micro_batches;
   const int p = d.pp;
-  c.blocks_per_stage = partition_stages(block_s, p);
+  // p x v contiguous chunks; chip s holds chunks s, s + p, ..., s + (v - 1) p.
+  const std::vector<int> chunk_blocks = partition_stages(block_s, p * v);
+  c.blocks_per_stage.assign(static_cast<std::size_t>(p), 0);
 
-  // Stage-to-stage send over one link (only between stages, so p > 1).
+  // Chunk-to-chunk send over one link (only between chips, so p > 1).
   double send_s = 0.0;
   if (p > 1 && work.stage_boundary_bytes > 0.0) {
     send_s = system.link_latency_s +
@@ -146,29 +150,33 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   }
   const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
 
+  std::vector<double> chip_compute(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> chip_comm(static_cast<std::size_t>(p), 0.0);
   std::size_t first = 0;
+  for (int k = 0; k < p * v; ++k) {
+    const auto chip = static_cast<std::size_t>(k % p);
+    const auto count = static_cast<std::size_t>(chunk_blocks[static_cast<std::size_t>(k)]);
+    for (std::size_t b = first; b < first + count; ++b) {
+      chip_compute[chip] += work.blocks[b].compute_s;
+      chip_comm[chip] += block_comm_exposed_s[b];
+    }
+    first += count;
+    c.blocks_per_stage[chip] += static_cast<int>(count);
+    // The last chunk sends nothing on (its output leaves the pipeline).
+    if (k + 1 < p * v) chip_comm[chip] += send_exposed_s;
+  }
   double slowest = -1.0;
   double slowest_compute = 0.0;
   double slowest_comm = 0.0;
   double sum_stages = 0.0;
-  for (int s = 0; s < p; ++s) {
-    double compute = 0.0;
-    double comm = 0.0;
-    const std::size_t count = static_cast<std::size_t>(c.blocks_per_stage[s]);
-    for (std::size_t b = first; b < first + count; ++b) {
-      compute += work.blocks[b].compute_s;
-      comm += block_comm_exposed_s[b];
-    }
-    first += count;
-    // The last stage sends nothing on (its output leaves the pipeline).
-    if (s + 1 < p) comm += send_exposed_s;
-    const double t = compute + comm;
+  for (std::size_t s_ = 0; s_ < static_cast<std::size_t>(p); ++s_) {
+    const double t = chip_compute[s_] + chip_comm[s_];
     c.stage_time_s.push_back(t);
     sum_stages += t;
     if (t > slowest) {
       slowest = t;
-      slowest_compute = compute;
-      slowest_comm = comm;
+      slowest_compute = chip_compute[s_];
+      slowest_comm = chip_comm[s_];
     }
   }
   const double mean_stage = sum_stages / p;
@@ -183,17 +191,20 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   }
   const double dp_exposed_s = (1.0 - overlap.data) * dp_s;
 
-  const double pipeline_s = static_cast<double>(m + p - 1) * slowest;
+  // Interleaved 1F1B (Narayanan et al. 2021): the fill and drain take (p - 1) / v of a
+  // chip's per-micro-batch time; v = 1 is the plain schedule, (m + p - 1) t.
+  const double fill_drain = static_cast<double>(p - 1) / static_cast<double>(v);
+  const double pipeline_s = (static_cast<double>(m) + fill_drain) * slowest;
   c.step_time_s = pipeline_s + dp_exposed_s;
   c.compute_s = m * slowest_compute;
   c.exposed_comm_s = m * slowest_comm + dp_exposed_s;
-  c.bubble_s = (p - 1) * slowest;
+  c.bubble_s = fill_drain * slowest;
   c.bubble_fraction = pipeline_s > 0.0 ? c.bubble_s / pipeline_s : 0.0;
-  c.ideal_bubble_fraction = pipeline_bubble_fraction(p, m);
+  c.ideal_bubble_fraction = v == 1 ? pipeline_bubble_fraction(p, m) : fill_drain / (m + fill_drain);
   // Each chip holds one stage: its share of the whole step's communication.
   c.tp_comm_s = m * tp_total / p;
   c.ep_comm_s = m * ep_total / p;
-  c.pp_comm_s = p > 1 ? m * send_s : 0.0;
+  c.pp_comm_s = p > 1 ? m * v * send_s : 0.0;
   c.dp_comm_s = dp_s;
   c.bottleneck = c.exposed_comm_s > c.compute_s ? Bottleneck::interconnect
                                                 : work.compute_bottleneck;

@@ -18,6 +18,10 @@
 //    exposed by (1 - overlap.pipeline). With t the slowest stage's time
 //    (blocks + exposed send), a step takes (m + p - 1) t (GPipe / 1F1B
 //    schedule). Its bubble is (p - 1) t, the fraction (p-1)/(m+p-1) of it.
+//    Interleaved schedule (virtual_stages v > 1, Narayanan et al. SC'21): the
+//    blocks are split into p v contiguous chunks, chip s holding chunks s,
+//    s + p, ...; t is a chip's time for all its chunks (v sends each, the last
+//    chunk none) and a step takes (m + (p - 1) / v) t.
 //  * DP: replicas run independently (inference); when gradient_bytes > 0
 //    (training) one all-reduce of them over the DP group ends the step,
 //    exposed by (1 - overlap.data).
@@ -63,6 +67,7 @@ struct BlockWork {
 struct StepWork {
   std::vector<BlockWork> blocks;         // in model order
   int micro_batches = 1;                 // m
+  int virtual_stages = 1;                // v: model chunks per chip (interleaved 1F1B when > 1)
   double stage_boundary_bytes = 0.0;     // activation sent between stages per micro-batch
   double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute

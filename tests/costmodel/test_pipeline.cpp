@@ -104,6 +104,43 @@ TEST(Pipeline, StageSendsAndOverlap) {
   EXPECT_NEAR(h.pp_comm_s, 2.0 * 12e-6, 1e-15);
 }
 
+// Interleaved 1F1B (Narayanan et al. SC'21, v model chunks per chip): 8 blocks of
+// 1 ms, p = 2, v = 2 -> 4 chunks of 2 blocks, chip 0 holds chunks 0 and 2, chip 1
+// chunks 1 and 3: 4 ms per micro-batch on each chip. m = 4: (4 + (2-1)/2) x 4 ms =
+// 18 ms (plain schedule: (4 + 1) x 4 = 20 ms); bubble 0.5 x 4 = 2 ms, ideal
+// fraction 0.5 / 4.5 = 1/9. With 1 MB sends (2 us + 1e6 / 100e9 = 12 us): chip 0
+// sends after chunks 0 and 2, chip 1 after chunk 1 only (chunk 3 is the last), so
+// chip 0 is slowest at 4.024 ms: 4.5 x 4.024 = 18.108 ms; sends m x v x 12 us = 96 us.
+TEST(Pipeline, InterleavedScheduleShortensTheBubble) {
+  const auto sys = cs::make_switch(2, kBw, kAlpha);
+  auto w = uniform_blocks(8, 1e-3, 4);
+  w.virtual_stages = 2;
+  const auto c = cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.step_time_s, 18e-3, 1e-15);
+  EXPECT_NEAR(c.bubble_s, 2e-3, 1e-15);
+  EXPECT_NEAR(c.ideal_bubble_fraction, 1.0 / 9.0, 1e-15);
+  EXPECT_EQ(c.blocks_per_stage, (std::vector<int>{4, 4}));
+  w.virtual_stages = 1;
+  EXPECT_NEAR(cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring).step_time_s,
+              20e-3, 1e-15);
+
+  w.virtual_stages = 2;
+  w.stage_boundary_bytes = 1e6;
+  const auto s = cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(s.stage_time_s[0], 4.024e-3, 1e-15);
+  EXPECT_NEAR(s.stage_time_s[1], 4.012e-3, 1e-15);
+  EXPECT_NEAR(s.step_time_s, 4.5 * 4.024e-3, 1e-15);
+  EXPECT_NEAR(s.pp_comm_s, 96e-6, 1e-15);
+
+  w.virtual_stages = 2;
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {1, 1, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring).status,
+            cs::ParallelStatus::invalid_degrees);  // interleaving needs a pipeline
+  w.virtual_stages = 5;                            // 2 x 5 = 10 chunks of 8 blocks
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {1, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring).status,
+            cs::ParallelStatus::too_few_blocks);
+}
+
 // TP = 4 on a switch: two ring all-reduces of A = 8 MB per block:
 // AR = 2*3 alpha + 2*(3/4) A / B = 12 us + 120 us = 132 us; per block 264 us.
 // 2 blocks of 100 us compute, m = 1: 2 * (100 + 264) us; exposed comm > compute,
