@@ -187,6 +187,7 @@ int cmd_map(const Args& args) {
   }
   const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
   const lp::Problem p = parse_op(op, bits);
+  if (native) arch = lp::bind_keep_roles(arch, p);  // `keeps:` lists by role
   mp::Constraints c;
   if (!native) {
     c = io::read_timeloop_constraints(hw, constraints, arch, p);

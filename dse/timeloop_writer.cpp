@@ -194,7 +194,7 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
     const MapReader l(levels[i], h.place("levels").item(i),
                           {"name", "capacity_words", "word_bits", "block_words", "mesh_x", "mesh_y",
                            "read_bandwidth_words_per_cycle", "write_bandwidth_words_per_cycle", "read_energy_pj",
-                           "fill_energy_pj", "update_energy_pj", "leak_pj_per_cycle", "fanout_only"});
+                           "fill_energy_pj", "update_energy_pj", "leak_pj_per_cycle", "fanout_only", "keeps"});
     lp::StorageLevel lv;
     lv.name = l.string("name");
     lv.capacity_words = static_cast<std::int64_t>(l.non_negative_or("capacity_words", 0.0));
@@ -209,6 +209,25 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
     lv.update_energy_j = l.non_negative_or("update_energy_pj", 0.0) * 1e-12;
     lv.leak_energy_j_per_cycle = l.non_negative_or("leak_pj_per_cycle", 0.0) * 1e-12;
     if (l.has("fanout_only") && l.node("fanout_only").as<bool>()) lv.may_keep = 0;
+    if (l.has("keeps")) {
+      // Which kinds of tensor may live here (Timeloop's keep/bypass, by role).
+      const YAML::Node keeps = l.sequence("keeps");
+      if (lv.may_keep == 0) fail(l.place("keeps"), keeps, "no keeps on a fanout_only level", "keeps");
+      lv.keep_roles = 0;
+      for (std::size_t k = 0; k < keeps.size(); ++k) {
+        const std::string role = keeps[k].IsScalar() ? keeps[k].as<std::string>() : std::string("a non-scalar");
+        if (role == "weights") {
+          lv.keep_roles |= lp::StorageLevel::kKeepWeights;
+        } else if (role == "inputs") {
+          lv.keep_roles |= lp::StorageLevel::kKeepInputs;
+        } else if (role == "outputs") {
+          lv.keep_roles |= lp::StorageLevel::kKeepOutputs;
+        } else {
+          fail(l.place("keeps").item(k), keeps[k], "weights, inputs or outputs", role);
+        }
+      }
+      if (lv.keep_roles == 0) fail(l.place("keeps"), keeps, "at least one of weights, inputs, outputs", "an empty list");
+    }
     a.levels.push_back(lv);
   }
   const MapReader c(h.node("compute"), h.place("compute"), {"name", "mesh_x", "mesh_y", "rates"});

@@ -27,8 +27,10 @@ costmodel::mapper::Constraints read_timeloop_constraints(const std::string& arch
 // scenarios/hardware/gpu-4level.yaml: loopnest_hardware: {name, clock_hz,
 // levels: [{name, capacity_words (0 = unbounded), word_bits, block_words, mesh_x,
 // mesh_y (instances counted from the top), read/write_bandwidth_words_per_cycle,
-// read/fill/update_energy_pj (per access vector), leak_pj_per_cycle, fanout_only}],
+// read/fill/update_energy_pj (per access vector), leak_pj_per_cycle, fanout_only,
+// keeps: [weights | inputs | outputs] (default all; the level bypasses the others)}],
 // compute: {name, mesh_x, mesh_y, rates: [{bits, macs_per_cycle, energy_pj_per_mac}]}}.
+// `keeps` is by role; bind it to an operator with loopnest::bind_keep_roles.
 costmodel::loopnest::Architecture read_loopnest_hardware(const std::string& path);
 
 void write_timeloop_mapping(std::ostream& out, const costmodel::loopnest::Architecture& arch,

@@ -30,7 +30,16 @@ struct StorageLevel {
   double update_energy_j = 0.0;
   double leak_energy_j_per_cycle = 0.0;
   std::uint32_t may_keep = 0xFFFFFFFFu;  // bit t: tensor t may live here
+  // Kinds of tensor this level may hold (a Timeloop keep/bypass list written by
+  // role, so that one description serves every operator): kKeep* bits. Turned into
+  // may_keep for one problem by bind_keep_roles.
+  std::uint8_t keep_roles = kKeepAll;
   [[nodiscard]] std::int64_t instances() const noexcept { return mesh_x * mesh_y; }
+
+  static constexpr std::uint8_t kKeepWeights = 1;  // Tensor::weights
+  static constexpr std::uint8_t kKeepInputs = 2;   // other read-only operands
+  static constexpr std::uint8_t kKeepOutputs = 4;  // the read-write output
+  static constexpr std::uint8_t kKeepAll = 7;
 };
 
 struct PrecisionRate {
@@ -54,6 +63,10 @@ struct Architecture {
   ComputeLevel compute;
   double clock_hz = 1e9;
 };
+
+// `a` with each level's may_keep narrowed to the tensors of `p` whose role its
+// keep_roles lists (levels that keep every role are unchanged).
+Architecture bind_keep_roles(Architecture a, const Problem& p);
 
 // Why an architecture is malformed ("" when fine): no levels, too many levels,
 // meshes that shrink going inwards or do not divide.

@@ -686,6 +686,22 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
   return out;
 }
 
+Architecture bind_keep_roles(Architecture a, const Problem& p) {
+  for (auto& lv : a.levels) {
+    if (lv.keep_roles == StorageLevel::kKeepAll) continue;
+    std::uint32_t mask = 0;
+    for (int t = 0; t < p.num_tensors; ++t) {
+      const Tensor& x = p.tensors[static_cast<std::size_t>(t)];
+      const std::uint8_t role = x.read_write ? StorageLevel::kKeepOutputs
+                                : x.weights  ? StorageLevel::kKeepWeights
+                                             : StorageLevel::kKeepInputs;
+      if ((lv.keep_roles & role) != 0) mask |= 1u << t;
+    }
+    lv.may_keep &= mask;
+  }
+  return a;
+}
+
 std::string validate(const Architecture& a) {
   if (a.levels.empty()) return "no storage levels";
   if (static_cast<int>(a.levels.size()) > kMaxLevels) return "more than " + std::to_string(kMaxLevels) + " storage levels";

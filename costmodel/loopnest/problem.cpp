@@ -146,6 +146,7 @@ Problem make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, int bits) {
   p.type = LayerType::ffn;
   const int dm = p.add_dim("M", m), dn = p.add_dim("N", n), dk = p.add_dim("K", k);
   const int a = p.add_tensor("A", false, bits), b = p.add_tensor("B", false, bits), z = p.add_tensor("Z", true, bits);
+  p.tensors[static_cast<std::size_t>(b)].weights = true;  // activations (M x K) times a linear layer's weights
   p.add_rank(a, {t1(dm)});
   p.add_rank(a, {t1(dk)});
   p.add_rank(b, {t1(dk)});
@@ -181,6 +182,7 @@ Problem make_conv2d(const Conv2dShape& s, int bits) {
   const int dp = p.add_dim("P", s.p), dq = p.add_dim("Q", s.q), dr = p.add_dim("R", s.r), ds = p.add_dim("S", s.s);
   const int w = p.add_tensor("Weights", false, bits), in = p.add_tensor("Inputs", false, bits),
             out = p.add_tensor("Outputs", true, bits);
+  p.tensors[static_cast<std::size_t>(w)].weights = true;
   if (dg >= 0) p.add_rank(w, {t1(dg)});
   p.add_rank(w, {t1(dm)});
   p.add_rank(w, {t1(dc)});
@@ -214,6 +216,7 @@ Problem make_depthwise_conv2d(std::int64_t n, std::int64_t channels, std::int64_
             dr = p.add_dim("R", r), ds = p.add_dim("S", s);
   const int w = p.add_tensor("Weights", false, bits), in = p.add_tensor("Inputs", false, bits),
             out = p.add_tensor("Outputs", true, bits);
+  p.tensors[static_cast<std::size_t>(w)].weights = true;
   p.add_rank(w, {t1(dg)});
   p.add_rank(w, {t1(dr)});
   p.add_rank(w, {t1(ds)});

@@ -35,6 +35,7 @@ struct Tensor {
   std::array<Rank, kMaxRanks> ranks{};
   std::int8_t num_ranks = 0;
   bool read_write = false;  // the output: read-modify-write partial sums
+  bool weights = false;     // a parameter operand (conv Weights, a linear layer's K x N matrix)
   int precision_bits = 8;
 };
 

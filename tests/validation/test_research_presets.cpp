@@ -9,6 +9,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -81,7 +83,12 @@ mp::MapResult map_and_check(const lp::Architecture& a) {
   EXPECT_DOUBLE_EQ(lp::macs(p), kConvMacs);
   mp::MapperOptions o;
   o.objective = mp::Objective::energy;
-  const mp::MapResult r = mp::map_operator(a, p, mp::Constraints{}, o);
+  const lp::Architecture bound = lp::bind_keep_roles(a, p);
+  const mp::MapResult r = mp::map_operator(bound, p, mp::Constraints{}, o);
+  // Every level keeps only tensors its `keeps:` list allows.
+  for (std::size_t l = 0; l < r.mapping.levels.size() && l < bound.levels.size(); ++l) {
+    EXPECT_EQ(r.mapping.levels[l].keep & ~bound.levels[l].may_keep, 0u) << a.name << " level " << bound.levels[l].name;
+  }
   EXPECT_TRUE(r.feasible) << a.name;
   const double pes = static_cast<double>(a.compute.instances()) * a.compute.rates[0].macs_per_cycle;
   EXPECT_DOUBLE_EQ(r.bound.compute_cycles, kConvMacs / pes) << a.name;
@@ -184,6 +191,64 @@ TEST(ResearchPresets, EyerissLikeAgreesWithTimeloopOracle06) {
             << level(a, "psum_spad").capacity_words << " entries; clock "
             << 1.0 / root["architecture"]["nodes"][0]["attributes"]["global_cycle_seconds"].as<double>() << " Hz vs " << a.clock_hz
             << " Hz; technology " << root["architecture"]["nodes"][0]["attributes"]["technology"].as<std::string>() << " vs 65nm\n";
+}
+
+// The keep/bypass lists of the Timeloop exercise's mapping (datatype entries of
+// eyeriss-vgg02-layer5.map.yaml) against the preset's `keeps:`, bound to the same
+// VGG layer shape (Weights / Inputs / Outputs).
+TEST(ResearchPresets, EyerissLikeKeepsWhatTheTimeloopMappingKeeps) {
+  const lp::Architecture a = dse::io::read_loopnest_hardware(preset("eyeriss-like"));
+  const lp::Problem p = resnet_conv(16);
+  const lp::Architecture b = lp::bind_keep_roles(a, p);
+  const YAML::Node map =
+      YAML::LoadFile(std::string(DSE_ORACLES_DIR) + "/timeloop/06-eyeriss-vgg02-layer5/eyeriss-vgg02-layer5.map.yaml");
+  int checked = 0;
+  for (const auto& e : map["mapping"]) {
+    if (e["type"].as<std::string>() != "datatype") continue;
+    const std::string target = e["target"].as<std::string>();
+    if (target.rfind("inter_", 0) == 0) continue;  // fan-out levels keep nothing in both
+    std::uint32_t want = 0;
+    for (const auto& t : e["keep"]) want |= 1u << p.tensor_index(t.as<std::string>());
+    EXPECT_EQ(level(b, target).may_keep & 7u, want) << target;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);  // DRAM, shared_glb, ifmap_spad, weights_spad, psum_spad
+}
+
+// `keeps:` entries are weights, inputs or outputs; anything else is refused with the
+// file, line and column of the entry.
+TEST(ResearchPresets, UnknownKeepRoleIsRefusedWithItsPlace) {
+  const std::string path = ::testing::TempDir() + "dse_bad_keeps.yaml";
+  {
+    std::ofstream f(path);
+    f << "loopnest_hardware:\n  name: bad\n  levels:\n    - name: DRAM\n    - name: buf\n      capacity_words: 64\n"
+         "      keeps: [weights, psums]\n  compute:\n    rates:\n      - {bits: 8, macs_per_cycle: 1}\n";
+  }
+  try {
+    (void)dse::io::read_loopnest_hardware(path);
+    ADD_FAILURE() << "accepted keeps: [weights, psums]";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path + ":7:"), std::string::npos) << what;
+    EXPECT_NE(what.find("psums"), std::string::npos) << what;
+    EXPECT_NE(what.find("weights, inputs or outputs"), std::string::npos) << what;
+  }
+  std::remove(path.c_str());
+}
+
+// GEMM: B is the weight operand (make_gemm), A the input, Z the output.
+TEST(ResearchPresets, KeepRolesBindToTheOperatorsTensors) {
+  lp::Architecture a;
+  a.levels.resize(3);
+  a.levels[1].keep_roles = lp::StorageLevel::kKeepWeights;
+  a.levels[2].keep_roles = lp::StorageLevel::kKeepInputs | lp::StorageLevel::kKeepOutputs;
+  const lp::Problem g = lp::make_gemm(64, 64, 64, 8);
+  const lp::Architecture b = lp::bind_keep_roles(a, g);
+  EXPECT_EQ(b.levels[0].may_keep, 0xFFFFFFFFu);
+  EXPECT_EQ(b.levels[1].may_keep, 1u << g.tensor_index("B"));
+  EXPECT_EQ(b.levels[2].may_keep, (1u << g.tensor_index("A")) | (1u << g.tensor_index("Z")));
+  const lp::Problem c = resnet_conv(8);
+  EXPECT_EQ(lp::bind_keep_roles(a, c).levels[1].may_keep, 1u << c.tensor_index("Weights"));
 }
 
 // Simba (MICRO 2019): 36 chiplets x 16 PEs x 64 8-bit MACs, 127.8 TOPS per package (S),
