@@ -8,6 +8,7 @@
 #include "costmodel/platform/evaluate.hpp"
 #include "costmodel/platform/system.hpp"
 #include "costmodel/workload/presets.hpp"
+#include "tests/costmodel/a100_test_chip.hpp"
 
 namespace pf = dse::costmodel::platform;
 namespace wl = dse::costmodel::workload;
@@ -15,52 +16,9 @@ namespace cm = dse::costmodel;
 
 namespace {
 
-// An A100-like chip (figures of scenarios/hardware/a100-sxm4-80gb.yaml), written
-// out so the test does not depend on a reader.
-pf::Platform a100() {
-  pf::Platform p;
-  cm::GpuHardware& h = p.gpu;
-  h.name = "a100-test";
-  h.core_count = 108;
-  h.clock_hz = 1.41e9;
-  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp16)] = 1024;
-  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::bf16)] = 1024;
-  h.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::fp32)] = 64;
-  h.vector_fp32_flops_per_cycle_per_core = 128;
-  h.vector_fp16_flops_per_cycle_per_core = 512;
-  h.special_function_ops_per_cycle_per_core = 16;
-  h.sram_bytes_per_core = 166912;
-  h.l2_bytes = 41943040;
-  h.l2_bandwidth_bytes_per_s = 7.2192e12;
-  h.hbm_bytes = 85899345920.0;
-  h.hbm_peak_bandwidth_bytes_per_s = 2.039e12;
-  h.hbm_achievable_fraction = 0.8;
-  h.hbm_latency_s = 5e-7;
-  h.launch_overhead_library_s = 2.1e-5;
-  h.launch_overhead_eager_s = 1.2e-5;
-  h.launch_overhead_compiled_s = 4.5e-5;
-  h.gemm_pipeline_stages = 3;
-  h.gemm_tiles = {{256, 128, 32}, {128, 256, 32}, {128, 128, 32}, {64, 64, 64}};
-  h.eager_softmax_single_pass_max_row_elements = 1024;
-  h.eager_softmax_single_pass_max_row_bytes = 4096;
-  h.compiled_reduction_single_pass_max_row_elements = 1024;
-  p.energy = {2.3e-12, 0.75e-12, 0.15e-12, 3.8e-12, 31.2e-12, 12.5e-12, 60.0, 400.0};
-  p.graph_kernel_overhead_s = 2e-6;
-  p.links = dse::costmodel::system::make_switch(1, 2.5e10, 7e-7, 12);
-  p.supported_fusions = {pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual};
-  return p;
-}
-
-wl::OperatorGraph one_block(std::vector<wl::Node> nodes, std::int64_t repeat = 1) {
-  wl::OperatorGraph g;
-  g.name = "test";
-  wl::Block b;
-  b.name = "b";
-  b.repeat = repeat;
-  b.nodes = std::move(nodes);
-  g.blocks.push_back(std::move(b));
-  return g;
-}
+using dse::test::a100_test_chip;
+using dse::test::one_block;
+pf::Platform a100() { return a100_test_chip(); }
 
 }  // namespace
 
