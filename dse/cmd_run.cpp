@@ -88,6 +88,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   try {
     const RunSummary s = run(*ctx, opt);
     if (ctx->rank() == 0) {
+      if (!s.warning.empty()) std::cerr << "dse run: warning: " << s.warning << '\n';
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
                 << " s\nwrote " << s.output_path << "\n";

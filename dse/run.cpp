@@ -431,6 +431,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   std::size_t pareto_count = 0;
   double sheets_s = 0.0;
   double compress_s = 0.0;
+  std::string warning;
   std::int64_t failed = 0;
   std::string error;
   try {
@@ -481,6 +482,8 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   }
   // /points is compressed once the run is complete, by rank 0 on the closed file
   // (h5::rewrite_compressed: parallel HDF5 1.10 cannot write filtered datasets safely).
+  // The results are complete by then: if compressing fails (a full disk), the
+  // uncompressed file is kept and the run still succeeds, with a warning.
   if (ctx.max(failed) == 0 && !result.interrupted && store == Store::all && ctx.rank() == 0) {
     try {
       const auto tz = std::chrono::steady_clock::now();
@@ -488,8 +491,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel);
       compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
     } catch (const IoError& e) {
-      failed = 1;
-      error = e.what();
+      warning = std::string("compressing /points failed, the results are kept uncompressed: ") + e.what();
     }
   }
   if (ctx.max(failed) != 0) {
@@ -518,6 +520,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   s.merge_s = result.merge_s;
   s.sheets_s = sheets_s;
   s.compress_s = compress_s;
+  s.warning = warning;
   s.output_path = options.output_path;
   return s;
 }

@@ -40,6 +40,7 @@ struct RunSummary {
   double merge_s = 0.0;
   double sheets_s = 0.0;
   double compress_s = 0.0;         // compressing /points after the run (rank 0, --store all)
+  std::string warning;             // rank 0: a problem that did not fail the run ("" when none)
   std::string output_path;
 };
 

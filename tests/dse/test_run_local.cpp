@@ -74,6 +74,28 @@ TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
   std::filesystem::remove_all(dir);
 }
 
+// The results are complete before /points is compressed: when compressing fails (here
+// the temporary file's name is taken by a directory), the run still succeeds with a
+// warning and keeps the uncompressed file.
+TEST(RunLocal, CompressionFailureKeepsTheUncompressedResults) {
+  const auto dir = std::filesystem::temp_directory_path() / "dse_test_run_local_nocompress";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "out.h5.partial.compressing" / "blocker");
+  auto ctx = make_local_context();
+  RunOptions opt;
+  opt.scenario_path = std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  opt.output_path = (dir / "out.h5").string();
+  opt.progress = false;
+  const RunSummary s = run(*ctx, opt);
+  EXPECT_NE(s.warning.find("compressing /points failed"), std::string::npos) << s.warning;
+  const ResultsFile r = read_results(opt.output_path);
+  EXPECT_EQ(r.points.size(), 24u);
+  const h5::Handle f = h5::open_file_readonly(opt.output_path);
+  const h5::Handle dcpl(H5Dget_create_plist(h5::open_dataset(f, "points")), H5Pclose);
+  EXPECT_EQ(H5Pget_nfilters(dcpl), 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunLocal, UnwritableOutputLeavesNoFile) {
   auto ctx = make_local_context();
   RunOptions opt;
