@@ -208,7 +208,17 @@ GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
   };
   const double panel_total = d(full_waves) * d(k_steps) * wave_panel_bytes_per_step(hw.core_count) +
                              (last_wave > 0 ? d(k_steps) * wave_panel_bytes_per_step(last_wave) : 0.0);
-  const double ab_hbm_total = operands_resident ? std::min(a_bytes + b_bytes, panel_total) : panel_total;
+  // L2 blocking across waves (grouped rasterisation: CUTLASS's threadblock swizzle, Triton's
+  // GROUP_SIZE_M ordering): tiles are visited in g x g groups whose g A row panels and g B
+  // column panels (each the whole k) fit in L2 together, so each group reads its panels
+  // from HBM once. Matters where a wave is a few tiles (a chip with a few large matrix
+  // engines) and the L2 holds several panels; g = 1 gives no reuse beyond the wave's.
+  const double panel_pair_bytes = (rows + cols) * d(k_steps) * k_step_bytes;
+  const double g = std::clamp(std::floor(hw.l2_bytes / panel_pair_bytes), 1.0,
+                              d(std::max<std::int64_t>(1, std::min(tiles_m, tiles_n))));
+  const double grouped_total = d(tiles) * panel_pair_bytes / g;
+  const double reuse_total = std::min(panel_total, grouped_total);
+  const double ab_hbm_total = operands_resident ? std::min(a_bytes + b_bytes, reuse_total) : reuse_total;
   const double hbm_scale = panel_total > 0.0 ? ab_hbm_total / panel_total : 0.0;
 
   // One wave of `active` tiles: a prologue that fills the first pipeline stage

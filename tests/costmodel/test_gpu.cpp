@@ -108,6 +108,28 @@ TEST(GpuGemm, OpsPerByteRidgeSeparatesMemoryAndComputeBound) {
   EXPECT_GT(skinny.memory_stall_fraction, 0.75);  // 1 - 65.5 / >=335.5
 }
 
+// L2 reuse across waves (grouped rasterisation). Two cores, 128x128x32 tiles, a
+// 1024 x 1024 x 1024 FP16 GEMM: 8 x 8 = 64 tiles, 32 waves of 2, 32 k-steps of
+// 32 x 2 B = 64 B per panel row. Within a wave (the old rule) the 2 tiles share one A
+// row panel: per k-step (1 x 128 + 2 x 128) x 64 B = 24,576 B; 32 waves x 32 steps =
+// 25,165,824 B. An A row panel plus a B column panel over the whole k is
+// (128 + 128) x 1024 x 2 B = 524,288 B; an L2 of 2 MiB holds g = 4 pairs, so 4 x 4
+// groups of tiles read their panels once: 64 x 524,288 / 4 = 8,388,608 B. The
+// operands (4 MiB) do not fit the L2 whole; C adds 1024 x 1024 x 2 = 2,097,152 B.
+// With a 512 KiB L2 (g = 1) the grouped count (33,554,432 B) is no better than the
+// wave's, which stays.
+TEST(GpuGemm, GroupedRasterisationReusesPanelsAcrossWaves) {
+  GpuHardware hw = toy(2);
+  hw.l2_bytes = 2.0 * 1024 * 1024;
+  const auto big = dse::costmodel::evaluate_gemm(hw, GemmShape{1024, 1024, 1024});
+  ASSERT_TRUE(big.feasible);
+  EXPECT_EQ(big.tile_count, 64);
+  EXPECT_DOUBLE_EQ(big.hbm_bytes, 8388608.0 + 2097152.0);
+  hw.l2_bytes = 512.0 * 1024;
+  const auto small = dse::costmodel::evaluate_gemm(hw, GemmShape{1024, 1024, 1024});
+  EXPECT_DOUBLE_EQ(small.hbm_bytes, 25165824.0 + 2097152.0);
+}
+
 TEST(GpuElementwise, StreamingKernelIsHbmTimePlusOverhead) {
   GpuHardware hw = toy(4);
   hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
