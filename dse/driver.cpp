@@ -1,7 +1,6 @@
 #include "dse/driver.hpp"
 
 #include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "dse/context.hpp"
 #include "dse/error.hpp"
+#include "dse/parallel.hpp"
 #include "search/constraint_archive.hpp"
 #include "search/dominance_filter.hpp"
 #include "search/exhaustive_sampler.hpp"
@@ -255,7 +255,7 @@ class RoundRunner {
 
   void run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end, RoundWork& out) {
     std::vector<PointRecord> chunk(end - begin);
-    tbb::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); });
+    dse::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); });
     for (std::uint64_t p = begin; p < end; ++p) {
       const PointRecord& r = chunk[p - begin];
       out.indices.push_back(r.index);

@@ -1,5 +1,4 @@
 // h5::rewrite_compressed: a finished output file with its big dataset compressed.
-#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #include <zlib.h>
 
@@ -10,6 +9,7 @@
 
 #include "dse/error.hpp"
 #include "dse/h5.hpp"
+#include "dse/parallel.hpp"
 
 namespace dse::h5 {
 
@@ -87,7 +87,7 @@ void copy_compressed(hid_t src_file, hid_t dst_file, const std::string& name, st
                  "H5Sselect_hyperslab");
     check_status(H5Dread(src, type, mem, src_space, H5P_DEFAULT, rows_buf.data()), "reading " + name);
     const auto chunks = static_cast<std::size_t>((count + chunk - 1) / chunk);
-    tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t c) {
+    dse::parallel_for(std::size_t{0}, chunks, [&](std::size_t c) {
       // A chunk is stored whole, the rows past the end zero.
       const std::size_t begin = c * chunk_bytes;
       const std::size_t valid = std::min(chunk_bytes, static_cast<std::size_t>(count) * row_bytes - begin);

@@ -1,6 +1,5 @@
 #include "dse/shortlist.hpp"
 
-#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_sort.h>
 #include <zlib.h>
 
@@ -16,6 +15,7 @@
 
 #include "dse/driver.hpp"
 #include "dse/error.hpp"
+#include "dse/parallel.hpp"
 
 namespace dse {
 
@@ -137,7 +137,7 @@ bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& ro
   }
   constexpr std::size_t size = sizeof(PointRecord);
   std::atomic<bool> ok{true};
-  tbb::parallel_for(std::size_t{0}, n_chunks, [&](std::size_t c) {
+  dse::parallel_for(std::size_t{0}, n_chunks, [&](std::size_t c) {
     std::vector<unsigned char> shuffled(chunk_rows * size);
     uLongf got = static_cast<uLongf>(shuffled.size());
     if (uncompress(shuffled.data(), &got, raw[c].data(), static_cast<uLong>(raw[c].size())) != Z_OK ||
@@ -230,7 +230,7 @@ std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const B
   }
   starts.push_back(order.size());
   std::vector<std::vector<std::size_t>> kept(starts.size() - 1);
-  tbb::parallel_for(std::size_t{0}, kept.size(), [&](std::size_t g) {
+  dse::parallel_for(std::size_t{0}, kept.size(), [&](std::size_t g) {
     std::vector<double> front;              // keys of the front so far, k per point
     std::vector<std::size_t> hits;           // front members, most recent dominator first
     for (std::size_t n = starts[g]; n < starts[g + 1]; ++n) {
