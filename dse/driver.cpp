@@ -65,6 +65,20 @@ std::vector<PointRecord> records_from_bytes(const Bytes& b) {
   return rows;
 }
 
+// Every rank's bytes, concatenated in the reduction tree's order, on rank 0 (collective).
+Bytes gather_bytes(Context& ctx, Bytes mine) {
+  return tree_reduce(ctx, std::move(mine), [](Bytes a, Bytes b) {
+    append(a, b);
+    return a;
+  });
+}
+
+// The same, on every rank (collective).
+Bytes all_gather_bytes(Context& ctx, Bytes mine) {
+  Bytes gathered = gather_bytes(ctx, std::move(mine));
+  return ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
+}
+
 // ---- the archive: one constraint-robust archive per workload, with the records -------------
 
 class Archive {
@@ -148,10 +162,6 @@ std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& 
 // The filtering runs on all ranks at once, not along a reduction tree.
 std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local) {
   if (!ctx.distributed() || ctx.size() == 1) return local;
-  auto concat = [](Bytes a, Bytes b) {
-    append(a, b);
-    return a;
-  };
   const std::size_t stride = model.senses.size() + model.metric_count;
   auto mine_keys = keys_by_workload(model, local);
   Bytes mine;
@@ -164,8 +174,7 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, c
     mine.resize(at + keys.size() * sizeof(double));
     std::memcpy(mine.data() + at, keys.data(), keys.size() * sizeof(double));
   }
-  const Bytes gathered = tree_reduce(ctx, mine, concat);
-  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
   std::map<std::uint32_t, std::vector<double>> other_keys;
   for (std::size_t off = 0; off < all.size();) {
     const auto rank = get<std::uint64_t>(all, off);
@@ -197,7 +206,7 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, c
       kept.push_back(local[pos[i]]);
     }
   }
-  std::vector<PointRecord> out = records_from_bytes(tree_reduce(ctx, records_to_bytes(kept), concat));
+  std::vector<PointRecord> out = records_from_bytes(gather_bytes(ctx, records_to_bytes(kept)));
   std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
   // A point index evaluated on two ranks (NSGA-II re-asks points) carries the same record on
   // both, and equal keys do not remove each other: keep it once, as an archive insert does.
@@ -395,11 +404,7 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
     put(local, p);
     put(local, r);
   }
-  const Bytes merged = tree_reduce(ctx, local, [](Bytes a, Bytes b) {
-    append(a, b);
-    return a;
-  });
-  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? merged : Bytes{}, 0);
+  const Bytes all = all_gather_bytes(ctx, std::move(local));
   std::vector<std::pair<std::uint64_t, PointRecord>> rows;
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
@@ -460,11 +465,7 @@ std::uint64_t write_rank_rows(hid_t ds, Context& ctx, const std::vector<PointRec
   Bytes mine;
   put(mine, static_cast<std::uint64_t>(ctx.rank()));
   put(mine, static_cast<std::uint64_t>(local.size()));
-  const Bytes gathered = tree_reduce(ctx, mine, [](Bytes a, Bytes b) {
-    append(a, b);
-    return a;
-  });
-  const Bytes all = ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
   std::vector<std::uint64_t> sizes(static_cast<std::size_t>(ctx.size()), 0);
   for (std::size_t off = 0; off < all.size();) {
     const auto r = get<std::uint64_t>(all, off);
