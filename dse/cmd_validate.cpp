@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "costmodel/platform/system.hpp"
 #include "dse/commands.hpp"
@@ -195,7 +196,14 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     r.phase.seq = 1;
     r.phase.context = m.prompt;
     r.serving.enabled = true;
+    // The submitter's own batch limit where its configuration gives one (case key
+    // max_batch): the sweep stops there and includes it.
     r.serving.batch_sizes = m.batches;
+    if (c.has("max_batch")) {
+      const int cap = static_cast<int>(c.positive_integer("max_batch"));
+      std::erase_if(r.serving.batch_sizes, [cap](int b) { return b >= cap; });
+      r.serving.batch_sizes.push_back(cap);
+    }
     r.serving.prompt_tokens = m.prompt;
     r.serving.output_tokens = m.output;
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
@@ -209,7 +217,10 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     // replicas: the system's chips over the TP group (8 / tp)
     const int replicas = std::max(1, sys.chips / tp);
     cr.predicted = best * replicas;
-    cr.constants += ", best static batch " + std::to_string(best_b) + ", " + std::to_string(replicas) + " replica(s)";
+    cr.constants += ", best static batch " + std::to_string(best_b) +
+                    (c.has("max_batch") ? " (of at most " + std::to_string(r.serving.batch_sizes.back()) + ")" : std::string()) +
+                    ", " + std::to_string(replicas) + " replica(s), " + std::to_string(m.prompt) + " + " +
+                    std::to_string(m.output) + " tokens per sample";
   } else if (kind == "vision_offline" || kind == "encoder_offline") {
     r.phase.phase = wl::Phase::prefill;
     r.phase.batch = m.vision_batch;
@@ -347,7 +358,7 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "micro_batches", "virtual_stages", "batch", "seq", "context", "recompute", "measured", "unit",
+                           "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "source"});
     if (c.string("kind") == "operator_csv") operator_cases(c, measured_dir, m, cases);
     else cases.push_back(model_case(c, suite_dir, m));

@@ -56,6 +56,14 @@ for c in v["cases"]:
 for g in ("operators", "end_to_end", "training_mfu"):
     need(v["groups"], [g], "validate.groups")
     need(v["groups"][g], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], f"validate.groups.{g}")
+# The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
+# the chosen static batch must respect it and the constants must say so.
+h100 = [c for c in v["cases"] if c["name"] == "mlperf41-llama2-70b-offline-8xh100"]
+if len(h100) != 1 or "(of at most 896)" not in h100[0]["constants"]:
+    sys.exit("validate: the 8x H100 Llama-2 case does not report its batch limit of 896")
+best = int(h100[0]["constants"].split("best static batch ")[1].split()[0])
+if best > 896:
+    sys.exit(f"validate: static batch {best} above the case's max_batch 896")
 # Print the figures (no assertion on their size: see the targets in the report).
 for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "
