@@ -357,10 +357,16 @@ int cmd_validate(const Args& args) {
   const YAML::Node list = top.sequence("cases");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
-                          {"name", "kind", "group", "op", "file", "hardware", "system", "workload", "precision",
+                          {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "source"});
-    if (c.string("kind") == "operator_csv") operator_cases(c, measured_dir, m, cases);
+    if (c.string("kind") == "operator_csv") {
+      // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
+      // measurements written by scripts/measure_gpu.py).
+      const std::string where = c.string_or("dir", "oracles");
+      if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "oracles or suite", where);
+      operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
+    }
     else cases.push_back(model_case(c, suite_dir, m));
   }
 

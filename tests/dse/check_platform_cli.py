@@ -64,6 +64,28 @@ if len(h100) != 1 or "(of at most 896)" not in h100[0]["constants"]:
 best = int(h100[0]["constants"].split("best static batch ")[1].split()[0])
 if best > 896:
     sys.exit(f"validate: static batch {best} above the case's max_batch 896")
+# `dir: suite` reads an operator file beside the suite (what scripts/measure_gpu.py writes): the
+# same rows through both folders give the same cases.
+import os
+import tempfile
+oracles = os.environ.get("DSE_ORACLES_DIR", os.path.join(os.path.dirname(__file__), "../../../shared/oracles"))
+with open(os.path.join(oracles, "measured", "llmcompass_matmul_A100.csv")) as f:
+    rows = f.read().splitlines()[:2]
+with tempfile.TemporaryDirectory() as tmp:
+    with open(os.path.join(tmp, "local_matmul.csv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+    with open(os.path.join(tmp, "suite.yaml"), "w") as f:
+        f.write(f"measured_dir: {os.path.join(os.path.abspath(oracles), 'measured')}\ncases:\n"
+                "  - {kind: operator_csv, group: operators, op: matmul, file: local_matmul.csv, dir: suite,"
+                " hardware: a100-sxm4-80gb, source: local}\n")
+    local = json.loads(run("validate", "--json", "--suite", os.path.join(tmp, "suite.yaml")))["cases"]
+ref = {c["name"].split(" ")[1]: c for c in v["cases"] if c["name"].startswith("llmcompass_matmul_A100 ")}
+if len(local) != 2:
+    sys.exit(f"validate dir: suite: {len(local)} cases from a 2-row file")
+for c in local:
+    r = ref[c["name"].split(" ")[1]]
+    if c["measured"] != r["measured"] or c["predicted"] != r["predicted"]:
+        sys.exit(f"validate dir: suite: {c['name']} differs from the oracle file's case")
 # Print the figures (no assertion on their size: see the targets in the report).
 for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "
