@@ -178,12 +178,13 @@ CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
     if (ic.dims[d] < 1 || (d >= nd && ic.dims[d] != 1)) dims_ok = false;
   }
   if (!dims_ok || !(ic.link_bandwidth_bytes_per_s > 0.0) || !(ic.link_latency_s >= 0.0) ||
-      ic.links < 1 || !(bytes >= 0.0) || !std::isfinite(bytes)) {
+      ic.links < 1 || !(ic.achievable_fraction > 0.0) || ic.achievable_fraction > 1.0 || !(bytes >= 0.0) ||
+      !std::isfinite(bytes)) {
     c.feasible = false;
     c.status = CollectiveStatus::invalid_input;
     return c;
   }
-  const double bw = ic.link_bandwidth_bytes_per_s * ic.links;
+  const double bw = ic.link_bandwidth_bytes_per_s * ic.links * ic.achievable_fraction;
   const double alpha = ic.link_latency_s;
   const bool all_to_all = kind == CollectiveKind::all_to_all;
   const Pattern pattern = all_to_all ? Pattern::all_to_all : Pattern::reduce_scatter_or_gather;

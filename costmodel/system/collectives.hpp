@@ -67,6 +67,10 @@ struct Interconnect {
   double link_bandwidth_bytes_per_s = 0.0;  // one link, one direction
   double link_latency_s = 0.0;              // alpha: per step (per hop on multi-hop routes)
   int links = 1;                            // k: parallel links per direction (ports, on a switch)
+  // Share of the link bandwidth that collectives and sends sustain, in (0, 1]: a
+  // collective microbenchmark's bus bandwidth over the peak (nccl-tests busbw / peak
+  // per direction); 1 = peak.
+  double achievable_fraction = 1.0;
 };
 
 int chip_count(const Interconnect& ic) noexcept;

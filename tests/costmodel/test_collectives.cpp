@@ -45,6 +45,29 @@ TEST(Collectives, RingHalvesAndParallelLinks) {
   EXPECT_NEAR(two.busiest_link_bytes, 0.875 * kBytes, kRel * kBytes);
 }
 
+// A sustained share f of the link bandwidth (achievable_fraction, a collective
+// microbenchmark's bus bandwidth over the peak) divides the bandwidth term by f and
+// leaves the latency term: ring all-reduce of 8 on one link,
+// T = 2 (7/8) S / (f B) + 14 alpha; f outside (0, 1] is refused.
+TEST(Collectives, AchievableFractionScalesTheBandwidthTermOnly) {
+  auto ic = cs::make_ring(8, kBw, kAlpha);
+  ic.achievable_fraction = 0.8;
+  const auto c = cs::collective_cost(ic, cs::CollectiveKind::all_reduce, cs::CollectiveAlgorithm::ring, kBytes);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.bandwidth_term_s, 1.75 * kBytes / (0.8 * kBw), kRel * c.bandwidth_term_s);
+  EXPECT_NEAR(c.latency_term_s, 14.0 * kAlpha, kRel * c.latency_term_s);
+  EXPECT_NEAR(c.busiest_link_bytes, 1.75 * kBytes, kRel * kBytes);  // bytes moved do not change
+  cs::Interconnect g;
+  ASSERT_TRUE(cs::subgroup(ic, 4, g));
+  EXPECT_EQ(g.achievable_fraction, 0.8);  // a TP group keeps its fabric's share
+  for (const double bad : {0.0, -0.5, 1.5}) {
+    ic.achievable_fraction = bad;
+    const auto r = cs::collective_cost(ic, cs::CollectiveKind::all_reduce, cs::CollectiveAlgorithm::ring, kBytes);
+    EXPECT_FALSE(r.feasible) << bad;
+    EXPECT_EQ(r.status, cs::CollectiveStatus::invalid_input) << bad;
+  }
+}
+
 // 4x4 torus, ring algorithm, all-reduce by hand:
 //  dim x (n=4) on S:    RS + AG = 2*3 alpha + 2*(3/4) S/B = 6 alpha + 1.5 S/B
 //  dim y (n=4) on S/4:  RS + AG = 6 alpha + 2*(3/4)(S/4)/B = 6 alpha + 0.375 S/B

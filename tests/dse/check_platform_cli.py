@@ -86,6 +86,30 @@ for c in local:
     r = ref[c["name"].split(" ")[1]]
     if c["measured"] != r["measured"] or c["predicted"] != r["predicted"]:
         sys.exit(f"validate dir: suite: {c['name']} differs from the oracle file's case")
+# A system file's achievable_fraction must lie in (0, 1]: 0 and 1.5 are refused with the place
+# and exit code 2; 0.5 is read, and halving the sustained link bandwidth slows the TP all-reduces
+# of a prefill step (bandwidth-bound at 8 x 2048 tokens).
+def system_file(tmp, frac):
+    path = os.path.join(tmp, f"sys_{frac}.yaml")
+    with open(path, "w") as f:
+        f.write("kind: system\nname: t\nchip: h100-sxm5\nchips: 8\n"
+                "interconnect: {topology: switch, link_bandwidth_bytes_per_s: 2.5e10, link_latency_s: 1.0e-6,"
+                f" links: 18, achievable_fraction: {frac}}}\n")
+    return path
+def allreduce_s(path):
+    e = json.loads(run("eval", "--system", path, "--workload", "llama2-70b", "--tp", "8", "--phase", "prefill",
+                       "--batch", "8", "--seq", "2048", "--no-serving", "--json"))
+    return sum(l["latency_s"] * l.get("repeat", 1) for l in e["layers"] if l["type"] == "all_reduce")
+with tempfile.TemporaryDirectory() as tmp:
+    for bad in ("0", "1.5"):
+        p = subprocess.run([dse, "eval", "--system", system_file(tmp, bad), "--workload", "llama2-70b", "--tp", "8",
+                            "--no-serving"], capture_output=True, text=True, timeout=60)
+        want = "expected a number > 0 (got 0)" if bad == "0" else 'expected a number in (0, 1] (got "1.5")'
+        if p.returncode != 2 or "interconnect.achievable_fraction: " + want not in p.stderr:
+            sys.exit(f"achievable_fraction {bad}: exit {p.returncode}, stderr {p.stderr!r}")
+    full, half = allreduce_s(system_file(tmp, "1.0")), allreduce_s(system_file(tmp, "0.5"))
+    if not (half > 1.5 * full):
+        sys.exit(f"achievable_fraction 0.5: all-reduce time {half} s against {full} s at 1.0")
 # Print the figures (no assertion on their size: see the targets in the report).
 for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "
