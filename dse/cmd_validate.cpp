@@ -366,8 +366,9 @@ int cmd_validate(const Args& args) {
       const std::string where = c.string_or("dir", "oracles");
       if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "oracles or suite", where);
       operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
+    } else {
+      cases.push_back(model_case(c, suite_dir, m));
     }
-    else cases.push_back(model_case(c, suite_dir, m));
   }
 
   struct Group {

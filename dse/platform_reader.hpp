@@ -13,14 +13,15 @@
 //        graph_kernel_overhead_s: NUMBER >= 0   # per kernel under CUDA/HPU graphs or XLA
 //        stack_maturity: NUMBER in [0, 1]
 //        fusions: [gemm_epilogue | norm_residual | flash_attention, ...]
-//        links: {link_bandwidth_bytes_per_s: NUMBER > 0, link_latency_s: NUMBER >= 0, links: INT}
+//        links: {link_bandwidth_bytes_per_s: NUMBER > 0, link_latency_s: NUMBER >= 0, links: INT,
+//                achievable_fraction: NUMBER in (0, 1]}   # sustained share in collectives, default 1
 //  * system files (scenarios/systems/*.yaml):
 //      kind: system
 //      name: STRING
 //      chip: PRESET-OR-PATH        # a hardware preset name or file
 //      chips: INT
 //      interconnect: {topology: switch|ring|torus_2d|torus_3d, dims: [INT, ...],
-//                     link_bandwidth_bytes_per_s, link_latency_s, links}
+//                     link_bandwidth_bytes_per_s, link_latency_s, links, achievable_fraction}
 //      power: {tdp_w, static_power_w, dvfs: frequency_only|voltage_and_frequency,
 //              min_clock_fraction}
 // Presets are looked up in the scenarios folder: env DSE_SCENARIOS_DIR, else
