@@ -129,14 +129,7 @@ void Search::descend(lp::Mapping cur, i64 stop) {
     auto try_map = [&](lp::Mapping& mm) {
       canonical_orders(mm);
       if (nb_best.infeasible == 0 && cannot_beat(mm, nb_best.value)) return;
-      const lp::NestCost r = lp::evaluate(prep, mm);
-      ++evaluated;
-      const Score s = score_of(a, r, o.objective);
-      if (s < nb_best) {
-        nb_best = s;
-        nb_map = mm;
-        nb_cost = r;
-      }
+      offer(mm, nb_best, nb_map, nb_cost);
     };
     // Factor moves on the slots below the outermost temporal one (that one
     // takes the rest, ceil-divided): multiply or divide a slot by a small

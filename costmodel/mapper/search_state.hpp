@@ -152,19 +152,24 @@ struct Search {
     for (int l = 0; l < nl; ++l) fan_above[sz(l + 1)] = fan_above[sz(l)] * fanout_x(a, l) * fanout_y(a, l);
   }
 
+  // Evaluates mm and keeps it in (inc, inc_map, inc_cost) when it scores better.
+  void offer(const lp::Mapping& mm, Score& inc, lp::Mapping& inc_map, lp::NestCost& inc_cost) {
+    const lp::NestCost r = lp::evaluate(prep, mm);
+    ++evaluated;
+    const Score s = score_of(a, r, o.objective);
+    if (s < inc) {
+      inc = s;
+      inc_map = mm;
+      inc_cost = r;
+    }
+  }
+
   void consider(const lp::Mapping& mm) {
     if (evaluated >= budget) {
       aborted = true;
       return;
     }
-    const lp::NestCost r = lp::evaluate(prep, mm);
-    ++evaluated;
-    const Score s = score_of(a, r, o.objective);
-    if (s < best) {
-      best = s;
-      best_map = mm;
-      best_cost = r;
-    }
+    offer(mm, best, best_map, best_cost);
   }
 
   // ---------------- exhaustive: branch and bound (mapper.cpp) ----------------
