@@ -40,12 +40,7 @@ void read_matrix_engine(const MapReader& m, GpuHardware& hw) {
     any = true;
   }
   if (!any) fail(m.place("macs_per_cycle_per_core"), rates.self(), "expected at least one precision", "none");
-  if (m.has("sustained_fraction")) {
-    const double f = m.positive("sustained_fraction");
-    if (f > 1.0) fail(m.place("sustained_fraction"), m.node("sustained_fraction"), "expected a number in (0, 1]",
-                      describe(m.node("sustained_fraction")));
-    hw.matrix_sustained_fraction = f;
-  }
+  if (m.has("sustained_fraction")) hw.matrix_sustained_fraction = m.positive_fraction("sustained_fraction");
 }
 
 void read_memory(const MapReader& m, GpuHardware& hw) {
@@ -54,10 +49,7 @@ void read_memory(const MapReader& m, GpuHardware& hw) {
   hw.l2_bandwidth_bytes_per_s = m.positive("l2_bandwidth_bytes_per_s");
   hw.hbm_bytes = m.positive("hbm_bytes");
   hw.hbm_peak_bandwidth_bytes_per_s = m.positive("hbm_peak_bandwidth_bytes_per_s");
-  hw.hbm_achievable_fraction = m.positive("hbm_achievable_fraction");
-  if (hw.hbm_achievable_fraction > 1.0)
-    fail(m.place("hbm_achievable_fraction"), m.node("hbm_achievable_fraction"), "expected a number in (0, 1]",
-         describe(m.node("hbm_achievable_fraction")));
+  hw.hbm_achievable_fraction = m.positive_fraction("hbm_achievable_fraction");
   hw.hbm_latency_s = m.non_negative("hbm_latency_s");
 }
 

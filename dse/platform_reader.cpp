@@ -56,19 +56,12 @@ std::string without_sections(const std::string& text, const std::vector<std::str
   return out;
 }
 
-// A share in (0, 1] (positive(): > 0; then at most 1).
-double open_unit_fraction(const MapReader& m, const std::string& key) {
-  const double f = m.positive(key);
-  if (f > 1.0) fail(m.place(key), m.node(key), "expected a number in (0, 1]", describe(m.node(key)));
-  return f;
-}
-
 sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
   MapReader m(n, at, {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
   sys::Interconnect ic = sys::make_switch(1, m.positive("link_bandwidth_bytes_per_s"),
                                           m.non_negative_or("link_latency_s", 0.0),
                                           static_cast<int>(m.positive_integer_or("links", 1)));
-  if (m.has("achievable_fraction")) ic.achievable_fraction = open_unit_fraction(m, "achievable_fraction");
+  if (m.has("achievable_fraction")) ic.achievable_fraction = m.positive_fraction("achievable_fraction");
   return ic;
 }
 
@@ -181,7 +174,7 @@ SystemFile load_system(const std::string& path) {
   } else {
     fail(ic.place("topology"), ic.node("topology"), "switch, ring, torus_2d or torus_3d", topo);
   }
-  if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = open_unit_fraction(ic, "achievable_fraction");
+  if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = ic.positive_fraction("achievable_fraction");
   if (sys::chip_count(s.interconnect) != s.chips)
     fail(ic.place("dims"), ic.self(), "dims whose product is chips = " + std::to_string(s.chips),
          std::to_string(sys::chip_count(s.interconnect)));

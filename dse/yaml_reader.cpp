@@ -185,6 +185,12 @@ double MapReader::fraction(const std::string& key) const {
   return v;
 }
 
+double MapReader::positive_fraction(const std::string& key) const {
+  const double v = positive(key);
+  if (v > 1.0) fail(place(key), node(key), "expected a number in (0, 1]", describe(node(key)));
+  return v;
+}
+
 std::int64_t MapReader::positive_integer(const std::string& key) const {
   return as_positive_integer(node(key, "an integer > 0"), place(key));
 }

@@ -57,6 +57,7 @@ class MapReader {
   [[nodiscard]] double number_or(const std::string& key, double fallback) const;
   [[nodiscard]] double non_negative_or(const std::string& key, double fallback) const;
   [[nodiscard]] double fraction(const std::string& key) const;  // in [0, 1]
+  [[nodiscard]] double positive_fraction(const std::string& key) const;  // in (0, 1]: a sustained share
   [[nodiscard]] std::int64_t positive_integer(const std::string& key) const;
   [[nodiscard]] std::int64_t positive_integer_or(const std::string& key, std::int64_t fallback) const;
   [[nodiscard]] std::uint64_t unsigned_or(const std::string& key, std::uint64_t fallback) const;
