@@ -283,11 +283,8 @@ class Evaluator {
     k.cost.flops = wl::flops(op);
     const double bytes = static_cast<double>(op.rows * op.cols) * wl::bytes_per_element(op.precision);
     system::Interconnect ic = o_.interconnect.value_or(p_.links);
-    if (!o_.interconnect && system::chip_count(ic) < op.participants) {
-      ic = system::make_switch(op.participants, p_.links.link_bandwidth_bytes_per_s,
-                               p_.links.link_latency_s, p_.links.links);
-      ic.achievable_fraction = p_.links.achievable_fraction;
-    }
+    if (!o_.interconnect && system::chip_count(ic) < op.participants)
+      ic = system::make_switch(op.participants, p_.links);
     system::Interconnect group;
     double t = 0.0;
     if (op.participants > 1 && system::subgroup(ic, op.participants, group)) {

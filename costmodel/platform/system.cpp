@@ -16,9 +16,7 @@ SystemSpec default_system(const Platform& p, int chips) {
   SystemSpec s;
   s.name = p.gpu.name + "-x" + std::to_string(chips);
   s.chips = chips;
-  s.interconnect = sys::make_switch(chips, p.links.link_bandwidth_bytes_per_s, p.links.link_latency_s,
-                                    p.links.links);
-  s.interconnect.achievable_fraction = p.links.achievable_fraction;
+  s.interconnect = sys::make_switch(chips, p.links);
   s.power.tdp_w = p.energy.tdp_w;
   s.power.static_power_w = p.energy.static_power_w;
   s.power.min_clock_fraction = 0.3;

@@ -57,6 +57,17 @@ Interconnect make_switch(int chips, double port_bandwidth_bytes_per_s, double li
                       link_latency_s, ports};
 }
 
+Interconnect make_switch(int chips, const Interconnect& links) noexcept {
+  Interconnect s = links;
+  s.topology = Topology::switched;
+  s.dims = {chips, 1, 1};
+  return s;
+}
+
+double sustained_bandwidth_bytes_per_s(const Interconnect& ic) noexcept {
+  return ic.link_bandwidth_bytes_per_s * ic.links * ic.achievable_fraction;
+}
+
 Interconnect make_torus(std::array<int, 3> dims, double link_bandwidth_bytes_per_s,
                         double link_latency_s, int links) noexcept {
   const Topology t = dims[2] > 1 ? Topology::torus_3d : Topology::torus_2d;
@@ -184,7 +195,7 @@ CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
     c.status = CollectiveStatus::invalid_input;
     return c;
   }
-  const double bw = ic.link_bandwidth_bytes_per_s * ic.links * ic.achievable_fraction;
+  const double bw = sustained_bandwidth_bytes_per_s(ic);
   const double alpha = ic.link_latency_s;
   const bool all_to_all = kind == CollectiveKind::all_to_all;
   const Pattern pattern = all_to_all ? Pattern::all_to_all : Pattern::reduce_scatter_or_gather;

@@ -82,6 +82,11 @@ Interconnect make_switch(int chips, double port_bandwidth_bytes_per_s, double li
                          int ports = 1) noexcept;
 Interconnect make_torus(std::array<int, 3> dims, double link_bandwidth_bytes_per_s,
                         double link_latency_s, int links = 1) noexcept;
+// A switch of n chips whose ports are a chip's `links` (bandwidth, latency, count and
+// achievable fraction carried over): a platform's own links scaled to a system.
+Interconnect make_switch(int chips, const Interconnect& links) noexcept;
+// Bandwidth one chip sustains per direction: links x link bandwidth x achievable fraction.
+double sustained_bandwidth_bytes_per_s(const Interconnect& ic) noexcept;
 
 // The interconnect a group of `group` chips of `ic` sees. Groups are packed
 // innermost first: a ring or switch group is a smaller ring or switch (on a

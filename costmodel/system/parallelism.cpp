@@ -145,9 +145,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // Chunk-to-chunk send over one link (only between chips, so p > 1).
   double send_s = 0.0;
   if (p > 1 && work.stage_boundary_bytes > 0.0) {
-    send_s = system.link_latency_s +
-             work.stage_boundary_bytes /
-                 (system.link_bandwidth_bytes_per_s * system.links * system.achievable_fraction);
+    send_s = system.link_latency_s + work.stage_boundary_bytes / sustained_bandwidth_bytes_per_s(system);
   }
   const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
 

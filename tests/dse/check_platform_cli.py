@@ -4,8 +4,10 @@
 usage: check_platform_cli.py DSE_EXECUTABLE
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 dse = sys.argv[1]
 
@@ -66,8 +68,6 @@ if best > 896:
     sys.exit(f"validate: static batch {best} above the case's max_batch 896")
 # `dir: suite` reads an operator file beside the suite (what scripts/measure_gpu.py writes): the
 # same rows through both folders give the same cases.
-import os
-import tempfile
 oracles = os.environ.get("DSE_ORACLES_DIR", os.path.join(os.path.dirname(__file__), "../../../shared/oracles"))
 with open(os.path.join(oracles, "measured", "llmcompass_matmul_A100.csv")) as f:
     rows = f.read().splitlines()[:2]
