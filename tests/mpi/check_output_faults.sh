@@ -62,6 +62,16 @@ as_user=()
 if [ "$(id -u)" = 0 ]; then
   command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) is needed to drop root"; exit 1; }
   as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$ro" TMPDIR="$ro")
+  # Sanitizer suppression files named in *SAN_OPTIONS (scripts/sanitize.sh) sit in the
+  # checkout, which nobody cannot read when the clone lies under a 0700 directory (mktemp -d):
+  # the run as nobody gets readable copies beside its dse.
+  for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
+    val=${!var:-}
+    [[ $val =~ (^|:)suppressions=([^:]*) ]] || continue
+    supp=${BASH_REMATCH[2]}
+    cp "$supp" "$ro/$var.supp" && chmod 644 "$ro/$var.supp"
+    as_user+=("$var=${val/"suppressions=$supp"/"suppressions=$ro/$var.supp"}")
+  done
   chmod 1777 "$ro"  # mpirun's session directory, as nobody
 fi
 before=$(ls -A "$ro/out")
