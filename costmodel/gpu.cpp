@@ -146,6 +146,8 @@ GpuCheck check(const GpuHardware& hw) noexcept {
   if (!(hw.hbm_achievable_fraction > 0.0) || hw.hbm_achievable_fraction > 1.0 ||
       !(hw.matrix_sustained_fraction > 0.0) || hw.matrix_sustained_fraction > 1.0)
     return GpuCheck::bad_fraction;
+  for (const double f : hw.matrix_sustained_fraction_by_precision)
+    if (f < 0.0 || f > 1.0 || std::isnan(f)) return GpuCheck::bad_fraction;  // 0 = not set
   if (hw.gemm_tiles.empty()) return GpuCheck::no_tiles;
   return GpuCheck::ok;
 }
@@ -188,7 +190,7 @@ GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
 
   // Tile quantisation: a core computes the whole padded tile.
   const double step_compute_s =
-      d(t.m) * d(t.n) * d(t.k) / (macs_per_cycle * hw.matrix_sustained_fraction) / hw.clock_hz;
+      d(t.m) * d(t.n) * d(t.k) / (macs_per_cycle * hw.sustained_fraction(s.precision)) / hw.clock_hz;
   const double rows = d(std::min(t.m, s.m));  // real rows / columns a tile loads
   const double cols = d(std::min(t.n, s.n));
   const double k_step_bytes = d(t.k) * e;

@@ -59,6 +59,10 @@ struct GpuHardware {
   // Fraction of the peak MMA rate a tuned library main loop sustains (issue
   // limits, power-limited clock); 1 = datasheet peak.
   double matrix_sustained_fraction = 1.0;
+  // Per-precision override of that fraction where a precision has its own
+  // measured ceiling (e.g. FP8 on Hopper sustains a smaller share of its
+  // doubled peak than BF16); 0 = use matrix_sustained_fraction.
+  std::array<double, kPrecisionCount> matrix_sustained_fraction_by_precision{};
   // --- vector and special-function units (per core, per cycle)
   double vector_fp32_flops_per_cycle_per_core = 0.0;  // an FMA counts 2
   double vector_fp16_flops_per_cycle_per_core = 0.0;  // packed half, an FMA counts 2
@@ -97,6 +101,11 @@ struct GpuHardware {
   }
 
   [[nodiscard]] double peak_matrix_flops_per_s(Precision p) const noexcept;
+  // The sustained share of peak_matrix_flops_per_s(p) a library main loop reaches.
+  [[nodiscard]] double sustained_fraction(Precision p) const noexcept {
+    const double f = matrix_sustained_fraction_by_precision[static_cast<std::size_t>(p)];
+    return f > 0.0 ? f : matrix_sustained_fraction;
+  }
   [[nodiscard]] double hbm_bandwidth_bytes_per_s() const noexcept {
     return hbm_peak_bandwidth_bytes_per_s * hbm_achievable_fraction;
   }

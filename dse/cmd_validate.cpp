@@ -59,8 +59,12 @@ std::string fmt(double v, int p = 4) {
 
 std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::FusionStrategy fusion) {
   const auto& g = p.gpu;
-  std::string s = g.name + ": matrix sustained " + fmt(g.matrix_sustained_fraction) + ", HBM " +
-                  fmt(g.hbm_achievable_fraction) + " of peak, launch " + std::string(pf::to_string(launch));
+  std::string s = g.name + ": matrix sustained " + fmt(g.matrix_sustained_fraction);
+  for (std::size_t i = 0; i < g.matrix_sustained_fraction_by_precision.size(); ++i)
+    if (g.matrix_sustained_fraction_by_precision[i] > 0.0)
+      s += " (" + std::string(costmodel::to_string(static_cast<costmodel::Precision>(i))) + " " +
+           fmt(g.matrix_sustained_fraction_by_precision[i]) + ")";
+  s += ", HBM " + fmt(g.hbm_achievable_fraction) + " of peak, launch " + std::string(pf::to_string(launch));
   if (launch == pf::LaunchMode::framework)
     s += " (lib " + fmt(g.launch_overhead_library_s * 1e6) + " / eager " + fmt(g.launch_overhead_eager_s * 1e6) +
          " / compiled " + fmt(g.launch_overhead_compiled_s * 1e6) + " us)";

@@ -41,6 +41,17 @@ void read_matrix_engine(const MapReader& m, GpuHardware& hw) {
   }
   if (!any) fail(m.place("macs_per_cycle_per_core"), rates.self(), "expected at least one precision", "none");
   if (m.has("sustained_fraction")) hw.matrix_sustained_fraction = m.positive_fraction("sustained_fraction");
+  if (m.has("sustained_fraction_per_precision")) {
+    const MapReader shares(m.node("sustained_fraction_per_precision"),
+                           m.place("sustained_fraction_per_precision"), names);
+    for (Precision p : kPrecisions) {
+      const std::string key(costmodel::to_string(p));
+      if (!shares.has(key)) continue;
+      if (!rates.has(key))
+        fail(shares.place(key), shares.node(key), "expected a precision listed in macs_per_cycle_per_core", key);
+      hw.matrix_sustained_fraction_by_precision[static_cast<std::size_t>(p)] = shares.positive_fraction(key);
+    }
+  }
 }
 
 void read_memory(const MapReader& m, GpuHardware& hw) {
@@ -87,7 +98,8 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   hw.core_count = m.positive_integer("cores");
   hw.clock_hz = m.positive("clock_hz");
   read_matrix_engine(MapReader(m.node("matrix_engine"), m.place("matrix_engine"),
-                               {"mma_shape", "macs_per_cycle_per_core", "sustained_fraction"}),
+                               {"mma_shape", "macs_per_cycle_per_core", "sustained_fraction",
+                                "sustained_fraction_per_precision"}),
                      hw);
   const MapReader v(m.node("vector"), m.place("vector"),
                     {"fp32_flops_per_cycle_per_core", "fp16_flops_per_cycle_per_core",

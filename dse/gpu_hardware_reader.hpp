@@ -9,6 +9,8 @@
 //     mma_shape: [M, N, K]          # one MMA instruction
 //     macs_per_cycle_per_core: {fp32|tf32|fp16|bf16|fp8|int8: NUMBER, ...}
 //     sustained_fraction: NUMBER    # optional, in (0, 1], default 1
+//     sustained_fraction_per_precision: {fp8: NUMBER, ...}  # optional, each in (0, 1]:
+//                                   # a precision with its own measured ceiling
 //   vector:
 //     fp32_flops_per_cycle_per_core: NUMBER
 //     fp16_flops_per_cycle_per_core: NUMBER

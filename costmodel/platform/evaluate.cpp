@@ -455,7 +455,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
             const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
             const double groups = static_cast<double>(op.batch) / g;
             const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision) *
-                                platform.gpu.matrix_sustained_fraction;
+                                platform.gpu.sustained_fraction(ks[i].precision);
             if (peak > 0) {
               const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
               compute = std::min(compute, mm + ks[s].cost.compute_time_s);
