@@ -12,7 +12,7 @@
 //      platform:
 //        graph_kernel_overhead_s: NUMBER >= 0   # per kernel under CUDA/HPU graphs or XLA
 //        stack_maturity: NUMBER in [0, 1]
-//        fusions: [gemm_epilogue | norm_residual | flash_attention, ...]
+//        fusions: [gemm_epilogue | norm_residual | flash_attention | conv_stage, ...]
 //        links: {link_bandwidth_bytes_per_s: NUMBER > 0, link_latency_s: NUMBER >= 0, links: INT,
 //                achievable_fraction: NUMBER in (0, 1]}   # sustained share in collectives, default 1
 //  * system files (scenarios/systems/*.yaml):

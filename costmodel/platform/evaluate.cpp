@@ -29,11 +29,13 @@ std::string_view to_string(FusionKind f) noexcept {
     case FusionKind::gemm_epilogue: return "gemm_epilogue";
     case FusionKind::norm_residual: return "norm_residual";
     case FusionKind::flash_attention: return "flash_attention";
+    case FusionKind::conv_stage: return "conv_stage";
   }
   return "gemm_epilogue";
 }
 std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept {
-  for (auto f : {FusionKind::gemm_epilogue, FusionKind::norm_residual, FusionKind::flash_attention})
+  for (auto f : {FusionKind::gemm_epilogue, FusionKind::norm_residual, FusionKind::flash_attention,
+                 FusionKind::conv_stage})
     if (to_string(f) == s) return f;
   return std::nullopt;
 }
@@ -344,6 +346,11 @@ bool supported(const Platform& p, FusionKind f) {
   return std::find(p.supported_fusions.begin(), p.supported_fusions.end(), f) != p.supported_fusions.end();
 }
 
+void note_fusion_kind(GraphEval& out, const Platform& p, FusionKind f) {
+  ++out.fusion_groups;
+  if (!supported(p, f)) ++out.unsupported_fusion_groups;
+}
+
 double dynamic_energy(const Platform& p, const Kernel& k, double flops, double hbm, double l2) {
   const ChipEnergy& e = p.energy;
   const double flop_e = k.matrix ? matrix_flop_energy(e, k.precision) : e.vector_flop_j;
@@ -394,6 +401,47 @@ bool reads(const wl::Node& n, const std::string& name) {
   return std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end();
 }
 
+// conv_stage fusion: a block of convolutions and their element-wise epilogues
+// only (at least two convolutions), and the bytes of its weights, all
+// occurrences counted (each occurrence has its own).
+bool conv_chain_block(const wl::Block& b) {
+  int convs = 0;
+  for (const auto& n : b.nodes) {
+    if (n.op.kind == wl::OpKind::conv2d) ++convs;
+    else if (n.op.kind != wl::OpKind::elementwise) return false;
+  }
+  return convs >= 2;
+}
+
+double weight_bytes(const wl::Block& b) {
+  double w = 0.0;
+  for (const auto& n : b.nodes)
+    for (const auto& t : n.op.tensors)
+      if (t.role == wl::TensorRole::weight) w += wl::bytes(t);
+  return w * static_cast<double>(b.repeat);
+}
+
+// Groups of consecutive conv-chain blocks whose weights together fit in one
+// core's SRAM: [first, last] block indices, greedy from the front.
+std::vector<std::pair<std::size_t, std::size_t>> conv_stages(const wl::OperatorGraph& g, double sram_bytes) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t i = 0;
+  while (i < g.blocks.size()) {
+    double w = conv_chain_block(g.blocks[i]) ? weight_bytes(g.blocks[i]) : sram_bytes + 1.0;
+    if (w > sram_bytes) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j + 1 < g.blocks.size() && conv_chain_block(g.blocks[j + 1]) &&
+           w + weight_bytes(g.blocks[j + 1]) <= sram_bytes)
+      w += weight_bytes(g.blocks[++j]);
+    out.emplace_back(i, j);
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
@@ -409,7 +457,83 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
                                                               : platform.gpu.launch_overhead_s(DispatchPath::library);
 
-  for (const wl::Block& b : graph.blocks) {
+  // conv_stage groups (aggressive, inference): one kernel per group, costed
+  // before the per-block walk, which then skips the member blocks.
+  std::vector<std::pair<std::size_t, std::size_t>> stages;
+  if (aggressive && options.phase.phase != wl::Phase::training)
+    stages = conv_stages(graph, platform.gpu.sram_bytes_per_core);
+  std::size_t next_stage = 0;
+
+  for (std::size_t bi = 0; bi < graph.blocks.size(); ++bi) {
+    const wl::Block& b = graph.blocks[bi];
+    if (next_stage < stages.size() && stages[next_stage].first == bi) {
+      const auto [first, last] = stages[next_stage++];
+      LayerResult r;
+      r.name = graph.blocks[first].name + (last > first ? ".." + graph.blocks[last].name : "");
+      r.type = "fused_stage";
+      r.layer = std::string(wl::to_string(wl::LayerType::conv));
+      r.repeat = 1;
+      double matrix_s = 0.0, matrix_flops = 0.0, vector_flops = 0.0, weights = 0.0;
+      std::vector<double> block_matrix_s;
+      std::string names;
+      Precision prec = Precision::bf16;
+      for (std::size_t k = first; k <= last; ++k) {
+        const wl::Block& m = graph.blocks[k];
+        const double rep = static_cast<double>(m.repeat);
+        double ms = 0.0;
+        for (const auto& n : m.nodes) {
+          if (n.op.kind == wl::OpKind::conv2d) {
+            const Kernel kk = ev.lower(n.op);
+            ms += kk.cost.compute_time_s;
+            matrix_flops += wl::flops(n.op) * rep;
+            prec = kk.precision;
+          } else {
+            vector_flops += wl::flops(n.op) * rep;
+          }
+        }
+        matrix_s += ms * rep;
+        block_matrix_s.push_back(ms);
+        weights += weight_bytes(m);
+        names += (names.empty() ? "" : "+") + m.name + (m.repeat > 1 ? " x" + std::to_string(m.repeat) : "");
+      }
+      // The stage's input (read once, also by a projection shortcut) and output.
+      const wl::Block& fb = graph.blocks[first];
+      const wl::Block& lb = graph.blocks[last];
+      double in_bytes = 0.0;
+      for (const auto& n : fb.nodes)
+        if (n.op.kind == wl::OpKind::conv2d && n.inputs.empty())
+          for (const auto& t : n.op.tensors)
+            if (t.role == wl::TensorRole::input) in_bytes = std::max(in_bytes, wl::bytes(t));
+      double out_bytes = 0.0;
+      for (const auto& t : lb.nodes.back().op.tensors)
+        if (t.role == wl::TensorRole::output) out_bytes += wl::bytes(t);
+      const double traffic = in_bytes + out_bytes + weights;
+      const double mem_s = traffic / bw;
+      r.latency_s = std::max(matrix_s, mem_s) + overhead;
+      r.flops = matrix_flops + vector_flops;
+      r.dram_bytes = traffic;
+      r.l2_bytes = traffic;
+      r.bottleneck = matrix_s >= mem_s ? Bottleneck::compute : Bottleneck::memory;
+      r.stall_fraction = r.latency_s > 0 ? std::max(0.0, r.latency_s - matrix_s) / r.latency_s : 0.0;
+      const double peak = platform.gpu.peak_matrix_flops_per_s(prec);
+      r.pct_of_peak = peak > 0 && r.latency_s > 0 ? matrix_flops / (r.latency_s * peak) : 0.0;
+      r.mapping.kernel = "conv_stage";
+      r.mapping.precision = std::string(to_string(prec));
+      r.mapping.fusion_group = "conv_stage(" + names + ")";
+      r.energy_j = matrix_flops * matrix_flop_energy(platform.energy, prec) +
+                   vector_flops * platform.energy.vector_flop_j +
+                   traffic * (platform.energy.hbm_byte_j + platform.energy.l2_byte_j);
+      note_fusion_kind(out, platform, FusionKind::conv_stage);
+      // Each member block's share of the kernel, per occurrence (by matrix time).
+      for (std::size_t k = first; k <= last; ++k) {
+        const double share = matrix_s > 0 ? block_matrix_s[k - first] / matrix_s : 1.0 / double(last - first + 1);
+        out.block_latency_s.push_back(r.latency_s * share);
+        out.block_collective_s.push_back(0.0);
+      }
+      out.layers.push_back(std::move(r));
+      bi = last;
+      continue;
+    }
     const auto cons = consumers(b);
     std::vector<Kernel> ks;
     ks.reserve(b.nodes.size());
@@ -421,10 +545,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       if (coll) block_coll += r.latency_s;
       out.layers.push_back(std::move(r));
     };
-    auto note_fusion = [&](FusionKind f) {
-      ++out.fusion_groups;
-      if (!supported(platform, f)) ++out.unsupported_fusion_groups;
-    };
+    auto note_fusion = [&](FusionKind f) { note_fusion_kind(out, platform, f); };
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
       if (done[i]) continue;
       const wl::Operator& op = b.nodes[i].op;

@@ -44,6 +44,17 @@
 //                  and its output; K and V once per KV head under GQA) -- the score
 //                  matrix stays on chip); latency = max(compute of the two GEMMs
 //                  + softmax vector/SFU time, traffic / HBM bandwidth) + one launch.
+//   conv_stage     (aggressive only, inference) consecutive blocks made only of
+//                  convolutions and their element-wise epilogues (ResNet
+//                  bottlenecks) whose weights together fit in one core's SRAM run
+//                  as one persistent kernel: every core keeps all the weights and
+//                  streams activation tiles through the whole chain, so DRAM
+//                  traffic = the first block's input + the last block's output +
+//                  the weights once; latency = max(sum of the member convolutions'
+//                  matrix time, tile and wave quantisation included, traffic / HBM
+//                  bandwidth) + one launch. TensorRT's RnRes2FullFusion plugin is
+//                  this for ResNet-50's res2 stage in INT8 (208 KB of weights; res3
+//                  needs 376 KB and is not fused).
 // A fusion the platform's software stack does not list is still applied (the
 // strategy is a what-if) and counted in unsupported_fusion_groups (a risk).
 //
@@ -73,7 +84,7 @@ enum class FusionStrategy { none, standard, aggressive };
 std::string_view to_string(FusionStrategy f) noexcept;
 std::optional<FusionStrategy> fusion_strategy_from_string(std::string_view s) noexcept;
 
-enum class FusionKind { gemm_epilogue, norm_residual, flash_attention };
+enum class FusionKind { gemm_epilogue, norm_residual, flash_attention, conv_stage };
 std::string_view to_string(FusionKind f) noexcept;
 std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept;
 

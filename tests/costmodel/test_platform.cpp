@@ -234,3 +234,97 @@ TEST(Platform, DecodeAttentionPacksGqaGroupAndIsMemoryBound) {
   EXPECT_EQ(e.layers[0].bottleneck, dse::costmodel::Bottleneck::memory);
   EXPECT_NEAR(e.layers[0].latency_s, 12.305e-6, 0.02 * 12.305e-6);
 }
+
+// conv_stage fusion (aggressive, inference): a chain of convolutions whose
+// weights fit in one core's SRAM is one kernel that reads the chain's input and
+// writes its output once. Two 1x1 convolutions 16 -> 16 channels on 8 x 224 x 224
+// fp16 activations, by hand:
+//   input = output = 8 x 16 x 224 x 224 x 2 B = 12,845,056 B each;
+//   weights = 2 x 16 x 16 x 2 B = 1,024 B;  traffic = 25,691,136 B;
+//   FLOPs = 2 convs x 2 x (8 x 224 x 224) x 16 x 16 = 411,041,792, + 1 per
+//   element for the ReLU between them (8 x 16 x 224 x 224 = 6,422,528).
+// The kernel takes the larger of the two convolutions' matrix time and the
+// traffic time, plus one graph launch; with n = 16 the matrix time (1.3 us at
+// peak, a few times that with tile quantisation) stays under twice the traffic
+// time.
+TEST(Platform, ConvStageFusionReadsChainInputAndWritesOutputOnce) {
+  pf::Platform p = a100();
+  const auto P = wl::Precision::fp16;
+  const wl::ConvShape c{8, 16, 224, 224, 16, 1, 1, 1, 0, 1};
+  wl::OperatorGraph g = one_block({wl::Node{wl::make_conv2d("c1", wl::LayerType::conv, c, P), {}},
+                                   wl::Node{wl::make_elementwise("r1", wl::LayerType::elementwise, 8 * 16, 224 * 224, 1.0, 1, P), {"c1"}},
+                                   wl::Node{wl::make_conv2d("c2", wl::LayerType::conv, c, P), {"r1"}}});
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.phase.batch = 8;
+  o.fusion = pf::FusionStrategy::aggressive;
+  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(fu.layers.size(), 1u);
+  const pf::LayerResult& l = fu.layers[0];
+  EXPECT_EQ(l.type, "fused_stage");
+  EXPECT_EQ(l.mapping.fusion_group, "conv_stage(b)");
+  EXPECT_DOUBLE_EQ(l.dram_bytes, 25691136.0);
+  EXPECT_DOUBLE_EQ(l.flops, 411041792.0 + 6422528.0);
+  const double mem_s = 25691136.0 / p.gpu.hbm_bandwidth_bytes_per_s();
+  EXPECT_GE(l.latency_s, mem_s + p.graph_kernel_overhead_s - 1e-15);
+  EXPECT_LE(l.latency_s, 2.0 * mem_s + p.graph_kernel_overhead_s);  // matrix time is below 2x the traffic time
+  EXPECT_EQ(fu.unsupported_fusion_groups, 1);  // the test stack does not list conv_stage
+  ASSERT_EQ(fu.block_latency_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(fu.block_latency_s[0], l.latency_s);
+
+  // Unfused (standard): the two convolutions are separate kernels and move more.
+  o.fusion = pf::FusionStrategy::standard;
+  const pf::GraphEval un = pf::evaluate_graph(p, g, o);
+  EXPECT_EQ(un.layers.size(), 2u);  // c1 + r1 epilogue, c2
+  EXPECT_GT(un.totals.dram_bytes, fu.totals.dram_bytes);
+  EXPECT_GT(un.totals.latency_s, fu.totals.latency_s);
+
+  // Weights that do not fit in one core's SRAM: no stage fusion.
+  o.fusion = pf::FusionStrategy::aggressive;
+  p.gpu.sram_bytes_per_core = 1000.0;  // < 1,024 B of weights
+  EXPECT_EQ(pf::evaluate_graph(p, g, o).layers.size(), 2u);
+  // Training never fuses a stage (the backward pass needs the activations).
+  p.gpu.sram_bytes_per_core = 166912.0;
+  o.phase.phase = wl::Phase::training;
+  for (const auto& layer : pf::evaluate_graph(p, g, o).layers) EXPECT_NE(layer.type, "fused_stage");
+}
+
+// ResNet-50 in INT8 on a core with 228 KB of SRAM (H100: 233,472 B): the res2
+// stage's weights are, by hand, layer1.0: 64x64 + 9x64x64 + 64x256 + 64x256 =
+// 73,728 B of convolution weights + 2 x (64 + 64 + 256 + 256) = 1,280 B of batch
+// norm scale/shift; layer1.rest (x2): 256x64 + 9x64x64 + 64x256 = 69,632 + 768 B
+// each; total 215,808 B <= 233,472. res3's first block alone needs 256x128 +
+// 9x128x128 + 128x512 + 256x512 = 376,832 B. So exactly the res2 stage is one
+// kernel (TensorRT's RnRes2FullFusion: res2a..res2c). In FP16 the stage needs
+// 431,616 B: only its first block (2 x 75,008 = 150,016 B) fits on its own.
+TEST(Platform, ConvStageFusionTakesResNet50Res2InInt8) {
+  pf::Platform p = a100();
+  p.gpu.sram_bytes_per_core = 233472.0;
+  p.gpu.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(cm::Precision::int8)] = 2048;
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::prefill;
+  ph.batch = 8;
+  ph.precision = wl::Precision::int8;
+  const auto spec = wl::workload_preset("resnet50");
+  ASSERT_TRUE(spec.has_value());
+  pf::EvalOptions o;
+  o.fusion = pf::FusionStrategy::aggressive;
+  o.phase = ph;
+  const pf::GraphEval e = pf::evaluate_graph(p, wl::build_graph(*spec, ph), o);
+  int stages = 0;
+  for (const auto& l : e.layers)
+    if (l.type == "fused_stage") {
+      ++stages;
+      EXPECT_EQ(l.name, "layer1.0..layer1.rest");
+      EXPECT_EQ(l.mapping.fusion_group, "conv_stage(layer1.0+layer1.rest x2)");
+      // input (maxpool output) 8 x 64 x 56 x 56 + output 8 x 256 x 56 x 56 + weights, 1 B each
+      EXPECT_DOUBLE_EQ(l.dram_bytes, 8.0 * 64 * 56 * 56 + 8.0 * 256 * 56 * 56 + 215808.0);
+    }
+  EXPECT_EQ(stages, 1);
+  ph.precision = wl::Precision::fp16;
+  o.phase = ph;
+  std::vector<std::string> fp16_stages;
+  for (const auto& l : pf::evaluate_graph(p, wl::build_graph(*spec, ph), o).layers)
+    if (l.type == "fused_stage") fp16_stages.push_back(l.mapping.fusion_group);
+  EXPECT_EQ(fp16_stages, std::vector<std::string>{"conv_stage(layer1.0)"});
+}
