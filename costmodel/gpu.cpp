@@ -333,12 +333,27 @@ GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexc
   // triton.py should_use_persistent_reduction): a row of at most 1024
   // elements is a persistent reduction held on chip (one read, one write);
   // a longer row is a looped reduction that reads the row a second time to
-  // normalise it, moments after the statistics loop, so that re-read is served
-  // by L2. HBM traffic is one read and one write either way, as LLMCompass's
-  // layer-norm model counts it (software_model/layernorm.py, roofline_model:
-  // io_count = M * N * word_size * 2).
+  // normalise it, moments after the statistics loop. LLMCompass's layer-norm
+  // model counts one read and one write (software_model/layernorm.py,
+  // roofline_model: io_count = M * N * word_size * 2).
+  //
+  // The second pass finds the row in L2 only while the rows in flight (cores x
+  // resident blocks, one row per block) fit in one L2 partition: every other
+  // resident block streams its own row in between. Past that the row is read
+  // from HBM again (known when the file gives resident threads per core and
+  // the reduction's block size; otherwise L2 is assumed).
   const bool single_pass = s.row_length <= hw.compiled_reduction_single_pass_max_row_elements;
-  return evaluate_rows(hw, s, GpuKernelKind::layernorm, 9.0, 0.0, 1.0, 0.0, single_pass ? 0.0 : 1.0);
+  bool second_pass_in_l2 = true;
+  if (!single_pass && hw.max_threads_per_core > 0 && hw.compiled_reduction_threads_per_block > 0) {
+    const double blocks_per_core =
+        std::floor(d(hw.max_threads_per_core) / d(hw.compiled_reduction_threads_per_block));
+    const double in_flight_bytes =
+        d(hw.core_count) * blocks_per_core * d(s.row_length) * bytes_per_element(s.precision);
+    second_pass_in_l2 = in_flight_bytes <= hw.l2_bytes / d(std::max<std::int64_t>(1, hw.l2_partitions));
+  }
+  const double extra_hbm = !single_pass && !second_pass_in_l2 ? 1.0 : 0.0;
+  const double extra_l2 = !single_pass && second_pass_in_l2 ? 1.0 : 0.0;
+  return evaluate_rows(hw, s, GpuKernelKind::layernorm, 9.0, 0.0, 1.0, extra_hbm, extra_l2);
 }
 
 }  // namespace dse::costmodel

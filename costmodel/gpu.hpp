@@ -75,6 +75,10 @@ struct GpuHardware {
   double hbm_peak_bandwidth_bytes_per_s = 0.0;
   double hbm_achievable_fraction = 1.0;  // of peak, for well-written streaming kernels
   double hbm_latency_s = 0.0;            // loaded round trip of one global load
+  // L2 halves that each cache for the SMs wired to them (A100 / H100: 2): data
+  // one core re-reads must fit in its own partition, l2_bytes / l2_partitions.
+  std::int64_t l2_partitions = 1;
+  std::int64_t max_threads_per_core = 0;  // resident threads per SM / CU; 0 = not described
   // --- software stack: per-kernel launch + framework + sync, by dispatch path
   double launch_overhead_library_s = 0.0;
   double launch_overhead_eager_s = 0.0;
@@ -90,6 +94,10 @@ struct GpuHardware {
   // compiled (Triton) reductions keep the row on chip (persistent reduction)
   // up to this length; longer rows loop over the row twice.
   std::int64_t compiled_reduction_single_pass_max_row_elements = 0;
+  // Threads per block of those looped reductions (Inductor's num_warps x 32);
+  // with max_threads_per_core it sets the rows in flight whose second pass must
+  // still be in L2. 0 = not described: the second pass is served by L2.
+  std::int64_t compiled_reduction_threads_per_block = 0;
 
   [[nodiscard]] double launch_overhead_s(DispatchPath p) const noexcept {
     switch (p) {

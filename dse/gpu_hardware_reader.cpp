@@ -62,6 +62,7 @@ void read_memory(const MapReader& m, GpuHardware& hw) {
   hw.hbm_peak_bandwidth_bytes_per_s = m.positive("hbm_peak_bandwidth_bytes_per_s");
   hw.hbm_achievable_fraction = m.positive_fraction("hbm_achievable_fraction");
   hw.hbm_latency_s = m.non_negative("hbm_latency_s");
+  if (m.has("l2_partitions")) hw.l2_partitions = m.positive_integer("l2_partitions");
 }
 
 void read_software(const MapReader& m, GpuHardware& hw) {
@@ -73,6 +74,8 @@ void read_software(const MapReader& m, GpuHardware& hw) {
   hw.eager_softmax_single_pass_max_row_bytes = m.positive("eager_softmax_single_pass_max_row_bytes");
   hw.compiled_reduction_single_pass_max_row_elements =
       m.positive_integer("compiled_reduction_single_pass_max_row_elements");
+  if (m.has("compiled_reduction_threads_per_block"))
+    hw.compiled_reduction_threads_per_block = m.positive_integer("compiled_reduction_threads_per_block");
   hw.gemm_pipeline_stages = m.positive_integer("gemm_pipeline_stages");
   if (hw.gemm_pipeline_stages < 2)
     fail(m.place("gemm_pipeline_stages"), m.node("gemm_pipeline_stages"), "expected an integer >= 2",
@@ -90,12 +93,14 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   const YAML::Node root = parse_yaml(text, file);
   const Place top{file, ""};
   const MapReader m(root, top,
-                    {"kind", "name", "cores", "clock_hz", "matrix_engine", "vector", "memory", "software"});
+                    {"kind", "name", "cores", "max_threads_per_core", "clock_hz", "matrix_engine", "vector", "memory",
+                     "software"});
   const std::string kind = m.string("kind");
   if (kind != "gpu") fail(m.place("kind"), m.node("kind"), "expected \"gpu\"", describe(m.node("kind")));
   GpuHardware hw;
   hw.name = m.string("name");
   hw.core_count = m.positive_integer("cores");
+  if (m.has("max_threads_per_core")) hw.max_threads_per_core = m.positive_integer("max_threads_per_core");
   hw.clock_hz = m.positive("clock_hz");
   read_matrix_engine(MapReader(m.node("matrix_engine"), m.place("matrix_engine"),
                                {"mma_shape", "macs_per_cycle_per_core", "sustained_fraction",
@@ -109,14 +114,16 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   hw.special_function_ops_per_cycle_per_core = v.positive("special_function_ops_per_cycle_per_core");
   read_memory(MapReader(m.node("memory"), m.place("memory"),
                         {"sram_bytes_per_core", "l2_bytes", "l2_bandwidth_bytes_per_s", "hbm_bytes",
-                         "hbm_peak_bandwidth_bytes_per_s", "hbm_achievable_fraction", "hbm_latency_s"}),
+                         "hbm_peak_bandwidth_bytes_per_s", "hbm_achievable_fraction", "hbm_latency_s",
+                         "l2_partitions"}),
               hw);
   read_software(MapReader(m.node("software"), m.place("software"),
                           {"launch_overhead_library_s", "launch_overhead_eager_s",
                            "launch_overhead_compiled_s", "gemm_pipeline_stages", "gemm_tiles",
                            "eager_softmax_single_pass_max_row_elements",
                            "eager_softmax_single_pass_max_row_bytes",
-                           "compiled_reduction_single_pass_max_row_elements"}),
+                           "compiled_reduction_single_pass_max_row_elements",
+                           "compiled_reduction_threads_per_block"}),
                 hw);
   return hw;
 }

@@ -4,6 +4,7 @@
 //   kind: gpu
 //   name: STRING
 //   cores: INT                      # SMs / CUs
+//   max_threads_per_core: INT       # optional: resident threads per SM / CU
 //   clock_hz: NUMBER
 //   matrix_engine:
 //     mma_shape: [M, N, K]          # one MMA instruction
@@ -20,6 +21,7 @@
 //     hbm_peak_bandwidth_bytes_per_s: NUMBER > 0
 //     hbm_achievable_fraction: NUMBER in (0, 1]
 //     hbm_latency_s: NUMBER >= 0
+//     l2_partitions: INT > 0         # optional, default 1 (A100 / H100: 2)
 //   software:
 //     launch_overhead_library_s: NUMBER >= 0    # cuBLAS / rocBLAS call via the framework
 //     launch_overhead_eager_s: NUMBER >= 0      # framework-native eager kernel
@@ -29,6 +31,7 @@
 //     eager_softmax_single_pass_max_row_elements: INT > 0
 //     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
 //     compiled_reduction_single_pass_max_row_elements: INT > 0
+//     compiled_reduction_threads_per_block: INT > 0   # optional (Inductor num_warps x 32)
 //
 // Unknown keys are refused with file:line:col and a did-you-mean.
 #pragma once
