@@ -271,7 +271,7 @@ GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape
   const double n = d(s.elements);
   StreamParts p;
   p.read_hbm_bytes = n * e * d(s.inputs);
-  p.write_bytes = n * e * d(s.outputs);
+  p.write_bytes = n * (e * d(s.outputs) + s.extra_bytes_per_element);
   p.vector_flops = n * s.vector_flops_per_element;
   p.special_ops = n * s.special_ops_per_element;
   c.flops = p.vector_flops + p.special_ops;

@@ -147,6 +147,9 @@ struct ElementwiseShape {
   std::int64_t inputs = 1;   // tensors read
   std::int64_t outputs = 1;  // tensors written
   DispatchPath dispatch = DispatchPath::eager;
+  // Bytes per element of further streams in another width, read or written
+  // once (a dropout's 1-byte mask).
+  double extra_bytes_per_element = 0.0;
 };
 
 // A row-wise normalisation (softmax / layer norm) over `rows` rows of `row_length`.

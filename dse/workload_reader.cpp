@@ -17,6 +17,7 @@ namespace {
 const std::vector<std::string> transformer_keys{
     "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab", "max_positions", "type_vocab",
     "ffn", "norm", "position", "bias", "tied_embeddings", "final_norm", "lm_head", "pooler", "experts", "top_k",
+    "attention_dropout",
     "tensor_parallel"};
 const std::vector<std::string> vit_keys{"image_size", "patch", "channels", "classes"};
 const std::vector<std::string> resnet_keys{"image_size", "classes", "stage_blocks", "base_width"};
@@ -94,6 +95,7 @@ void read_transformer(const MapReader& m, wl::TransformerSpec& s) {
   s.final_norm = boolean_or(m, "final_norm", s.final_norm);
   s.lm_head = boolean_or(m, "lm_head", s.lm_head);
   s.pooler = boolean_or(m, "pooler", s.pooler);
+  if (m.has("attention_dropout")) s.attention_dropout = m.fraction("attention_dropout");
   if (m.has("experts")) {
     const std::int64_t e = whole_non_negative(m, "experts");
     s.experts = e;

@@ -129,7 +129,16 @@ class Evaluator {
         s.vector_flops_per_element = op.flops_per_element;
         s.special_ops_per_element = op.flops_per_element >= 5.0 ? 1.0 : 0.0;
         s.precision = prec;
-        s.inputs = std::max<std::int64_t>(1, static_cast<std::int64_t>(op.tensors.size()) - 1);
+        // Tensors of the op's precision count as inputs and one output; a full-size
+        // tensor in another precision (a dropout's 1-byte mask) adds its own bytes.
+        std::int64_t same = 0;
+        for (const auto& t : op.tensors) {
+          if (t.precision != op.precision && t.elements == op.rows * op.cols)
+            s.extra_bytes_per_element += wl::bytes_per_element(t.precision);
+          else
+            ++same;
+        }
+        s.inputs = std::max<std::int64_t>(1, same - 1);
         s.outputs = 1;
         s.dispatch = DispatchPath::compiled;
         k.cost = elementwise(s, 0);
@@ -266,7 +275,8 @@ class Evaluator {
     return best;
   }
   GpuKernelCost elementwise(const ElementwiseShape& s, int tag) {
-    return memo(Key{10 + tag, s.elements, s.inputs, s.outputs, 0, static_cast<int>(s.precision),
+    return memo(Key{10 + tag, s.elements, s.inputs, s.outputs,
+                    static_cast<std::int64_t>(std::llround(s.extra_bytes_per_element * 8.0)), static_cast<int>(s.precision),
                     s.vector_flops_per_element, static_cast<int>(s.special_ops_per_element)},
                 [&] { return evaluate_elementwise(p_.gpu, s); });
   }
@@ -553,9 +563,17 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       if (aggressive && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3) {
         const std::size_t s = cons[i][0];
         const auto& sop = b.nodes[s].op;
-        if (sop.kind == wl::OpKind::softmax && cons[s].size() == 1 &&
-            b.nodes[cons[s][0]].op.kind == wl::OpKind::batched_gemm && b.nodes[cons[s][0]].op.tensors.size() == 3) {
-          const std::size_t a = cons[s][0];
+        // A dropout on the probabilities (training) runs inside the fused kernel
+        // (FlashAttention draws its mask on chip): its flops join, its traffic goes.
+        std::size_t after = cons[s].size() == 1 ? cons[s][0] : b.nodes.size();
+        std::size_t drop = b.nodes.size();
+        if (after < b.nodes.size() && wl::is_dropout(b.nodes[after].op) && cons[after].size() == 1) {
+          drop = after;
+          after = cons[after][0];
+        }
+        if (sop.kind == wl::OpKind::softmax && after < b.nodes.size() &&
+            b.nodes[after].op.kind == wl::OpKind::batched_gemm && b.nodes[after].op.tensors.size() == 3) {
+          const std::size_t a = after;
           const wl::Operator& av = b.nodes[a].op;
           // Q, K (qk's operands), V and O (av's second operand and output), as the
           // tensor lists count them (K and V once per KV head under GQA).
@@ -584,7 +602,9 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           }
           LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
           r.type = "fused_attention";
-          r.flops = wl::flops(op) + wl::flops(sop) + wl::flops(av);
+          const double drop_flops = drop < b.nodes.size() ? wl::flops(b.nodes[drop].op) : 0.0;
+          if (drop < b.nodes.size()) compute += ks[drop].cost.compute_time_s;
+          r.flops = wl::flops(op) + wl::flops(sop) + wl::flops(av) + drop_flops;
           r.dram_bytes = traffic;
           r.l2_bytes = traffic;
           const double busy = std::max(compute, traffic / bw);
@@ -595,12 +615,16 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision);
           r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
           r.mapping.kernel = "flash_attention";
-          r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name + "+" + av.name + ")";
+          r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
+                                   (drop < b.nodes.size() ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
+                                   av.name + ")";
           r.energy_j = wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
                        wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
-                       wl::flops(sop) * platform.energy.vector_flop_j + traffic * platform.energy.hbm_byte_j +
+                       (wl::flops(sop) + drop_flops) * platform.energy.vector_flop_j +
+                       traffic * platform.energy.hbm_byte_j +
                        traffic * platform.energy.l2_byte_j;
           done[s] = done[a] = true;
+          if (drop < b.nodes.size()) done[drop] = true;
           note_fusion(FusionKind::flash_attention);
           push(std::move(r), false);
           continue;

@@ -257,6 +257,19 @@ Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, 
   return op;
 }
 
+Operator make_dropout(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p) {
+  Operator op = make_elementwise(std::move(name), layer, rows, cols, 2.0, 1, p);
+  op.tensors.push_back(tensor("mask", TensorRole::output, rows * cols, Precision::int8));
+  return op;
+}
+
+bool is_dropout(const Operator& op) noexcept {
+  if (op.kind != OpKind::elementwise) return false;
+  for (const Tensor& t : op.tensors)
+    if (t.role == TensorRole::output && t.name == "mask") return true;
+  return false;
+}
+
 Operator make_softmax(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p) {
   Operator op;
   op.name = std::move(name);

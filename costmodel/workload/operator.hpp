@@ -125,6 +125,11 @@ Operator make_conv2d(std::string name, LayerType layer, const ConvShape& shape, 
 Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols,
                           double flops_per_element, int inputs, Precision p);
 Operator make_softmax(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);
+// Dropout (training): element-wise, 2 flops per element (compare with a random
+// threshold, scale by 1 / (1 - p)); reads x, writes y and a 1-byte keep mask
+// (tensor "mask", int8) that its backward reads instead of x.
+Operator make_dropout(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);
+bool is_dropout(const Operator& op) noexcept;
 // layernorm: gamma and beta of cols; rmsnorm: gamma of cols.
 Operator make_norm(std::string name, OpKind kind, std::int64_t rows, std::int64_t cols, Precision p);
 Operator make_reduction(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);

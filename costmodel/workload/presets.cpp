@@ -73,6 +73,13 @@ std::optional<WorkloadSpec> workload_preset(std::string_view name) {
     s.position = PositionEncoding::learned;
     s.bias = true;
     s.tied_embeddings = true;
+    // Training with dropout 0.1 on the attention probabilities: Megatron-LM's
+    // default (--attention-dropout, default 0.1, in its arguments.py), and the
+    // "softmax dropout" whose 1-byte mask (as^2 b bytes) Korthikanti et al. 2022
+    // (arXiv 2205.05198, section 4.1) count in the 175B runs' activation memory.
+    // Their hidden dropouts run inside the fused bias-dropout-add kernels (a 1-byte
+    // mask write on the residual stream) and are not modelled.
+    s.attention_dropout = 0.1;
     return s;
   }
   // Llama 2: Touvron et al. 2023, "Llama 2: Open Foundation and Fine-Tuned Chat Models",

@@ -67,6 +67,10 @@ struct TransformerSpec {
   std::int64_t experts = 0;         // 0: dense FFN; else MoE experts per layer
   std::int64_t top_k = 0;           // experts per token
   std::int64_t tensor_parallel = 1; // devices sharing each layer (Megatron-style)
+  // Training only: dropout on the attention probabilities (Megatron-LM
+  // --attention-dropout): one more element-wise kernel on the score matrix that
+  // writes a 1-byte mask, and its backward. 0 = none (inference never has it).
+  double attention_dropout = 0.0;
 };
 
 struct VitSpec {

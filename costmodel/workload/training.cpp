@@ -97,6 +97,18 @@ void conv_backward(const Operator& f, std::vector<Operator>& out) {
 void pointwise_backward(const Operator& f, std::vector<Operator>& out) {
   const Precision p = f.precision;
   const std::int64_t elements = f.rows * f.cols;
+  if (is_dropout(f)) {
+    // dx = dy x mask / (1 - p): reads dy and the saved 1-byte mask, writes dx.
+    Operator b = derived(f, ".bwd", Pass::backward_data);
+    b.flops_per_element = 1.0;
+    for (const Tensor& x : f.tensors)
+      if (x.name == "mask") {
+        b.tensors = {t("dy", TensorRole::input, elements, p), t("mask", TensorRole::input, x.elements, x.precision),
+                     t("dx", TensorRole::output, elements, p)};
+      }
+    out.push_back(std::move(b));
+    return;
+  }
   Operator b = derived(f, ".bwd", Pass::backward_data);
   if (f.kind == OpKind::elementwise || f.kind == OpKind::reduction) {
     b.kind = OpKind::elementwise;
@@ -151,7 +163,8 @@ void append_backward(OperatorGraph& g, bool recompute) { append_backward(g, reco
 
 void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention) {
   const auto recomputed = [&](const Operator& op) {
-    return recompute || (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax));
+    return recompute || (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax ||
+                                                 (is_dropout(op) && op.layer == LayerType::attention)));
   };
   std::vector<Block> backward;
   for (auto it = g.blocks.rbegin(); it != g.blocks.rend(); ++it) {

@@ -98,9 +98,14 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   qk.tensors[1] = Tensor{"k", kv_role, kv_elements, kvp, -1};
   add(std::move(qk), {q_source});
   add(make_softmax("attn_softmax", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {"attn_qk"});
+  std::string probs = "attn_softmax";
+  if (d.training && s.attention_dropout > 0.0) {
+    add(make_dropout("attn_dropout", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {probs});
+    probs = "attn_dropout";
+  }
   Operator av = make_batched_gemm("attn_av", LayerType::attention, d.batch * h, d.seq, hd, d.kv_len, p);
   av.tensors[1] = Tensor{"v", kv_role, kv_elements, kvp, -1};
-  add(std::move(av), {"attn_softmax", "qkv_proj"});
+  add(std::move(av), {probs, "qkv_proj"});
   add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
   std::string attn_out = "out_proj";
   if (tp > 1) {
@@ -168,6 +173,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   d.kv_precision = phase.kv_precision.value_or(p);
   const bool decoder = s.arch == Arch::decoder;
   d.write_cache = decoder && phase.phase != Phase::training;
+  d.training = phase.phase == Phase::training;
   d.read_cache = decoder && phase.phase == Phase::decode;
   d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : phase.seq;
   const std::int64_t T = d.batch * d.seq;

@@ -18,6 +18,7 @@ struct LayerDims {
   Precision kv_precision = Precision::bf16;
   bool write_cache = false;  // new keys and values go to the KV cache
   bool read_cache = false;   // attention reads keys and values from the KV cache
+  bool training = false;     // training step (dropout applies)
 };
 
 std::string check_transformer(const TransformerSpec& s);

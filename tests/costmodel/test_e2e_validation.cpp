@@ -138,3 +138,53 @@ TEST(E2eValidation, ResNetMaxPoolReadsItsInputOnce) {
       }
   EXPECT_TRUE(found);
 }
+
+// Attention dropout (training only) on the tiny decoder above (4 heads, 32 tokens,
+// bf16): per layer the probabilities are 4 x 32 x 32 = 4,096 elements, so by hand
+// the forward reads 8,192 B, writes 8,192 B and a 4,096 B mask (20,480 B) at 2
+// FLOPs per element (8,192); its backward reads dy (8,192 B) and the mask, writes
+// dx (8,192 B) at 1 FLOP per element. Selective recomputation re-runs it with the
+// attention core: 565,248 + 2 x 8,192 = 581,632 FLOPs. Inference has no dropout.
+TEST(E2eValidation, AttentionDropoutWritesAMaskTheBackwardReads) {
+  wl::TransformerSpec s;
+  s.name = "tiny";
+  s.hidden = 64;
+  s.layers = 2;
+  s.heads = 4;
+  s.ffn_hidden = 128;
+  s.vocab = 100;
+  s.attention_dropout = 0.1;
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::training;
+  ph.batch = 1;
+  ph.seq = 32;
+  ph.recompute_attention = true;
+  const auto g = wl::build_graph(s, ph);
+  int fwd = 0, bwd = 0, rec = 0;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes) {
+      if (n.op.name == "attn_dropout") {
+        ++fwd;
+        EXPECT_TRUE(wl::is_dropout(n.op));
+        EXPECT_DOUBLE_EQ(wl::bytes(n.op), 20480.0);
+        EXPECT_DOUBLE_EQ(wl::flops(n.op), 8192.0);
+        EXPECT_EQ(n.inputs, std::vector<std::string>{"attn_softmax"});
+      } else if (n.op.name == "attn_dropout.bwd") {
+        ++bwd;
+        EXPECT_DOUBLE_EQ(wl::bytes(n.op), 20480.0);
+        EXPECT_DOUBLE_EQ(wl::flops(n.op), 4096.0);
+      } else if (n.op.name == "attn_dropout.recompute") {
+        ++rec;
+      } else if (n.op.name == "attn_av") {
+        EXPECT_EQ(n.inputs.at(0), "attn_dropout");
+      }
+    }
+  EXPECT_EQ(fwd, 1);
+  EXPECT_EQ(bwd, 1);
+  EXPECT_EQ(rec, 1);
+  EXPECT_DOUBLE_EQ(wl::totals_of_pass(g, wl::Pass::recompute).flops, 581632.0);
+  ph.phase = wl::Phase::prefill;
+  ph.recompute_attention = false;
+  for (const auto& b : wl::build_graph(s, ph).blocks)
+    for (const auto& n : b.nodes) EXPECT_FALSE(wl::is_dropout(n.op)) << n.op.name;
+}

@@ -328,3 +328,33 @@ TEST(Platform, ConvStageFusionTakesResNet50Res2InInt8) {
     if (l.type == "fused_stage") fp16_stages.push_back(l.mapping.fusion_group);
   EXPECT_EQ(fp16_stages, std::vector<std::string>{"conv_stage(layer1.0)"});
 }
+
+// A dropout kernel moves its bf16 input and output and a 1-byte mask: 5 B per
+// element (8 x 512 x 512 = 2,097,152 elements -> 10,485,760 B). Under aggressive
+// fusion a dropout between softmax and AV runs inside the flash-attention kernel:
+// one layer, its traffic still Q + K + V + O only (4 x 16 x 512 x 64 x 2 B =
+// 4,194,304 B, as in FusedAttentionRemovesScoreTraffic), its FLOPs added.
+TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::bf16;
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = pf::FusionStrategy::none;
+  const auto one = one_block({wl::Node{wl::make_dropout("d", wl::LayerType::attention, 8 * 512, 512, P), {}}});
+  const pf::GraphEval e = pf::evaluate_graph(p, one, o);
+  ASSERT_EQ(e.layers.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.layers[0].dram_bytes, 10485760.0);
+
+  const auto g = one_block({wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
+                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
+                            wl::Node{wl::make_dropout("dr", wl::LayerType::attention, 16 * 512, 512, P), {"sm"}},
+                            wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"dr"}}});
+  o.fusion = pf::FusionStrategy::aggressive;
+  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(fu.layers.size(), 1u);
+  EXPECT_EQ(fu.layers[0].mapping.fusion_group, "flash_attention(qk+sm+dr+av)");
+  EXPECT_DOUBLE_EQ(fu.layers[0].dram_bytes, 4194304.0);
+  double flops = 0.0;
+  for (const auto& n : g.blocks[0].nodes) flops += wl::flops(n.op);
+  EXPECT_DOUBLE_EQ(fu.layers[0].flops, flops);
+}
