@@ -83,12 +83,8 @@ TEST(E2eValidation, Fp8DecodeGemvReadsOneBytePerWeight) {
   EXPECT_EQ(fp8.layers[0].bottleneck, cm::Bottleneck::memory);
 }
 
-// Selective recomputation of a tiny decoder (hidden 64, 4 heads of 16, 2 layers,
-// FFN 128, vocab 100; batch 1 of 32 tokens): per layer the recomputed work is
-// QK^T 2 x 4 x 32 x 32 x 16 = 131,072 FLOPs, AV the same, softmax 5 x (4 x 32) x 32
-// = 20,480: 282,624 per layer, 565,248 for both. Full recompute re-runs the whole
-// forward of the layers (more); no recompute adds nothing.
-TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
+namespace {
+wl::TransformerSpec tiny_decoder() {
   wl::TransformerSpec s;
   s.name = "tiny";
   s.hidden = 64;
@@ -96,6 +92,17 @@ TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
   s.heads = 4;
   s.ffn_hidden = 128;
   s.vocab = 100;
+  return s;
+}
+}  // namespace
+
+// Selective recomputation of a tiny decoder (hidden 64, 4 heads of 16, 2 layers,
+// FFN 128, vocab 100; batch 1 of 32 tokens): per layer the recomputed work is
+// QK^T 2 x 4 x 32 x 32 x 16 = 131,072 FLOPs, AV the same, softmax 5 x (4 x 32) x 32
+// = 20,480: 282,624 per layer, 565,248 for both. Full recompute re-runs the whole
+// forward of the layers (more); no recompute adds nothing.
+TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
+  const wl::TransformerSpec s = tiny_decoder();
   wl::PhaseSpec ph;
   ph.phase = wl::Phase::training;
   ph.batch = 1;
@@ -146,13 +153,7 @@ TEST(E2eValidation, ResNetMaxPoolReadsItsInputOnce) {
 // dx (8,192 B) at 1 FLOP per element. Selective recomputation re-runs it with the
 // attention core: 565,248 + 2 x 8,192 = 581,632 FLOPs. Inference has no dropout.
 TEST(E2eValidation, AttentionDropoutWritesAMaskTheBackwardReads) {
-  wl::TransformerSpec s;
-  s.name = "tiny";
-  s.hidden = 64;
-  s.layers = 2;
-  s.heads = 4;
-  s.ffn_hidden = 128;
-  s.vocab = 100;
+  wl::TransformerSpec s = tiny_decoder();
   s.attention_dropout = 0.1;
   wl::PhaseSpec ph;
   ph.phase = wl::Phase::training;
