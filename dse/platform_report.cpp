@@ -1,5 +1,6 @@
 #include "dse/platform_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -53,14 +54,22 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
     os << "infeasible: " << e.reason << '\n';
     return;
   }
-  os << std::left << std::setw(16) << "layer" << std::setw(16) << "type" << std::setw(5) << "rep" << std::right
-     << std::setw(12) << "latency_us" << std::setw(12) << "GFLOP" << std::setw(11) << "DRAM_MB" << std::setw(7)
+  // Name and type columns as wide as their longest entry (at least 16), so long
+  // layer names (ResNet's layer1.0.downsample, fused stages) keep the columns apart.
+  std::size_t name_w = 16, type_w = 16;
+  for (const auto& l : e.chip.layers) {
+    name_w = std::max(name_w, l.name.size() + 1);
+    type_w = std::max(type_w, l.type.size() + 1);
+  }
+  const int nw = static_cast<int>(name_w), tw = static_cast<int>(type_w);
+  os << std::left << std::setw(nw) << "layer" << std::setw(tw) << "type" << std::setw(5) << "rep" << std::right
+     << std::setw(12) << "latency_us" << std::setw(12) << "GFLOP" << std::setw(12) << "DRAM_MB" << std::setw(8)
      << "peak%" << std::setw(7) << "stall" << "  " << std::left << std::setw(13) << "bottleneck"
      << "mapping\n";
   for (const auto& l : e.chip.layers) {
-    os << std::left << std::setw(16) << l.name << std::setw(16) << l.type << std::setw(5) << l.repeat << std::right
-       << std::setw(12) << eng(l.latency_s * 1e6) << std::setw(12) << eng(l.flops * 1e-9) << std::setw(11)
-       << eng(l.dram_bytes * 1e-6) << std::setw(7) << eng(100 * l.pct_of_peak, 3) << std::setw(7)
+    os << std::left << std::setw(nw) << l.name << std::setw(tw) << l.type << std::setw(5) << l.repeat << std::right
+       << std::setw(12) << eng(l.latency_s * 1e6) << std::setw(12) << eng(l.flops * 1e-9) << std::setw(12)
+       << eng(l.dram_bytes * 1e-6) << std::setw(8) << eng(100 * l.pct_of_peak, 3) << std::setw(7)
        << eng(l.stall_fraction, 2) << "  " << std::left << std::setw(13)
        << std::string(costmodel::to_string(l.bottleneck)) << l.mapping.kernel << ' ' << l.mapping.precision;
     if (!l.mapping.tile.empty()) os << " [" << l.mapping.tile << "]";
