@@ -147,7 +147,7 @@ GpuCheck check(const GpuHardware& hw) noexcept {
       !(hw.matrix_sustained_fraction > 0.0) || hw.matrix_sustained_fraction > 1.0)
     return GpuCheck::bad_fraction;
   for (const double f : hw.matrix_sustained_fraction_by_precision)
-    if (f < 0.0 || f > 1.0 || std::isnan(f)) return GpuCheck::bad_fraction;  // 0 = not set
+    if (!(f >= 0.0 && f <= 1.0)) return GpuCheck::bad_fraction;  // 0 = not set; NaN fails too
   if (hw.gemm_tiles.empty()) return GpuCheck::no_tiles;
   return GpuCheck::ok;
 }
@@ -163,9 +163,11 @@ ElementwiseShape gelu_shape(std::int64_t elements, Precision p) noexcept {
   return s;
 }
 
-GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
-                                      const GemmTile& t) noexcept {
-  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+namespace {
+
+// evaluate_gemm_with_tile for a description that passed check() (evaluate_gemm
+// checks once for all its tiles).
+GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTile& t) noexcept {
   const double macs_per_cycle = hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(s.precision)];
   if (!(macs_per_cycle > 0.0) || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || t.m <= 0 ||
       t.n <= 0 || t.k <= 0)
@@ -252,11 +254,19 @@ GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
   return c;
 }
 
+}  // namespace
+
+GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
+                                      const GemmTile& t) noexcept {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+  return gemm_tile(hw, s, t);
+}
+
 GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept {
   GpuKernelCost best = infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
   if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
   for (const GemmTile& t : hw.gemm_tiles) {
-    GpuKernelCost c = evaluate_gemm_with_tile(hw, s, t);
+    GpuKernelCost c = gemm_tile(hw, s, t);
     if (c.feasible && (!best.feasible || c.latency_s < best.latency_s)) best = std::move(c);
   }
   return best;
