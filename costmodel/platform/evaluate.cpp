@@ -443,9 +443,12 @@ std::vector<std::pair<std::size_t, std::size_t>> conv_stages(const wl::OperatorG
       continue;
     }
     std::size_t j = i;
-    while (j + 1 < g.blocks.size() && conv_chain_block(g.blocks[j + 1]) &&
-           w + weight_bytes(g.blocks[j + 1]) <= sram_bytes)
-      w += weight_bytes(g.blocks[++j]);
+    while (j + 1 < g.blocks.size() && conv_chain_block(g.blocks[j + 1])) {
+      const double next = weight_bytes(g.blocks[j + 1]);
+      if (w + next > sram_bytes) break;
+      w += next;
+      ++j;
+    }
     out.emplace_back(i, j);
     i = j + 1;
   }
@@ -571,6 +574,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           drop = after;
           after = cons[after][0];
         }
+        const bool with_drop = drop < b.nodes.size();
         if (sop.kind == wl::OpKind::softmax && after < b.nodes.size() &&
             b.nodes[after].op.kind == wl::OpKind::batched_gemm && b.nodes[after].op.tensors.size() == 3) {
           const std::size_t a = after;
@@ -602,8 +606,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           }
           LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
           r.type = "fused_attention";
-          const double drop_flops = drop < b.nodes.size() ? wl::flops(b.nodes[drop].op) : 0.0;
-          if (drop < b.nodes.size()) compute += ks[drop].cost.compute_time_s;
+          const double drop_flops = with_drop ? wl::flops(b.nodes[drop].op) : 0.0;
+          if (with_drop) compute += ks[drop].cost.compute_time_s;
           r.flops = wl::flops(op) + wl::flops(sop) + wl::flops(av) + drop_flops;
           r.dram_bytes = traffic;
           r.l2_bytes = traffic;
@@ -616,7 +620,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
           r.mapping.kernel = "flash_attention";
           r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
-                                   (drop < b.nodes.size() ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
+                                   (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
                                    av.name + ")";
           r.energy_j = wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
                        wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
@@ -624,7 +628,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                        traffic * platform.energy.hbm_byte_j +
                        traffic * platform.energy.l2_byte_j;
           done[s] = done[a] = true;
-          if (drop < b.nodes.size()) done[drop] = true;
+          if (with_drop) done[drop] = true;
           note_fusion(FusionKind::flash_attention);
           push(std::move(r), false);
           continue;

@@ -97,9 +97,9 @@ void conv_backward(const Operator& f, std::vector<Operator>& out) {
 void pointwise_backward(const Operator& f, std::vector<Operator>& out) {
   const Precision p = f.precision;
   const std::int64_t elements = f.rows * f.cols;
+  Operator b = derived(f, ".bwd", Pass::backward_data);
   if (is_dropout(f)) {
     // dx = dy x mask / (1 - p): reads dy and the saved 1-byte mask, writes dx.
-    Operator b = derived(f, ".bwd", Pass::backward_data);
     b.flops_per_element = 1.0;
     for (const Tensor& x : f.tensors)
       if (x.name == "mask") {
@@ -109,7 +109,6 @@ void pointwise_backward(const Operator& f, std::vector<Operator>& out) {
     out.push_back(std::move(b));
     return;
   }
-  Operator b = derived(f, ".bwd", Pass::backward_data);
   if (f.kind == OpKind::elementwise || f.kind == OpKind::reduction) {
     b.kind = OpKind::elementwise;
     b.flops_per_element = f.kind == OpKind::elementwise ? 2.0 * f.flops_per_element : 1.0;
