@@ -88,7 +88,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   try {
     const RunSummary s = run(*ctx, opt);
     if (ctx->rank() == 0) {
-      if (!s.warning.empty()) std::cerr << "dse run: warning: " << s.warning << '\n';
+      if (!s.warning.empty()) print_error_line("dse run: warning: " + s.warning);
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
                 << " s\nwrote " << s.output_path << "\n";
@@ -102,13 +102,13 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     }
     return exit_ok;
   } catch (const Interrupted& e) {
-    if (ctx->rank() == 0) std::cerr << "dse run: " << e.what() << '\n';
+    if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
     return exit_interrupted;
   } catch (const InputError& e) {
-    if (ctx->rank() == 0) std::cerr << e.what() << '\n';
+    if (ctx->rank() == 0) print_error_line(e.what());
     return exit_bad_input;
   } catch (const Error& e) {
-    if (ctx->rank() == 0) std::cerr << "dse run: " << e.what() << '\n';
+    if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
     return exit_failure;
   }
 }

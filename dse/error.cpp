@@ -1,5 +1,9 @@
 #include "dse/error.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <iostream>
 #include <sstream>
 
 namespace dse {
@@ -20,5 +24,17 @@ ConfigError::ConfigError(std::string file_, int line_, int column_, std::string 
       line(line_),
       column(column_),
       key_path(std::move(key_path_)) {}
+
+void print_error_line(const std::string& text) {
+  std::cerr.flush();
+  const std::string line = text + '\n';
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // standard error is gone; nothing else to tell
+    done += static_cast<std::size_t>(n);
+  }
+}
 
 }  // namespace dse

@@ -40,6 +40,12 @@ struct Interrupted : Error {
   using Error::Error;
 };
 
+// Writes TEXT and a newline to standard error in one write(2) call. Under mpirun every
+// rank's standard error is merged into one stream, and the MPI library prints notes of its
+// own there (OMPIO on a failed write); a line sent in pieces (std::cerr << a << b) can have
+// such a note spliced into its middle.
+void print_error_line(const std::string& text);
+
 // Exit codes of the command line.
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;

@@ -117,7 +117,7 @@ void check_collective(hid_t loc, herr_t rc, const std::string& what) {
     } else {
       line += "; the file is kept";
     }
-    std::cerr << line << "; stopping all ranks" << std::endl;
+    print_error_line(line + "; stopping all ranks");
   }
   MpiSession::abort(exit_failure);
 }

@@ -81,13 +81,13 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return dse::exit_bad_input;
   } catch (const po::error& e) {
-    std::cerr << "dse " << name << ": " << e.what() << " (see 'dse " << name << " --help')\n";
+    dse::print_error_line("dse " + name + ": " + e.what() + " (see 'dse " + name + " --help')");
     return dse::exit_bad_input;
   } catch (const dse::InputError& e) {
-    std::cerr << e.what() << '\n';
+    dse::print_error_line(e.what());
     return dse::exit_bad_input;
   } catch (const dse::Error& e) {
-    std::cerr << "dse " << name << ": " << e.what() << '\n';
+    dse::print_error_line("dse " + name + ": " + e.what());
     return dse::exit_failure;
   }
 }
