@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "dse/context.hpp"
 #include "dse/error.hpp"
@@ -104,7 +106,10 @@ void check_collective(hid_t loc, herr_t rc, const std::string& what) {
   const ssize_t n = H5Fget_name(file, name.data(), name.size());
   name.resize(n > 0 ? static_cast<std::size_t>(std::min<ssize_t>(n, 4095)) : 0);
   // Several ranks may fail at once; the one that takes an exclusive lock on the file
-  // reports (and removes it); the others stop silently. The lock ends with the process.
+  // reports (and removes it); the others stop silently. The lock ends with the process,
+  // so the reporter holds it a moment before stopping the job: a rank that fails a few
+  // milliseconds later must still find it taken (when the file is kept, a rank that came
+  // after the reporter's exit took the lock too and reported a second line; CI, 2 ranks).
   const int fd = name.empty() ? -1 : open(name.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
     int rank = 0;
@@ -118,6 +123,7 @@ void check_collective(hid_t loc, herr_t rc, const std::string& what) {
       line += "; the file is kept";
     }
     print_error_line(line + "; stopping all ranks");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   MpiSession::abort(exit_failure);
 }
