@@ -210,7 +210,12 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     }
     r.serving.prompt_tokens = m.prompt;
     r.serving.output_tokens = m.output;
+    // A static-shape serving stack as the submitter configured it (ServingOptions).
+    r.serving.static_kv_tokens = static_cast<int>(c.positive_integer_or("static_kv_tokens", 0));
+    r.serving.prompt_bucket_tokens = static_cast<int>(c.positive_integer_or("prompt_bucket_tokens", 0));
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+    if (!e.serving.reason.empty()) io::fail(c.place("static_kv_tokens"), c.node("static_kv_tokens"),
+                                            "at least prompt + output tokens", e.serving.reason);
     double best = 0.0;
     int best_b = 0;
     for (const auto& s : e.serving.sweep)
@@ -224,7 +229,13 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     cr.constants += ", best static batch " + std::to_string(best_b) +
                     (c.has("max_batch") ? " (of at most " + std::to_string(r.serving.batch_sizes.back()) + ")" : std::string()) +
                     ", " + std::to_string(replicas) + " replica(s), " + std::to_string(m.prompt) + " + " +
-                    std::to_string(m.output) + " tokens per sample";
+                    std::to_string(m.output) + " tokens per sample" +
+                    (r.serving.prompt_bucket_tokens > 0
+                         ? ", prompts padded to multiples of " + std::to_string(r.serving.prompt_bucket_tokens)
+                         : std::string()) +
+                    (r.serving.static_kv_tokens > 0
+                         ? ", static KV cache of " + std::to_string(r.serving.static_kv_tokens) + " positions"
+                         : std::string());
   } else if (kind == "vision_offline" || kind == "encoder_offline") {
     r.phase.phase = wl::Phase::prefill;
     r.phase.batch = m.vision_batch;
@@ -363,7 +374,7 @@ int cmd_validate(const Args& args) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
-                           "source"});
+                           "static_kv_tokens", "prompt_bucket_tokens", "source"});
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

@@ -139,10 +139,21 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const auto* tspec = std::get_if<wl::TransformerSpec>(&request.spec);
   const bool decoder = tspec != nullptr && tspec->arch == wl::Arch::decoder;
   const ServingOptions& so = request.serving;
-  if (so.enabled && decoder && request.phase.phase != wl::Phase::training) {
+  const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
+  if (so.enabled && decoder && request.phase.phase != wl::Phase::training && so.static_kv_tokens > 0 &&
+      so.static_kv_tokens < p1) {
+    out.serving.reason = "static_kv_tokens " + std::to_string(so.static_kv_tokens) +
+                         " is below prompt + output tokens (" + std::to_string(p1) + ")";
+  } else if (so.enabled && decoder && request.phase.phase != wl::Phase::training) {
     sys::LatencyTable table;
-    const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
     table.lengths = {p0, p1};
+    // The table is indexed by the sequences' own lengths; a static-shape stack runs
+    // each at its padded shape (ServingOptions).
+    const auto prefill_tokens = [&](int len) {
+      const int m = so.prompt_bucket_tokens;
+      return m > 0 ? (len + 1 + m - 1) / m * m : len;
+    };
+    const auto decode_context = [&](int len) { return so.static_kv_tokens > 0 ? so.static_kv_tokens : len; };
     for (int b : so.batch_sizes) {
       wl::PhaseSpec pre = request.phase;
       pre.phase = wl::Phase::prefill;
@@ -155,8 +166,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
       bool fits = true;
       std::vector<double> pre_s, dec_s;
       for (int len : table.lengths) {
-        pre.seq = len;
-        dec.context = len;
+        pre.seq = prefill_tokens(len);
+        dec.context = decode_context(len);
         const StepOut a = run_step(platform, system, request, pre, cache);
         const StepOut c = run_step(platform, system, request, dec, cache);
         if (!a.ok || !c.ok) {

@@ -57,6 +57,16 @@ struct ServingOptions {
   std::optional<double> sla_p99_ttft_s;
   int requests = 2000;
   std::uint64_t seed = 1;
+  // Static-shape serving stacks. 0 (the default): paged attention, every sequence's KV
+  // cache holds its own context and a prompt runs at its own length.
+  //  static_kv_tokens > 0: every sequence's KV cache is allocated at this many positions
+  //    and each decode step attends over all of them (TGI on Gaudi pads the batch's cache
+  //    to --max-total-tokens). Must be at least prompt_tokens + output_tokens.
+  //  prompt_bucket_tokens > 0: a prompt of p tokens runs its prefill as
+  //    round_up(p + 1, bucket) tokens (left padding to the bucket, one slot for the first
+  //    new token; TGI on Gaudi's PAD_SEQUENCE_TO_MULTIPLE_OF).
+  int static_kv_tokens = 0;
+  int prompt_bucket_tokens = 0;
 };
 
 struct SystemRequest {
@@ -79,6 +89,7 @@ struct ServingResult {
   std::optional<system::SimulationResult> at_rate;
   std::optional<system::SlaSearch> sla;
   int max_batch_fitting = 0;  // largest swept batch whose footprint fits one chip
+  std::string reason;         // why serving was not evaluated ("" when it was or was not asked)
 };
 
 struct SystemEval {

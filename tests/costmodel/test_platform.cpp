@@ -358,3 +358,57 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
   for (const auto& n : g.blocks[0].nodes) flops += wl::flops(n.op);
   EXPECT_DOUBLE_EQ(fu.layers[0].flops, flops);
 }
+
+// A static-shape serving stack (ServingOptions::static_kv_tokens, prompt_bucket_tokens):
+// every decode step attends over the whole static cache, whatever the sequence's own
+// length, and a 218-token prompt in buckets of 64 runs its prefill as
+// round_up(218 + 1, 64) = 256 tokens (by hand). The sweep's TTFT and TPOT are then the
+// step latencies of those shapes, evaluated here on their own.
+TEST(Platform, StaticShapeServingRunsPaddedShapes) {
+  const pf::Platform p = a100();
+  const pf::SystemSpec sys = pf::default_system(p, 1);
+  pf::SystemRequest r;
+  r.spec = *wl::workload_preset("llama2-7b");
+  r.phase.phase = wl::Phase::decode;
+  r.phase.batch = 8;
+  r.phase.seq = 1;
+  r.serving.batch_sizes = {8};
+  r.serving.prompt_tokens = 218;
+  r.serving.output_tokens = 16;
+  r.serving.static_kv_tokens = 2048;
+  r.serving.prompt_bucket_tokens = 64;
+  const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  ASSERT_TRUE(e.serving.evaluated) << e.serving.reason;
+  ASSERT_EQ(e.serving.sweep.size(), 1u);
+
+  auto step = [&](wl::Phase phase, int seq, int context) {
+    pf::SystemRequest s = r;
+    s.serving.enabled = false;
+    s.phase.phase = phase;
+    s.phase.seq = seq;
+    s.phase.context = context;
+    const pf::SystemEval x = pf::evaluate_system(p, sys, s);
+    EXPECT_TRUE(x.feasible) << x.reason;
+    return x.step_latency_s;
+  };
+  const double prefill_256 = step(wl::Phase::prefill, 256, 0);
+  const double decode_2048 = step(wl::Phase::decode, 1, 2048);
+  const auto& pt = e.serving.sweep.front();
+  EXPECT_NEAR(pt.ttft_s, prefill_256, 1e-12 * prefill_256);
+  EXPECT_NEAR(pt.tpot_s, decode_2048, 1e-12 * decode_2048);
+  // The unpadded stack is faster on both counts (shorter prompt, shorter cache).
+  pf::SystemRequest paged = r;
+  paged.serving.static_kv_tokens = 0;
+  paged.serving.prompt_bucket_tokens = 0;
+  const pf::SystemEval u = pf::evaluate_system(p, sys, paged);
+  ASSERT_TRUE(u.serving.evaluated);
+  EXPECT_NEAR(u.serving.sweep.front().ttft_s, step(wl::Phase::prefill, 218, 0), 1e-12 * prefill_256);
+  EXPECT_LT(u.serving.sweep.front().tpot_s, pt.tpot_s);
+
+  // A static cache shorter than prompt + output cannot hold the requests.
+  r.serving.static_kv_tokens = 218 + 16 - 1;
+  const pf::SystemEval bad = pf::evaluate_system(p, sys, r);
+  EXPECT_FALSE(bad.serving.evaluated);
+  EXPECT_NE(bad.serving.reason.find("static_kv_tokens 233"), std::string::npos) << bad.serving.reason;
+}
