@@ -25,7 +25,7 @@ namespace wl = dse::costmodel::workload;
 int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
                                                fusion_name = "standard", launch_name = "graph";
-  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256;
+  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0;
   po::options_description named(
@@ -56,6 +56,13 @@ int cmd_eval(const Args& args) {
       "(PyTorch eager dispatch overheads of the hardware file)")(
       "prompt", po::value<int>(&prompt)->default_value(1024), "serving: prompt tokens per request")(
       "output", po::value<int>(&output)->default_value(256), "serving: output tokens per request")(
+      "static-kv-tokens", po::value<int>(&static_kv),
+      "serving: a static-shape stack whose KV cache holds this many positions per sequence, all "
+      "attended every decode step (TGI on Gaudi: --max-total-tokens); default: paged, at each "
+      "sequence's length")(
+      "prompt-bucket-tokens", po::value<int>(&prompt_bucket),
+      "serving: prompts run padded to round_up(prompt + 1, this) tokens (TGI on Gaudi: "
+      "PAD_SEQUENCE_TO_MULTIPLE_OF); default: unpadded")(
       "rate", po::value<double>(&rate), "serving: simulate at this arrival rate (requests/s, whole system)")(
       "sla-p99-ms", po::value<double>(&sla_ms), "serving: find the largest rate whose p99 TTFT <= this (ms)")(
       "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
@@ -108,6 +115,14 @@ int cmd_eval(const Args& args) {
   req.serving.enabled = vm.count("no-serving") == 0;
   req.serving.prompt_tokens = prompt;
   req.serving.output_tokens = output;
+  if (vm.count("static-kv-tokens") != 0 && static_kv <= 0) throw InputError("--static-kv-tokens must be positive");
+  if (vm.count("prompt-bucket-tokens") != 0 && prompt_bucket <= 0)
+    throw InputError("--prompt-bucket-tokens must be positive");
+  req.serving.static_kv_tokens = static_kv;
+  req.serving.prompt_bucket_tokens = prompt_bucket;
+  if (req.serving.enabled && !pf::serving_shape_problem(req.serving).empty())
+    throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +
+                     std::to_string(prompt + output) + ")");
   if (vm.count("rate") != 0) req.serving.rate_per_s = rate;
   if (vm.count("sla-p99-ms") != 0) req.serving.sla_p99_ttft_s = sla_ms * 1e-3;
 

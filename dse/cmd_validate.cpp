@@ -215,7 +215,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     r.serving.prompt_bucket_tokens = static_cast<int>(c.positive_integer_or("prompt_bucket_tokens", 0));
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.serving.reason.empty()) io::fail(c.place("static_kv_tokens"), c.node("static_kv_tokens"),
-                                            "at least prompt + output tokens", e.serving.reason);
+                                            "expected at least prompt + output tokens", e.serving.reason);
     double best = 0.0;
     int best_b = 0;
     for (const auto& s : e.serving.sweep)

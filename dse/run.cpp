@@ -198,6 +198,8 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   req.serving.output_tokens = static_cast<int>(m.output_tokens);
   req.serving.requests = m.requests;
   req.serving.seed = seed;
+  req.serving.static_kv_tokens = static_cast<int>(m.static_kv_tokens);
+  req.serving.prompt_bucket_tokens = static_cast<int>(m.prompt_bucket_tokens);
   if (v.batching == Batching::continuous) {
     // evaluate_system simulates continuous batching itself.
     req.serving.rate_per_s = m.rate_per_s;
@@ -215,11 +217,11 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   for (const int len : table.lengths) {
     wlib::PhaseSpec pre = req.phase;
     pre.phase = wlib::Phase::prefill;
-    pre.seq = len;
+    pre.seq = pf::served_prefill_tokens(req.serving, len);
     pre.context = 0;
     wlib::PhaseSpec dec = req.phase;
     dec.seq = 1;
-    dec.context = len;
+    dec.context = pf::served_decode_context(req.serving, len);
     table.prefill_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, pre, cache));
     table.decode_step_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, dec, cache));
   }

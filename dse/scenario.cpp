@@ -355,7 +355,8 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
 
 WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
   if (node.IsMap() && node["model"].IsDefined()) {
-    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests"});
+    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests",
+                                 "static_kv_tokens", "prompt_bucket_tokens"});
     WorkloadEntry w;
     w.name = m.string("name");
     ModelWorkload mw;
@@ -371,6 +372,12 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
     mw.output_tokens = m.positive_integer_or("output_tokens", 256);
     mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
     mw.requests = static_cast<int>(m.positive_integer_or("requests", 1000));
+    mw.static_kv_tokens = m.positive_integer_or("static_kv_tokens", 0);
+    mw.prompt_bucket_tokens = m.positive_integer_or("prompt_bucket_tokens", 0);
+    if (mw.static_kv_tokens > 0 && mw.static_kv_tokens < mw.prompt_tokens + mw.output_tokens)
+      io::fail(m.place("static_kv_tokens"), m.node("static_kv_tokens"),
+               "expected at least prompt_tokens + output_tokens (" + std::to_string(mw.prompt_tokens + mw.output_tokens) + ")",
+               std::to_string(mw.static_kv_tokens));
     w.model = std::move(mw);
     return w;
   }

@@ -81,6 +81,10 @@ struct ModelWorkload {
   std::int64_t output_tokens = 256;
   double rate_per_s = 1.0;    // Poisson arrivals at the system
   int requests = 1000;        // simulated requests per point
+  // A static-shape serving stack (costmodel/platform/system.hpp ServingOptions):
+  // 0 = paged KV cache and unpadded prompts.
+  std::int64_t static_kv_tokens = 0;
+  std::int64_t prompt_bucket_tokens = 0;
 };
 
 // A workload entry: a list of layers (roofline and systolic hardware) or a model.

@@ -99,6 +99,24 @@ double step_latency_s(const Platform& platform, const SystemSpec& system, const 
   return o.ok ? o.step.step_time_s : 0.0;
 }
 
+int served_prefill_tokens(const ServingOptions& so, int length) noexcept {
+  const int m = so.prompt_bucket_tokens;
+  return m > 0 ? (length + m) / m * m : length;  // round_up(length + 1, m)
+}
+
+int served_decode_context(const ServingOptions& so, int length) noexcept {
+  return so.static_kv_tokens > 0 ? so.static_kv_tokens : length;
+}
+
+std::string serving_shape_problem(const ServingOptions& so) {
+  const int total = so.prompt_tokens + so.output_tokens;
+  if (so.static_kv_tokens > 0 && so.static_kv_tokens < total)
+    return "static_kv_tokens " + std::to_string(so.static_kv_tokens) + " is below prompt + output tokens (" +
+           std::to_string(total) + ")";
+  if (so.static_kv_tokens < 0 || so.prompt_bucket_tokens < 0) return "static_kv_tokens and prompt_bucket_tokens are >= 0";
+  return "";
+}
+
 SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request) {
   SystemEval out;
   KernelCache cache;
@@ -140,20 +158,13 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const bool decoder = tspec != nullptr && tspec->arch == wl::Arch::decoder;
   const ServingOptions& so = request.serving;
   const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
-  if (so.enabled && decoder && request.phase.phase != wl::Phase::training && so.static_kv_tokens > 0 &&
-      so.static_kv_tokens < p1) {
-    out.serving.reason = "static_kv_tokens " + std::to_string(so.static_kv_tokens) +
-                         " is below prompt + output tokens (" + std::to_string(p1) + ")";
-  } else if (so.enabled && decoder && request.phase.phase != wl::Phase::training) {
+  const bool serve = so.enabled && decoder && request.phase.phase != wl::Phase::training;
+  if (serve) out.serving.reason = serving_shape_problem(so);
+  if (serve && out.serving.reason.empty()) {
     sys::LatencyTable table;
-    table.lengths = {p0, p1};
     // The table is indexed by the sequences' own lengths; a static-shape stack runs
     // each at its padded shape (ServingOptions).
-    const auto prefill_tokens = [&](int len) {
-      const int m = so.prompt_bucket_tokens;
-      return m > 0 ? (len + 1 + m - 1) / m * m : len;
-    };
-    const auto decode_context = [&](int len) { return so.static_kv_tokens > 0 ? so.static_kv_tokens : len; };
+    table.lengths = {p0, p1};
     for (int b : so.batch_sizes) {
       wl::PhaseSpec pre = request.phase;
       pre.phase = wl::Phase::prefill;
@@ -166,8 +177,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
       bool fits = true;
       std::vector<double> pre_s, dec_s;
       for (int len : table.lengths) {
-        pre.seq = prefill_tokens(len);
-        dec.context = decode_context(len);
+        pre.seq = served_prefill_tokens(so, len);
+        dec.context = served_decode_context(so, len);
         const StepOut a = run_step(platform, system, request, pre, cache);
         const StepOut c = run_step(platform, system, request, dec, cache);
         if (!a.ok || !c.ok) {

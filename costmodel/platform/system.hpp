@@ -69,6 +69,14 @@ struct ServingOptions {
   int prompt_bucket_tokens = 0;
 };
 
+// The shapes a serving stack runs for a sequence of `length` tokens (ServingOptions):
+// its prefill as served_prefill_tokens (prompt_bucket_tokens padding), its decode steps
+// attending over served_decode_context positions (static_kv_tokens).
+int served_prefill_tokens(const ServingOptions& so, int length) noexcept;
+int served_decode_context(const ServingOptions& so, int length) noexcept;
+// "" when the options can serve prompt + output tokens, else why not.
+std::string serving_shape_problem(const ServingOptions& so);
+
 struct SystemRequest {
   workload::WorkloadSpec spec;
   workload::PhaseSpec phase;

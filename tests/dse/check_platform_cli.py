@@ -51,6 +51,23 @@ r = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "resnet
                    "--batch", "32", "--seq", "1", "--json"))
 need(r["totals"], ["latency_s", "flops", "mfu", "energy_j", "memory_bytes"], "eval resnet.totals")
 
+# A static-shape serving stack (--static-kv-tokens, --prompt-bucket-tokens): TTFT is the
+# prefill of the padded prompt, round_up(218 + 1, 64) = 256 tokens (by hand), and TPOT the
+# decode step over the whole 2048-position cache, each evaluated here on its own.
+st = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama3-8b", "--prompt", "218", "--output", "16",
+                    "--static-kv-tokens", "2048", "--prompt-bucket-tokens", "64", "--json"))
+one = st["serving"]["sweep"][0]
+pre = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama3-8b", "--phase", "prefill", "--batch",
+                     str(one["batch"]), "--seq", "256", "--no-serving", "--json"))["totals"]["latency_s"]
+dec = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama3-8b", "--phase", "decode", "--batch",
+                     str(one["batch"]), "--context", "2048", "--no-serving", "--json"))["totals"]["latency_s"]
+if abs(one["ttft_s"] - pre) > 1e-9 * pre or abs(one["tpot_s"] - dec) > 1e-9 * dec:
+    sys.exit(f"static shapes: TTFT {one['ttft_s']} vs prefill(256) {pre}, TPOT {one['tpot_s']} vs decode(2048) {dec}")
+p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama3-8b", "--prompt", "218", "--output",
+                    "16", "--static-kv-tokens", "200"], capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--static-kv-tokens 200 is below --prompt + --output (234)" not in p.stderr:
+    sys.exit(f"--static-kv-tokens 200: exit {p.returncode}, stderr {p.stderr!r}")
+
 v = json.loads(run("validate", "--json"))
 need(v, ["cases", "groups"], "validate")
 for c in v["cases"]:

@@ -149,5 +149,61 @@ TEST(StrategyKnobs, StaticBatchingTimeoutAddsToEveryRequest) {
   EXPECT_DOUBLE_EQ(wait.latency_s, evaluate_point(s, space, 0).latency_s);
 }
 
+// A model workload on a static-shape stack (static_kv_tokens, prompt_bucket_tokens): the
+// continuous-batching point equals evaluate_system with the same ServingOptions, and
+// the static-batching simulation (run.cpp's own latency table) sees the padded shapes:
+// its p99 request latency at one request per 1,000 s grows over the paged stack's.
+TEST(StrategyKnobs, StaticShapeServingReachesBothBatchingPaths) {
+  std::string text = kKnobs;
+  const std::string chat = "rate_per_s: 0.001, requests: 200}";
+  const std::string padded = "rate_per_s: 0.001, requests: 200, static_kv_tokens: 2048, prompt_bucket_tokens: 64}";
+  text.replace(text.find(chat), chat.size(), padded);
+  const Scenario st = parse_scenario(text, "static.yaml");
+  const Scenario pg = parse_scenario(kKnobs, "knobs.yaml");
+  ASSERT_EQ(st.workloads[0].model->static_kv_tokens, 2048);
+  ASSERT_EQ(st.workloads[0].model->prompt_bucket_tokens, 64);
+  const search::DesignSpace space = design_space(st);
+  const PointRecord r = evaluate_point(st, space, 0);  // pp 1, dp 1, continuous
+  const auto& sys = *st.hardware[0].system;
+  namespace pf = costmodel::platform;
+  pf::SystemRequest req;
+  req.spec = st.workloads[0].model->spec;
+  req.phase.phase = costmodel::workload::Phase::decode;
+  req.phase.batch = 8;
+  req.phase.seq = 1;
+  req.phase.context = 128 + 16 / 2;
+  req.degrees = {2, 1, 1, 1};
+  req.serving.batch_sizes = {8};
+  req.serving.prompt_tokens = 128;
+  req.serving.output_tokens = 16;
+  req.serving.rate_per_s = 0.001;
+  req.serving.requests = 200;
+  req.serving.seed = 3;
+  req.serving.static_kv_tokens = 2048;
+  req.serving.prompt_bucket_tokens = 64;
+  const pf::SystemEval e = pf::evaluate_system(sys.chip, sys.system, req);
+  ASSERT_TRUE(e.serving.evaluated) << e.serving.reason;
+  ASSERT_EQ(r.feasible, 1);
+  EXPECT_DOUBLE_EQ(r.throughput_samples_per_s, e.serving.sweep.front().tokens_per_s_system);
+  EXPECT_LT(r.throughput_samples_per_s, evaluate_point(pg, design_space(pg), 0).throughput_samples_per_s);
+  const PointRecord st_static = evaluate_point(st, space, 4);  // static batching, timeout 0
+  const PointRecord pg_static = evaluate_point(pg, design_space(pg), 4);
+  ASSERT_EQ(st_static.feasible, 1);
+  EXPECT_GT(st_static.p99_latency_s, pg_static.p99_latency_s);
+
+  // A static cache shorter than prompt + output is refused where it is written.
+  std::string short_kv = kKnobs;
+  short_kv.replace(short_kv.find(chat), chat.size(), "rate_per_s: 0.001, requests: 200, static_kv_tokens: 100}");
+  try {
+    (void)parse_scenario(short_kv, "short.yaml");
+    ADD_FAILURE() << "static_kv_tokens 100 accepted";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("workloads[0].static_kv_tokens: expected at least prompt_tokens + "
+                                           "output_tokens (144) (got 100)"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace dse
