@@ -31,6 +31,10 @@ struct PhaseSpec {
   std::int64_t context = 0;
   Precision precision = Precision::bf16;     // weights and activations
   std::optional<Precision> kv_precision;     // KV cache; default: precision
+  // The decoder's output head (lm_head GEMM). Default: precision, except that under an
+  // 8- or 4-bit precision the head stays in bf16, as quantization toolkits leave it
+  // (TensorRT-Model-Optimizer's FP8/INT8/INT4 configs disable the "*lm_head*" quantizer).
+  std::optional<Precision> head_precision;
   bool recompute = false;                    // training: full activation recomputation
   // training: selective recomputation (Korthikanti et al. 2022): only the
   // attention core of each checkpointed block (its batched GEMMs and softmax,

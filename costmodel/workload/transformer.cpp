@@ -221,7 +221,8 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   }
   auto after = [&head_in]() { return head_in.empty() ? std::vector<std::string>{} : std::vector{head_in}; };
   if (decoder && s.lm_head) {
-    Operator lm = make_linear("lm_head", LayerType::ffn, head_rows, ceil_div(s.vocab, tp), D, p, false);
+    const Precision hp = phase.head_precision.value_or(bytes_per_element(p) < 2.0 ? Precision::bf16 : p);
+    Operator lm = make_linear("lm_head", LayerType::ffn, head_rows, ceil_div(s.vocab, tp), D, hp, false);
     if (s.tied_embeddings) lm.tensors[1].role = TensorRole::weight_tied;
     head.nodes.push_back(Node{std::move(lm), after()});
     if (phase.phase == Phase::training) {  // cross-entropy over the (local) vocabulary

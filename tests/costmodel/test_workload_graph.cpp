@@ -188,11 +188,16 @@ TEST(WorkloadFootprint, Llama2_70bNeedsTensorParallelismOn80GB) {
   s.tensor_parallel = 8;
   const auto f8 = wl::memory_footprint(wl::build_graph(s, ph), ph);
   EXPECT_TRUE(wl::check_capacity(f8, capacity).feasible);
-  // int4 everywhere: half a byte per parameter.
+  // int4 with the head in bf16 (the default): 32000 x 8192 = 262,144,000 head parameters
+  // at 2 bytes, the other 68,714,504,192 at half a byte.
   auto ph4 = ph;
   ph4.precision = wl::Precision::int4;
   const auto f4 = wl::memory_footprint(wl::build_graph(llama("llama2-70b"), ph4), ph4);
-  EXPECT_DOUBLE_EQ(f4.weight_bytes, 0.5 * 68976648192.0);
+  EXPECT_DOUBLE_EQ(f4.weight_bytes, 0.5 * 68714504192.0 + 2.0 * 262144000.0);
+  // int4 everywhere: half a byte per parameter.
+  ph4.head_precision = wl::Precision::int4;
+  const auto f4all = wl::memory_footprint(wl::build_graph(llama("llama2-70b"), ph4), ph4);
+  EXPECT_DOUBLE_EQ(f4all.weight_bytes, 0.5 * 68976648192.0);
 }
 
 TEST(WorkloadExplicit, SymbolicDimensionsFollowThePhase) {
@@ -226,4 +231,31 @@ TEST(WorkloadExplicit, SymbolicDimensionsFollowThePhase) {
   EXPECT_EQ(s->batch, 24);
   EXPECT_EQ(s->n, 102);
   EXPECT_DOUBLE_EQ(wl::totals(g).macs, 4.0 * (6.0 * 1024 * 512 + 24.0 * 2 * 102 * 64));
+}
+
+// Under an 8-bit precision the output head stays in bf16 (as TensorRT-Model-Optimizer's
+// FP8 config leaves "*lm_head*"): Llama-2-70B at TP 8, its 32000/8 = 4000 x 8192 weight
+// is 4000 * 8192 * 2 = 65,536,000 bytes (by hand), a layer GEMM's stays 1 byte per
+// element (ffn_up 8192 x 3584); head_precision overrides it, a 16-bit run is unchanged.
+TEST(WorkloadGraph, QuantizedRunsKeepTheHeadIn16Bits) {
+  auto s = llama("llama2-70b");
+  s.tensor_parallel = 8;
+  auto ph = phase(wl::Phase::decode, 8, 1, 2047);
+  ph.precision = wl::Precision::fp8;
+  auto weight_bytes = [](const wl::Operator& op) {
+    for (const auto& t : op.tensors)
+      if (t.role == wl::TensorRole::weight) return wl::bytes(t);
+    return 0.0;
+  };
+  const auto g = wl::build_graph(s, ph);
+  const auto* lm = wl::find_op(g, "lm_head").op;
+  ASSERT_NE(lm, nullptr);
+  EXPECT_EQ(lm->precision, wl::Precision::bf16);
+  EXPECT_DOUBLE_EQ(weight_bytes(*lm), 65'536'000.0);
+  EXPECT_DOUBLE_EQ(weight_bytes(*wl::find_op(g, "ffn_up").op), 8192.0 * 3584.0);
+  ph.head_precision = wl::Precision::fp8;
+  EXPECT_DOUBLE_EQ(weight_bytes(*wl::find_op(wl::build_graph(s, ph), "lm_head").op), 32'768'000.0);
+  ph.head_precision.reset();
+  ph.precision = wl::Precision::fp16;
+  EXPECT_EQ(wl::find_op(wl::build_graph(s, ph), "lm_head").op->precision, wl::Precision::fp16);
 }
