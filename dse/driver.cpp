@@ -423,8 +423,6 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
 // /points is compressed after the run, serially by rank 0 (h5::rewrite_compressed in run.cpp).
 constexpr int kDeflate = 0;
 
-std::string checkpoint_name(const char* base, std::int64_t round) { return std::string(base) + "_" + std::to_string(round); }
-
 herr_t collect_checkpoint(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/, void* out) {
   const std::string n = name;
   if (n.rfind("checkpoint_archive_", 0) == 0 || n.rfind("sampler_state_", 0) == 0) {
@@ -433,12 +431,23 @@ herr_t collect_checkpoint(hid_t /*group*/, const char* name, const H5L_info_t* /
   return 0;
 }
 
-// Remove every checkpoint dataset, including ones a crashed run left behind (collective:
-// every rank lists the same names in the same order).
-void delete_checkpoints(hid_t file) {
+// Remove the checkpoint datasets of this attempt and the committed ones (collective:
+// every rank lists the same names in the same order); return the others, which killed
+// attempts left behind and which are not touched (driver.hpp, kAttempt).
+std::vector<std::string> delete_checkpoints(hid_t file, std::int64_t attempt, const std::vector<std::string>& committed) {
   std::vector<std::string> names;
+  std::vector<std::string> stale;
   h5::check_status(H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_checkpoint, &names), "H5Literate");
-  for (const auto& n : names) h5::check_status(H5Ldelete(file, n.c_str(), H5P_DEFAULT), "H5Ldelete " + n);
+  const std::string mine = "_a" + std::to_string(attempt);
+  for (const auto& n : names) {
+    const bool ours = n.size() > mine.size() && n.compare(n.size() - mine.size(), mine.size(), mine) == 0;
+    if (ours || std::find(committed.begin(), committed.end(), n) != committed.end()) {
+      h5::check_status(H5Ldelete(file, n.c_str(), H5P_DEFAULT), "H5Ldelete " + n);
+    } else {
+      stale.push_back(n);
+    }
+  }
+  return stale;
 }
 
 // A new dataset in place of any old one of that name (collective). Checkpoint data is
@@ -566,6 +575,12 @@ std::string_view to_string(SamplerKind k) {
   return "?";
 }
 
+std::string checkpoint_name(const char* base, std::int64_t round, std::int64_t attempt) {
+  std::string n = std::string(base) + "_" + std::to_string(round);
+  if (attempt > 0) n += "_a" + std::to_string(attempt);
+  return n;
+}
+
 void set_attribute(hid_t loc, const std::string& name, std::int64_t value) {
   if (h5::has_attribute(loc, name)) {
     h5::Handle attr(h5::check(H5Aopen(loc, name.c_str(), H5P_DEFAULT), "opening attribute " + name), H5Aclose);
@@ -578,8 +593,8 @@ void set_attribute(hid_t loc, const std::string& name, std::int64_t value) {
 void init_driver_file(hid_t file, Store store) {
   const h5::Handle type = point_record_type();
   if (store == Store::all) (void)h5::create_extensible_1d(file, "points", type, 4096, kDeflate);
-  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0), type, 1024, kDeflate);
-  (void)h5::create_extensible_1d(file, checkpoint_name("sampler_state", 0), H5T_STD_U8LE, 65536, 0);
+  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0, 0), type, 1024, kDeflate);
+  (void)h5::create_extensible_1d(file, checkpoint_name("sampler_state", 0, 0), H5T_STD_U8LE, 65536, 0);
   set_attribute(file, kRowsDone, 0);
   set_attribute(file, kRoundsDone, 0);
   set_attribute(file, kEvaluated, 0);
@@ -600,10 +615,17 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   std::uint64_t evaluated = static_cast<std::uint64_t>(h5::read_int_attribute(file, kEvaluated));
   std::uint64_t feasible = static_cast<std::uint64_t>(h5::read_int_attribute(file, kFeasible));
   std::int64_t rounds = h5::read_int_attribute(file, kRoundsDone);
+  auto attempt_of = [&](const char* key) { return h5::has_attribute(file, key) ? h5::read_int_attribute(file, key) : 0; };
+  std::int64_t state_attempt = attempt_of(kStateAttempt);
+  std::int64_t archive_attempt = attempt_of(kArchiveAttempt);
+  // This attempt's number, counted and flushed before it creates any dataset.
+  const std::int64_t attempt = attempt_of(kAttempt) + 1;
+  set_attribute(file, kAttempt, attempt);
+  h5::flush(file);
 
   auto sampler = make_sampler(model, plan);
   if (plan.sampler == SamplerKind::nsga2) {
-    const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds));
+    const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds, state_attempt));
     if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
   } else {
     seek(*sampler, plan.sampler, rows_done);
@@ -615,7 +637,8 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   std::int64_t archive_round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
   std::uint64_t archive_rows = 0;
   {
-    std::vector<PointRecord> saved = read_archive(file, checkpoint_name("checkpoint_archive", archive_round));
+    std::vector<PointRecord> saved =
+        read_archive(file, checkpoint_name("checkpoint_archive", archive_round, archive_attempt));
     archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
     if (saved.size() < archive_rows) throw IoError("checkpoint archive is shorter than its committed rows");
     saved.resize(archive_rows);  // rows past the committed count belong to an unfinished checkpoint
@@ -694,15 +717,20 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       if (std::binary_search(work.indices.begin(), work.indices.end(), r.index)) entered.push_back(r);
     }
     const std::int64_t old_archive_round = archive_round;
+    const std::int64_t old_archive_attempt = archive_attempt;
+    const std::int64_t old_state_attempt = state_attempt;
     if (archive_rows + ctx.sum(entered.size()) > 2 * archived + opt.checkpoint_slack_rows) {
       archive_round = rounds + 1;
-      const h5::Handle ds = fresh_dataset(file, checkpoint_name("checkpoint_archive", archive_round), type, 1024, kDeflate);
+      archive_attempt = attempt;
+      const h5::Handle ds = fresh_dataset(file, checkpoint_name("checkpoint_archive", archive_round, attempt), type,
+                                          1024, kDeflate);
       archive_rows = write_rank_rows(ds, ctx, local, 0);
     } else {
-      const h5::Handle ds = h5::open_dataset(file, checkpoint_name("checkpoint_archive", archive_round));
+      const h5::Handle ds = h5::open_dataset(file, checkpoint_name("checkpoint_archive", archive_round, archive_attempt));
       archive_rows += write_rank_rows(ds, ctx, entered, archive_rows);
     }
-    write_bytes_dataset(file, ctx, checkpoint_name("sampler_state", rounds + 1),
+    state_attempt = attempt;
+    write_bytes_dataset(file, ctx, checkpoint_name("sampler_state", rounds + 1, attempt),
                         plan.sampler == SamplerKind::nsga2
                             ? static_cast<search::Nsga2Sampler&>(*sampler).save_state()
                             : std::vector<std::byte>{});
@@ -714,9 +742,12 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     set_attribute(file, kFeasible, static_cast<std::int64_t>(feasible));
     set_attribute(file, kArchiveRound, archive_round);
     set_attribute(file, kArchiveRows, static_cast<std::int64_t>(archive_rows));
+    set_attribute(file, kStateAttempt, state_attempt);
+    set_attribute(file, kArchiveAttempt, archive_attempt);
     h5::flush(file);  // a failed write stops every rank (h5.hpp)
-    std::vector<std::string> old = {checkpoint_name("sampler_state", rounds - 1)};
-    if (archive_round != old_archive_round) old.push_back(checkpoint_name("checkpoint_archive", old_archive_round));
+    std::vector<std::string> old = {checkpoint_name("sampler_state", rounds - 1, old_state_attempt)};
+    if (archive_round != old_archive_round || archive_attempt != old_archive_attempt)
+      old.push_back(checkpoint_name("checkpoint_archive", old_archive_round, old_archive_attempt));
     for (const auto& name : old) {
       if (h5::has_link(file, name)) h5::check_status(H5Ldelete(file, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
     }
@@ -751,7 +782,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     std::size_t off = 0;
     result.archive_size = get<std::uint64_t>(n, off);
     write_archive(file, ctx, result.archive, result.archive_size);
-    delete_checkpoints(file);
+    result.stale_checkpoints =
+        delete_checkpoints(file, attempt,
+                           {checkpoint_name("sampler_state", rounds, state_attempt),
+                            checkpoint_name("checkpoint_archive", archive_round, archive_attempt)});
     result.merge_s = std::chrono::duration<double>(Clock::now() - tm).count();
   }
   if (!result.interrupted) progress.update(evaluated, result.archive_size, true);

@@ -71,6 +71,10 @@ struct DriverResult {
   double evaluate_s = 0.0;
   double checkpoint_s = 0.0;
   double merge_s = 0.0;
+  // Checkpoint datasets that an earlier, killed attempt was writing when it died (kAttempt):
+  // left in the file untouched (their object headers may be half written, and HDF5 reads a
+  // header to unlink it); the finished output leaves them out when it is rewritten.
+  std::vector<std::string> stale_checkpoints;
 };
 
 // Checkpoint attributes in the output file (besides /points, /archive, /sampler_state).
@@ -85,6 +89,18 @@ inline constexpr const char* kFeasible = "checkpoint_feasible";
 // still there. When the rows pass twice the archive, the archives are written afresh.
 inline constexpr const char* kArchiveRound = "checkpoint_archive_round";
 inline constexpr const char* kArchiveRows = "checkpoint_archive_rows";
+// Every drive() over a file is a new attempt (kAttempt, counted and flushed before it
+// writes anything), and the checkpoint datasets it creates carry its number in their
+// names (checkpoint_name), so a resumed run never opens, overwrites or unlinks what a
+// killed attempt left half written. kStateAttempt / kArchiveAttempt: the attempts that
+// wrote the committed sampler state and archive checkpoint.
+inline constexpr const char* kAttempt = "checkpoint_attempt";
+inline constexpr const char* kStateAttempt = "checkpoint_state_attempt";
+inline constexpr const char* kArchiveAttempt = "checkpoint_archive_attempt";
+
+// "BASE_ROUND" for attempt 0 (files written before attempts were counted), else
+// "BASE_ROUND_aATTEMPT".
+std::string checkpoint_name(const char* base, std::int64_t round, std::int64_t attempt);
 
 // Prepare a fresh output file for the driver (collective): datasets and counters.
 void init_driver_file(hid_t file, Store store);

@@ -104,6 +104,9 @@ namespace dse::h5 {
 // complete new one; on failure the new file is removed and IoError thrown. Not
 // collective: parallel HDF5 1.10 cannot write filtered datasets reliably from many
 // ranks, so one rank compresses the finished file.
-void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level);
+// Links named in `leave_out` are not copied (checkpoint datasets a killed attempt left
+// half written: driver.hpp, DriverResult::stale_checkpoints).
+void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level,
+                        const std::vector<std::string>& leave_out = {});
 
 }  // namespace dse::h5

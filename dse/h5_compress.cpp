@@ -121,7 +121,8 @@ void copy_compressed(hid_t src_file, hid_t dst_file, const std::string& name, st
 
 }  // namespace
 
-void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level) {
+void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level,
+                        const std::vector<std::string>& leave_out) {
   if (level < 0 || level > 9) throw IoError("rewrite_compressed: deflate level must be 0-9");
   const std::string tmp = path + ".compressing";
   try {
@@ -135,6 +136,7 @@ void rewrite_compressed(const std::string& path, const std::string& name, std::u
       std::vector<std::string> links;
       check_status(H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &links), "H5Literate");
       for (const auto& link : links) {
+        if (std::find(leave_out.begin(), leave_out.end(), link) != leave_out.end()) continue;
         if (link == name) {
           copy_compressed(src, dst, name, chunk_rows, level);
         } else {

@@ -490,11 +490,16 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     try {
       const auto tz = std::chrono::steady_clock::now();
       const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-      h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel);
+      h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
       compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
     } catch (const IoError& e) {
       warning = std::string("compressing /points failed, the results are kept uncompressed: ") + e.what();
     }
+  }
+  if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty()) {
+    warning = "the output keeps " + std::to_string(result.stale_checkpoints.size()) +
+              " checkpoint dataset(s) that a killed attempt left half written (" + result.stale_checkpoints.front() +
+              (result.stale_checkpoints.size() > 1 ? ", ..." : "") + "); the results do not use them";
   }
   if (ctx.max(failed) != 0) {
     if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "dse/context.hpp"
 #include "dse/driver.hpp"
@@ -117,6 +118,63 @@ TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive
   ASSERT_EQ(got.archive.size(), want.archive.size());
   for (std::size_t i = 0; i < want.archive.size(); ++i) {
     EXPECT_TRUE(same(got.archive[i], want.archive[i])) << "archive row " << i << " index " << want.archive[i].index;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A killed attempt can leave a checkpoint dataset whose object header is half written
+// (kill -9 during the flush; HDF5 then refuses even to unlink it: "bad object header
+// version number"). The attempts are counted (kAttempt) and name their datasets, so the
+// resumed run neither opens nor unlinks the leftover, finishes with the uninterrupted
+// archive and reports the leftover as stale. Here the leftover is made by hand: the
+// dataset the next round of the stopped attempt would have written, its header bytes
+// overwritten.
+TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
+  const auto dir = std::filesystem::temp_directory_path() / "dse_test_driver_leftover";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Fixture whole;
+  const DriverResult want = whole.drive_file((dir / "whole.h5").string(), true);
+  ASSERT_FALSE(want.interrupted);
+
+  const std::string path = (dir / "killed.h5").string();
+  Fixture f;
+  f.stop_after = 3000;
+  ASSERT_TRUE(f.drive_file(path, true).interrupted);
+  std::string leftover;
+  haddr_t header = HADDR_UNDEF;
+  {
+    auto ctx = make_local_context();
+    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+    const std::int64_t attempt = h5::read_int_attribute(file, kAttempt);
+    const std::int64_t rounds = h5::read_int_attribute(file, kRoundsDone);
+    EXPECT_EQ(attempt, 1);
+    leftover = checkpoint_name("sampler_state", rounds + 1, attempt);
+    const h5::Handle ds = h5::create_extensible_1d(file, leftover, H5T_STD_U8LE, 65536, 0);
+    H5O_info_t info;
+    ASSERT_GE(H5Oget_info2(ds, &info, H5O_INFO_BASIC), 0);
+    header = info.addr;
+  }
+  {
+    std::fstream raw(path, std::ios::in | std::ios::out | std::ios::binary);
+    raw.seekp(static_cast<std::streamoff>(header));
+    const char junk[16] = {'\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE',
+                           '\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE', '\xEE'};
+    raw.write(junk, sizeof junk);
+    ASSERT_TRUE(raw.good());
+  }
+  f.cancel = false;
+  f.stop_after = ~std::uint64_t{0};
+  const DriverResult got = f.drive_file(path, false);
+  ASSERT_FALSE(got.interrupted);
+  EXPECT_EQ(got.evaluated, 20000u);
+  ASSERT_EQ(got.stale_checkpoints, std::vector<std::string>{leftover});
+  ASSERT_EQ(got.archive.size(), want.archive.size());
+  for (std::size_t i = 0; i < want.archive.size(); ++i) EXPECT_TRUE(same(got.archive[i], want.archive[i])) << i;
+  {  // the leftover is truly unusable: unlinking it fails (what resuming did before attempts were counted)
+    auto ctx = make_local_context();
+    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+    EXPECT_LT(H5Ldelete(file, leftover.c_str(), H5P_DEFAULT), 0);
   }
   std::filesystem::remove_all(dir);
 }

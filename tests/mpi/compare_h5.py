@@ -3,8 +3,10 @@
 
 Every dataset must be equal element by element (bit for bit for floats) and
 every root attribute equal, except the attributes that describe the run rather
-than its results: start_time, wall_time_s, ranks, threads, and checkpoint_rounds
-(round sizes follow the measured speed; the rows they hold do not).
+than its results: start_time, wall_time_s, ranks, threads, checkpoint_rounds
+(round sizes follow the measured speed; the rows they hold do not), and the
+attempt counters checkpoint_attempt, checkpoint_state_attempt and
+checkpoint_archive_attempt (how many times the run was started or resumed).
 usage: compare_h5.py REFERENCE.h5 OTHER.h5 [...]
 """
 import sys
@@ -12,7 +14,8 @@ import sys
 import h5py
 import numpy as np
 
-RUN_ATTRIBUTES = {"start_time", "wall_time_s", "ranks", "threads", "checkpoint_rounds"}
+RUN_ATTRIBUTES = {"start_time", "wall_time_s", "ranks", "threads", "checkpoint_rounds", "checkpoint_attempt",
+                  "checkpoint_state_attempt", "checkpoint_archive_attempt"}
 
 
 def datasets(f):
