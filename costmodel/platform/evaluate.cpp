@@ -77,6 +77,18 @@ namespace {
 // the smallest GEMM thread-block tile m of the presets, 64).
 constexpr std::int64_t kDecodeAttentionMaxRows = 64;
 
+// The share of (query block, key block) tiles of an s x s causally masked score matrix
+// that hold at least one unmasked entry, for tiles of t.m query rows by t.n keys: row
+// block i (rows i*m .. (i+1)*m - 1) needs key blocks 0 .. floor(((i+1) m - 1) / n).
+double causal_tile_fraction(std::int64_t s, const GemmTile& t) noexcept {
+  if (s <= 0 || t.m <= 0 || t.n <= 0) return 1.0;
+  const std::int64_t rows = (s + t.m - 1) / t.m;
+  const std::int64_t cols = (s + t.n - 1) / t.n;
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < rows; ++i) kept += std::min(cols, (std::min((i + 1) * t.m, s) - 1) / t.n + 1);
+  return static_cast<double>(kept) / (static_cast<double>(rows) * static_cast<double>(cols));
+}
+
 double matrix_flop_energy(const ChipEnergy& e, Precision p) noexcept {
   switch (p) {
     case Precision::fp32: return e.matrix_flop_fp32_j;
@@ -584,6 +596,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
                                  wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
           double compute = ks[i].cost.compute_time_s + ks[s].cost.compute_time_s + ks[a].cost.compute_time_s;
+          // Causal mask (prefill, training): the kernel skips the (query block, key block)
+          // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
+          // so the matrix and softmax work is that of the tiles it keeps.
+          const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
+          compute *= kept;
           // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
           // XQA kernels pack the query heads that share a KV head (GQA group g =
           // query heads / KV heads, read off the K tensor) into the M dimension and
@@ -606,9 +623,10 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           }
           LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
           r.type = "fused_attention";
-          const double drop_flops = with_drop ? wl::flops(b.nodes[drop].op) : 0.0;
-          if (with_drop) compute += ks[drop].cost.compute_time_s;
-          r.flops = wl::flops(op) + wl::flops(sop) + wl::flops(av) + drop_flops;
+          const double drop_flops = kept * (with_drop ? wl::flops(b.nodes[drop].op) : 0.0);
+          if (with_drop) compute += kept * ks[drop].cost.compute_time_s;
+          // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
+          r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
           r.dram_bytes = traffic;
           r.l2_bytes = traffic;
           const double busy = std::max(compute, traffic / bw);
@@ -622,9 +640,9 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
                                    (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
                                    av.name + ")";
-          r.energy_j = wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
-                       wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
-                       (wl::flops(sop) + drop_flops) * platform.energy.vector_flop_j +
+          r.energy_j = kept * wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
+                       kept * wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
+                       (kept * wl::flops(sop) + drop_flops) * platform.energy.vector_flop_j +
                        traffic * platform.energy.hbm_byte_j +
                        traffic * platform.energy.l2_byte_j;
           done[s] = done[a] = true;

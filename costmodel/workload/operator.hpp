@@ -94,6 +94,10 @@ struct Operator {
   double flops_per_element = 1.0;
   int participants = 1;
   std::vector<Tensor> tensors;
+  // Attention under a causal mask (decoder prefill and training: token i attends to
+  // tokens 0..i). Counting conventions stay those of the full product; a fused
+  // attention kernel skips the blocks wholly above the diagonal (platform/evaluate.cpp).
+  bool causal = false;
 };
 
 // Counting conventions (per occurrence of the operator):

@@ -96,6 +96,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   const std::int64_t kv_elements = d.batch * kvh * d.kv_len * hd;
   Operator qk = make_batched_gemm("attn_qk", LayerType::attention, d.batch * h, d.seq, d.kv_len, hd, p);
   qk.tensors[1] = Tensor{"k", kv_role, kv_elements, kvp, -1};
+  qk.causal = d.causal;
   add(std::move(qk), {q_source});
   add(make_softmax("attn_softmax", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {"attn_qk"});
   std::string probs = "attn_softmax";
@@ -105,6 +106,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   }
   Operator av = make_batched_gemm("attn_av", LayerType::attention, d.batch * h, d.seq, hd, d.kv_len, p);
   av.tensors[1] = Tensor{"v", kv_role, kv_elements, kvp, -1};
+  av.causal = d.causal;
   add(std::move(av), {probs, "qkv_proj"});
   add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
   std::string attn_out = "out_proj";
@@ -175,6 +177,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   d.write_cache = decoder && phase.phase != Phase::training;
   d.training = phase.phase == Phase::training;
   d.read_cache = decoder && phase.phase == Phase::decode;
+  d.causal = decoder && phase.phase != Phase::decode;
   d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : phase.seq;
   const std::int64_t T = d.batch * d.seq;
   const std::int64_t tp = s.tensor_parallel;

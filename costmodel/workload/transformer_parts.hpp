@@ -19,6 +19,7 @@ struct LayerDims {
   bool write_cache = false;  // new keys and values go to the KV cache
   bool read_cache = false;   // attention reads keys and values from the KV cache
   bool training = false;     // training step (dropout applies)
+  bool causal = false;       // decoder prefill/training: the scores are causally masked
 };
 
 std::string check_transformer(const TransformerSpec& s);

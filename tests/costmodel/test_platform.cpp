@@ -412,3 +412,37 @@ TEST(Platform, StaticShapeServingRunsPaddedShapes) {
   EXPECT_FALSE(bad.serving.evaluated);
   EXPECT_NE(bad.serving.reason.find("static_kv_tokens 233"), std::string::npos) << bad.serving.reason;
 }
+
+// A causally masked fused attention runs only the (query block, key block) tiles that
+// hold an unmasked score (FlashAttention-2, Dao 2023, 3.1.1). With one 128 x 128 tile
+// and s = 1024: 8 x 8 tiles, row block i needs key blocks 0..i, 1 + 2 + ... + 8 = 36 of
+// 64 = 0.5625 (by hand). 64 heads of 128, fp16: compute-bound on the test chip (34 GFLOP
+// at 312 TFLOP/s = 110 us against 67 MB of Q, K, V, O at about 2 TB/s = 34 us), so the
+// busy time and the executed FLOPs scale by exactly that share.
+TEST(Platform, CausalFusedAttentionSkipsTilesAboveTheDiagonal) {
+  pf::Platform p = a100();
+  p.gpu.gemm_tiles = {cm::GemmTile{128, 128, 32}};
+  const auto P = wl::Precision::fp16;
+  auto graph = [&](bool causal) {
+    wl::Operator qk = wl::make_batched_gemm("qk", wl::LayerType::attention, 64, 1024, 1024, 128, P);
+    wl::Operator av = wl::make_batched_gemm("av", wl::LayerType::attention, 64, 1024, 128, 1024, P);
+    qk.causal = av.causal = causal;
+    return one_block({wl::Node{qk, {}}, wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 64 * 1024, 1024, P), {"qk"}},
+                      wl::Node{av, {"sm"}}});
+  };
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = pf::FusionStrategy::aggressive;
+  const pf::GraphEval full = pf::evaluate_graph(p, graph(false), o);
+  const pf::GraphEval masked = pf::evaluate_graph(p, graph(true), o);
+  ASSERT_EQ(full.layers.size(), 1u);
+  ASSERT_EQ(masked.layers.size(), 1u);
+  const auto& f = full.layers[0];
+  const auto& m = masked.layers[0];
+  ASSERT_EQ(f.bottleneck, cm::Bottleneck::compute);
+  ASSERT_EQ(m.bottleneck, cm::Bottleneck::compute);
+  const double launch = p.graph_kernel_overhead_s;  // o.launch is graph: one launch each
+  EXPECT_NEAR((m.latency_s - launch) / (f.latency_s - launch), 0.5625, 1e-12);
+  EXPECT_NEAR(m.flops / f.flops, 0.5625, 1e-12);
+  EXPECT_DOUBLE_EQ(m.dram_bytes, f.dram_bytes);  // Q, K, V and O still move once
+}

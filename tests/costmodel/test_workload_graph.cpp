@@ -259,3 +259,14 @@ TEST(WorkloadGraph, QuantizedRunsKeepTheHeadIn16Bits) {
   ph.precision = wl::Precision::fp16;
   EXPECT_EQ(wl::find_op(wl::build_graph(s, ph), "lm_head").op->precision, wl::Precision::fp16);
 }
+
+// The causal mask marks decoder attention over its own tokens (prefill, training), not
+// decode (one query row against the cache) nor an encoder (BERT attends both ways).
+TEST(WorkloadGraph, CausalMaskOnDecoderPrefillAndTrainingOnly) {
+  const auto s = llama("llama2-7b");
+  EXPECT_TRUE(wl::find_op(wl::build_graph(s, phase(wl::Phase::prefill, 1, 512)), "attn_qk").op->causal);
+  EXPECT_TRUE(wl::find_op(wl::build_graph(s, phase(wl::Phase::training, 1, 512)), "attn_av").op->causal);
+  EXPECT_FALSE(wl::find_op(wl::build_graph(s, phase(wl::Phase::decode, 1, 1, 511)), "attn_qk").op->causal);
+  const auto bert = *wl::workload_preset("bert-base");
+  EXPECT_FALSE(wl::find_op(wl::build_graph(bert, phase(wl::Phase::prefill, 1, 128)), "attn_qk").op->causal);
+}
