@@ -27,6 +27,27 @@ workloads:
 batch_sizes: [8]
 )";
 
+namespace pf = costmodel::platform;
+
+// What evaluate_point asks of evaluate_system for kKnobs' chat workload at batch 8
+// (dse/run.cpp evaluate_served), at the given degrees.
+pf::SystemRequest knobs_request(const Scenario& s, costmodel::system::ParallelismDegrees degrees) {
+  pf::SystemRequest req;
+  req.spec = s.workloads[0].model->spec;
+  req.phase.phase = costmodel::workload::Phase::decode;
+  req.phase.batch = 8;
+  req.phase.seq = 1;
+  req.phase.context = 128 + 16 / 2;
+  req.degrees = degrees;
+  req.serving.batch_sizes = {8};
+  req.serving.prompt_tokens = 128;
+  req.serving.output_tokens = 16;
+  req.serving.rate_per_s = 0.001;
+  req.serving.requests = 200;
+  req.serving.seed = 3;
+  return req;
+}
+
 std::string error_of(const std::string& hardware_lines) {
   const std::string text = "name: bad\nhardware:\n  - name: h\n    kind: system\n    system: dgx-h100-8\n" +
                            hardware_lines + "workloads:\n  - {name: chat, model: llama3-8b}\nbatch_sizes: [8]\n";
@@ -110,21 +131,7 @@ TEST(StrategyKnobs, PipelineDegreeReachesTheSystemEvaluation) {
   const search::DesignSpace space = design_space(s);
   const PointRecord r = evaluate_point(s, space, 3);  // pp 2, dp 2, continuous
   const auto& sys = *s.hardware[0].system;
-  namespace pf = costmodel::platform;
-  pf::SystemRequest req;
-  req.spec = s.workloads[0].model->spec;
-  req.phase.phase = costmodel::workload::Phase::decode;
-  req.phase.batch = 8;
-  req.phase.seq = 1;
-  req.phase.context = 128 + 16 / 2;
-  req.degrees = {2, 2, 2, 1};
-  req.serving.batch_sizes = {8};
-  req.serving.prompt_tokens = 128;
-  req.serving.output_tokens = 16;
-  req.serving.rate_per_s = 0.001;
-  req.serving.requests = 200;
-  req.serving.seed = 3;
-  const pf::SystemEval e = pf::evaluate_system(sys.chip, sys.system, req);
+  const pf::SystemEval e = pf::evaluate_system(sys.chip, sys.system, knobs_request(s, {2, 2, 2, 1}));
   ASSERT_TRUE(e.feasible);
   ASSERT_EQ(r.feasible, 1);
   EXPECT_EQ(e.chips, 8);
@@ -165,20 +172,7 @@ TEST(StrategyKnobs, StaticShapeServingReachesBothBatchingPaths) {
   const search::DesignSpace space = design_space(st);
   const PointRecord r = evaluate_point(st, space, 0);  // pp 1, dp 1, continuous
   const auto& sys = *st.hardware[0].system;
-  namespace pf = costmodel::platform;
-  pf::SystemRequest req;
-  req.spec = st.workloads[0].model->spec;
-  req.phase.phase = costmodel::workload::Phase::decode;
-  req.phase.batch = 8;
-  req.phase.seq = 1;
-  req.phase.context = 128 + 16 / 2;
-  req.degrees = {2, 1, 1, 1};
-  req.serving.batch_sizes = {8};
-  req.serving.prompt_tokens = 128;
-  req.serving.output_tokens = 16;
-  req.serving.rate_per_s = 0.001;
-  req.serving.requests = 200;
-  req.serving.seed = 3;
+  pf::SystemRequest req = knobs_request(st, {2, 1, 1, 1});
   req.serving.static_kv_tokens = 2048;
   req.serving.prompt_bucket_tokens = 64;
   const pf::SystemEval e = pf::evaluate_system(sys.chip, sys.system, req);
