@@ -97,7 +97,7 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
         const Place at = m.place("fusions").item(i);
         const std::string s = as_string(seq[i], at);
         const auto f = pf::fusion_kind_from_string(s);
-        if (!f) fail(at, seq[i], "gemm_epilogue, norm_residual, flash_attention or conv_stage", s);
+        if (!f) fail(at, seq[i], pf::fusion_kind_names(), s);
         p.supported_fusions.push_back(*f);
       }
     }

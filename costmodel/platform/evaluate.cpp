@@ -34,10 +34,17 @@ std::string_view to_string(FusionKind f) noexcept {
   return "gemm_epilogue";
 }
 std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept {
-  for (auto f : {FusionKind::gemm_epilogue, FusionKind::norm_residual, FusionKind::flash_attention,
-                 FusionKind::conv_stage})
+  for (auto f : kFusionKinds)
     if (to_string(f) == s) return f;
   return std::nullopt;
+}
+std::string fusion_kind_names() {
+  std::string out;
+  for (std::size_t i = 0; i < kFusionKinds.size(); ++i) {
+    if (i > 0) out += i + 1 == kFusionKinds.size() ? " or " : ", ";
+    out += to_string(kFusionKinds[i]);
+  }
+  return out;
 }
 std::string_view to_string(LaunchMode m) noexcept {
   return m == LaunchMode::framework ? "framework" : "graph";

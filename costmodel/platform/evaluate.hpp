@@ -85,8 +85,12 @@ std::string_view to_string(FusionStrategy f) noexcept;
 std::optional<FusionStrategy> fusion_strategy_from_string(std::string_view s) noexcept;
 
 enum class FusionKind { gemm_epilogue, norm_residual, flash_attention, conv_stage };
+inline constexpr std::array kFusionKinds = {FusionKind::gemm_epilogue, FusionKind::norm_residual,
+                                            FusionKind::flash_attention, FusionKind::conv_stage};
 std::string_view to_string(FusionKind f) noexcept;
 std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept;
+// "gemm_epilogue, norm_residual, flash_attention or conv_stage" (for error messages).
+std::string fusion_kind_names();
 
 enum class LaunchMode { framework, graph };
 std::string_view to_string(LaunchMode m) noexcept;

@@ -446,3 +446,11 @@ TEST(Platform, CausalFusedAttentionSkipsTilesAboveTheDiagonal) {
   EXPECT_NEAR(m.flops / f.flops, 0.5625, 1e-12);
   EXPECT_DOUBLE_EQ(m.dram_bytes, f.dram_bytes);  // Q, K, V and O still move once
 }
+
+// The fusion kinds a platform file may list, as its reader's error names them; each
+// name reads back as its kind.
+TEST(Platform, FusionKindNamesRoundTrip) {
+  EXPECT_EQ(pf::fusion_kind_names(), "gemm_epilogue, norm_residual, flash_attention or conv_stage");
+  for (const auto f : pf::kFusionKinds) EXPECT_EQ(pf::fusion_kind_from_string(pf::to_string(f)), f);
+  EXPECT_FALSE(pf::fusion_kind_from_string("epilogue").has_value());
+}
