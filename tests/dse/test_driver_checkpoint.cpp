@@ -81,13 +81,29 @@ struct Fixture {
 
 bool same(const PointRecord& a, const PointRecord& b) { return std::memcmp(&a, &b, sizeof(PointRecord)) == 0; }
 
-TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
-  const auto dir = std::filesystem::temp_directory_path() / "dse_test_driver_checkpoint";
+std::filesystem::path scratch_dir(const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  return dir;
+}
 
+// A run never stopped, whose archive the stopped-and-resumed runs must end with.
+DriverResult uninterrupted(const std::filesystem::path& dir) {
   Fixture whole;
-  const DriverResult want = whole.drive_file((dir / "whole.h5").string(), true);
+  return whole.drive_file((dir / "whole.h5").string(), true);
+}
+
+void expect_same_archive(const DriverResult& got, const DriverResult& want) {
+  ASSERT_EQ(got.archive.size(), want.archive.size());
+  for (std::size_t i = 0; i < want.archive.size(); ++i) {
+    EXPECT_TRUE(same(got.archive[i], want.archive[i])) << "archive row " << i << " index " << want.archive[i].index;
+  }
+}
+
+TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
+  const auto dir = scratch_dir("dse_test_driver_checkpoint");
+  const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
   ASSERT_EQ(want.evaluated, 20000u);
   ASSERT_GT(want.archive.size(), 10u);
@@ -115,10 +131,7 @@ TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive
   EXPECT_GT(rewrites_seen, 0) << "no checkpoint rewrite was exercised";
   EXPECT_GT(appended_rows_seen, 0);
   EXPECT_EQ(got.evaluated, 20000u);  // counted once per point across all sessions
-  ASSERT_EQ(got.archive.size(), want.archive.size());
-  for (std::size_t i = 0; i < want.archive.size(); ++i) {
-    EXPECT_TRUE(same(got.archive[i], want.archive[i])) << "archive row " << i << " index " << want.archive[i].index;
-  }
+  expect_same_archive(got, want);
   std::filesystem::remove_all(dir);
 }
 
@@ -130,11 +143,8 @@ TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive
 // dataset the next round of the stopped attempt would have written, its header bytes
 // overwritten.
 TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
-  const auto dir = std::filesystem::temp_directory_path() / "dse_test_driver_leftover";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  Fixture whole;
-  const DriverResult want = whole.drive_file((dir / "whole.h5").string(), true);
+  const auto dir = scratch_dir("dse_test_driver_leftover");
+  const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
 
   const std::string path = (dir / "killed.h5").string();
@@ -169,8 +179,7 @@ TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
   ASSERT_FALSE(got.interrupted);
   EXPECT_EQ(got.evaluated, 20000u);
   ASSERT_EQ(got.stale_checkpoints, std::vector<std::string>{leftover});
-  ASSERT_EQ(got.archive.size(), want.archive.size());
-  for (std::size_t i = 0; i < want.archive.size(); ++i) EXPECT_TRUE(same(got.archive[i], want.archive[i])) << i;
+  expect_same_archive(got, want);
   {  // the leftover is truly unusable: unlinking it fails (what resuming did before attempts were counted)
     auto ctx = make_local_context();
     const h5::Handle file = h5::open_file_readwrite(path, *ctx);
