@@ -200,46 +200,13 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   req.serving.seed = seed;
   req.serving.static_kv_tokens = static_cast<int>(m.static_kv_tokens);
   req.serving.prompt_bucket_tokens = static_cast<int>(m.prompt_bucket_tokens);
-  if (v.batching == Batching::continuous) {
-    // evaluate_system simulates continuous batching itself.
-    req.serving.rate_per_s = m.rate_per_s;
-    return pf::evaluate_system(v.system->chip, v.system->system, req);
+  // evaluate_system simulates the arrivals under the variant's batching policy.
+  req.serving.rate_per_s = m.rate_per_s;
+  if (v.batching == Batching::static_timeout) {
+    req.serving.policy = costmodel::system::BatchingPolicy::static_timeout;
+    req.serving.batch_timeout_s = v.batch_timeout_s;
   }
-  pf::SystemEval e = pf::evaluate_system(v.system->chip, v.system->system, req);
-  if (!e.serving.evaluated) return e;
-  // Static batches: the same latency table evaluate_system builds (this batch, prompt
-  // and prompt + output lengths), simulated with the static-timeout policy.
-  namespace sys = costmodel::system;
-  sys::LatencyTable table;
-  table.batches = {static_cast<int>(batch)};
-  table.lengths = {req.serving.prompt_tokens, req.serving.prompt_tokens + req.serving.output_tokens};
-  pf::KernelCache cache;
-  for (const int len : table.lengths) {
-    wlib::PhaseSpec pre = req.phase;
-    pre.phase = wlib::Phase::prefill;
-    pre.seq = pf::served_prefill_tokens(req.serving, len);
-    pre.context = 0;
-    wlib::PhaseSpec dec = req.phase;
-    dec.seq = 1;
-    dec.context = pf::served_decode_context(req.serving, len);
-    table.prefill_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, pre, cache));
-    table.decode_step_s.push_back(pf::step_latency_s(v.system->chip, v.system->system, req, dec, cache));
-  }
-  if (!sys::valid(table)) return e;
-  sys::SimulationConfig sim;
-  sim.arrival_rate_per_s = m.rate_per_s;
-  sim.requests = m.requests;
-  sim.warmup_requests = m.requests / 10;
-  sim.seed = seed;
-  sim.policy = sys::BatchingPolicy::static_timeout;
-  sim.max_batch = std::max(1, e.serving.max_batch_fitting);  // as evaluate_system
-  sim.batch_timeout_s = v.batch_timeout_s;
-  sim.prompt = sys::LengthDistribution::fixed(req.serving.prompt_tokens);
-  sim.output = sys::LengthDistribution::fixed(req.serving.output_tokens);
-  sim.instances = v.dp;
-  sim.chips_per_instance = v.tp * v.pp;
-  e.serving.at_rate = sys::simulate_serving(sys::latency_model_from_table(std::move(table)), sim);
-  return e;
+  return pf::evaluate_system(v.system->chip, v.system->system, req);
 }
 
 // A point index decoded into the hardware variant, workload and batch it names.

@@ -209,6 +209,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
       sim.requests = so.requests;
       sim.warmup_requests = so.requests / 10;
       sim.seed = so.seed;
+      sim.policy = so.policy;
+      sim.batch_timeout_s = so.batch_timeout_s;
       sim.max_batch = std::max(1, out.serving.max_batch_fitting);
       sim.prompt = sys::LengthDistribution::fixed(so.prompt_tokens);
       sim.output = sys::LengthDistribution::fixed(so.output_tokens);

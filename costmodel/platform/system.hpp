@@ -57,6 +57,10 @@ struct ServingOptions {
   std::optional<double> sla_p99_ttft_s;
   int requests = 2000;
   std::uint64_t seed = 1;
+  // How the simulation at rate_per_s / the SLA search batches requests: continuous, or
+  // static batches that wait at most batch_timeout_s to fill (serving.hpp).
+  system::BatchingPolicy policy = system::BatchingPolicy::continuous;
+  double batch_timeout_s = 0.0;
   // Static-shape serving stacks. 0 (the default): paged attention, every sequence's KV
   // cache holds its own context and a prompt runs at its own length.
   //  static_kv_tokens > 0: every sequence's KV cache is allocated at this many positions
