@@ -46,6 +46,19 @@ std::string fusion_kind_names() {
   }
   return out;
 }
+std::vector<FusionKind> fusion_kinds_of(FusionStrategy f) {
+  switch (f) {
+    case FusionStrategy::none: return {};
+    case FusionStrategy::standard: return {FusionKind::gemm_epilogue, FusionKind::norm_residual};
+    case FusionStrategy::aggressive: return {kFusionKinds.begin(), kFusionKinds.end()};
+  }
+  return {};
+}
+bool applies_fusion(const EvalOptions& o, FusionKind k) {
+  if (o.fusion_kinds) return std::find(o.fusion_kinds->begin(), o.fusion_kinds->end(), k) != o.fusion_kinds->end();
+  const auto kinds = fusion_kinds_of(o.fusion);
+  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+}
 std::string_view to_string(LaunchMode m) noexcept {
   return m == LaunchMode::framework ? "framework" : "graph";
 }
@@ -483,8 +496,9 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   const std::int64_t hits0 = kc.hits, misses0 = kc.misses;
   Evaluator ev(platform, options, kc);
   GraphEval out;
-  const bool std_fusion = options.fusion != FusionStrategy::none;
-  const bool aggressive = options.fusion == FusionStrategy::aggressive;
+  const bool epilogues = applies_fusion(options, FusionKind::gemm_epilogue);
+  const bool norm_residual = applies_fusion(options, FusionKind::norm_residual);
+  const bool flash = applies_fusion(options, FusionKind::flash_attention);
   const double bw = platform.gpu.hbm_bandwidth_bytes_per_s();
   const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
                                                               : platform.gpu.launch_overhead_s(DispatchPath::library);
@@ -492,7 +506,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   // conv_stage groups (aggressive, inference): one kernel per group, costed
   // before the per-block walk, which then skips the member blocks.
   std::vector<std::pair<std::size_t, std::size_t>> stages;
-  if (aggressive && options.phase.phase != wl::Phase::training)
+  if (applies_fusion(options, FusionKind::conv_stage) && options.phase.phase != wl::Phase::training)
     stages = conv_stages(graph, platform.gpu.sram_bytes_per_core);
   std::size_t next_stage = 0;
 
@@ -582,7 +596,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       if (done[i]) continue;
       const wl::Operator& op = b.nodes[i].op;
       // flash attention: batched_gemm -> softmax -> batched_gemm
-      if (aggressive && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3) {
+      if (flash && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3) {
         const std::size_t s = cons[i][0];
         const auto& sop = b.nodes[s].op;
         // A dropout on the probabilities (training) runs inside the fused kernel
@@ -677,12 +691,13 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         if (epilogue_op(eo)) return e;
         if (eo.kind != wl::OpKind::elementwise || eo.tensors.size() != 3 || !reads(b.nodes[e], b.nodes[last].op.name))
           return b.nodes.size();
-        for (std::size_t c : cons[e])
-          if (b.nodes[c].op.kind == wl::OpKind::layernorm || b.nodes[c].op.kind == wl::OpKind::rmsnorm)
-            return b.nodes.size();
+        if (norm_residual)
+          for (std::size_t c : cons[e])
+            if (b.nodes[c].op.kind == wl::OpKind::layernorm || b.nodes[c].op.kind == wl::OpKind::rmsnorm)
+              return b.nodes.size();
         return e;
       };
-      if (std_fusion && wl::is_gemm_like(op.kind) && next_epilogue(i) < b.nodes.size()) {
+      if (epilogues && wl::is_gemm_like(op.kind) && next_epilogue(i) < b.nodes.size()) {
         LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
         std::string names = op.name;
         std::size_t last = i;
@@ -707,7 +722,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         continue;
       }
       // norm + residual: two-input element-wise -> norm that reads it
-      if (std_fusion && op.kind == wl::OpKind::elementwise && op.tensors.size() == 3) {
+      if (norm_residual && op.kind == wl::OpKind::elementwise && op.tensors.size() == 3) {
         std::size_t nrm = b.nodes.size();
         for (std::size_t c : cons[i])
           if ((b.nodes[c].op.kind == wl::OpKind::layernorm || b.nodes[c].op.kind == wl::OpKind::rmsnorm) &&

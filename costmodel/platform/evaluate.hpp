@@ -31,7 +31,8 @@
 // were taken); `graph` replaces it by the platform's graph_kernel_overhead_s
 // (CUDA graphs / XLA programs / HPU graphs, as serving and training stacks run).
 //
-// Fusion (within a block; `standard` and `aggressive`):
+// Fusion (within a block; `standard` and `aggressive`, or the kinds named in
+// EvalOptions::fusion_kinds):
 //   gemm_epilogue  a GEMM-like op whose only consumer is a one-input element-wise
 //                  op (bias is already part of the GEMM's tensors): the element-
 //                  wise kernel disappears (its launch, its read and its write);
@@ -91,6 +92,9 @@ std::string_view to_string(FusionKind f) noexcept;
 std::optional<FusionKind> fusion_kind_from_string(std::string_view s) noexcept;
 // "gemm_epilogue, norm_residual, flash_attention or conv_stage" (for error messages).
 std::string fusion_kind_names();
+// The fusion kinds a strategy applies (none: none; standard: gemm_epilogue and
+// norm_residual; aggressive: all).
+std::vector<FusionKind> fusion_kinds_of(FusionStrategy f);
 
 enum class LaunchMode { framework, graph };
 std::string_view to_string(LaunchMode m) noexcept;
@@ -120,12 +124,19 @@ struct Platform {
 
 struct EvalOptions {
   FusionStrategy fusion = FusionStrategy::standard;
+  // The fusion kinds applied, when set: replaces the strategy's set (standard =
+  // gemm_epilogue + norm_residual, aggressive = all four). For stacks that fuse
+  // a mix, e.g. TorchInductor over cuBLAS GEMMs with PyTorch's SDPA kernel:
+  // norm_residual + flash_attention, no GEMM epilogue.
+  std::optional<std::vector<FusionKind>> fusion_kinds;
   LaunchMode launch = LaunchMode::graph;
   // Collectives of the graph run on the first `participants` chips of this
   // interconnect; unset: on a switch of the platform's own links.
   std::optional<system::Interconnect> interconnect;
   workload::PhaseSpec phase;  // for memory footprint and tokens/s
 };
+// Whether the options apply fusion kind k (their fusion_kinds, else their strategy's).
+bool applies_fusion(const EvalOptions& o, FusionKind k);
 
 struct LayerMapping {
   std::string kernel;        // gemm, batched_gemm, conv2d->gemm, elementwise, ...

@@ -127,6 +127,51 @@ TEST(Platform, GemmEpilogueRemovesActivationKernel) {
   EXPECT_EQ(fu.unsupported_fusion_groups, 0);
 }
 
+// EvalOptions::fusion_kinds replaces the strategy's set: a stack that fuses attention
+// (FlashAttention) but runs GEMMs without epilogues. One block holding the attention
+// chain and a GEMM -> GELU pair: with {flash_attention} the attention chain is one kernel
+// and the GELU stays its own; with {gemm_epilogue} the reverse. Each equals the layers
+// of the strategy that applies the same kind to that part (aggressive / standard).
+TEST(Platform, FusionKindsSelectEachFusion) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::fp16;
+  const auto g = one_block({wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
+                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
+                            wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}},
+                            wl::Node{wl::make_linear("up", wl::LayerType::ffn, 256, 4096, 1024, P, true), {}},
+                            wl::Node{wl::make_elementwise("gelu", wl::LayerType::ffn, 256, 4096, 8.0, 1, P), {"up"}}});
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = pf::FusionStrategy::aggressive;
+  const pf::GraphEval all = pf::evaluate_graph(p, g, o);
+  o.fusion = pf::FusionStrategy::standard;
+  const pf::GraphEval std_only = pf::evaluate_graph(p, g, o);
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval none = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(all.layers.size(), 2u);       // fused_attention, gemm_epilogue(up+gelu)
+  ASSERT_EQ(std_only.layers.size(), 4u);  // qk, sm, av, gemm_epilogue(up+gelu)
+  ASSERT_EQ(none.layers.size(), 5u);
+
+  o.fusion = pf::FusionStrategy::none;  // ignored once kinds are named
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  const pf::GraphEval flash = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(flash.layers.size(), 3u);  // fused_attention, up, gelu
+  EXPECT_EQ(flash.layers[0].type, "fused_attention");
+  EXPECT_DOUBLE_EQ(flash.layers[0].latency_s, all.layers[0].latency_s);
+  EXPECT_DOUBLE_EQ(flash.layers[1].latency_s, none.layers[3].latency_s);
+  EXPECT_DOUBLE_EQ(flash.layers[2].latency_s, none.layers[4].latency_s);
+
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::gemm_epilogue};
+  const pf::GraphEval epi = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(epi.layers.size(), 4u);
+  EXPECT_DOUBLE_EQ(epi.totals.latency_s, std_only.totals.latency_s);
+
+  o.fusion_kinds = std::vector<pf::FusionKind>{};  // named, empty: nothing fused
+  EXPECT_DOUBLE_EQ(pf::evaluate_graph(p, g, o).totals.latency_s, none.totals.latency_s);
+  EXPECT_EQ(pf::fusion_kinds_of(pf::FusionStrategy::standard),
+            (std::vector<pf::FusionKind>{pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual}));
+}
+
 // Power never exceeds chips x TDP, however low the cap.
 TEST(Platform, PowerNeverAboveTdp) {
   pf::Platform p = a100();
