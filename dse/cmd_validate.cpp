@@ -46,6 +46,10 @@ struct Method {
   pf::LaunchMode op_launch = pf::LaunchMode::framework, e2e_launch = pf::LaunchMode::graph;
   // training_mfu group: fusion of the cited training stacks (defaults to end_to_end's)
   std::optional<pf::FusionStrategy> train_fusion;
+  // llm_steps group: whole forward steps timed on a GPU by scripts/measure_gpu.py;
+  // the fusion kinds of the measured stack (method key `fusions`), else none.
+  std::vector<pf::FusionKind> step_fusions;
+  pf::LaunchMode step_launch = pf::LaunchMode::graph;
   int prompt = 1024, output = 265;
   std::vector<int> batches{1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
   std::int64_t vision_batch = 256;
@@ -57,7 +61,13 @@ std::string fmt(double v, int p = 4) {
   return os.str();
 }
 
-std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::FusionStrategy fusion) {
+std::string kinds_text(const std::vector<pf::FusionKind>& kinds) {
+  std::string s;
+  for (const auto k : kinds) s += (s.empty() ? "" : "+") + std::string(pf::to_string(k));
+  return s.empty() ? "none" : s;
+}
+
+std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, const std::string& fusion) {
   const auto& g = p.gpu;
   std::string s = g.name + ": matrix sustained " + fmt(g.matrix_sustained_fraction);
   for (std::size_t i = 0; i < g.matrix_sustained_fraction_by_precision.size(); ++i)
@@ -70,7 +80,10 @@ std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::Fus
          " / compiled " + fmt(g.launch_overhead_compiled_s * 1e6) + " us)";
   else
     s += " (" + fmt(p.graph_kernel_overhead_s * 1e6) + " us/kernel)";
-  return s + ", fusion " + std::string(pf::to_string(fusion));
+  return s + ", fusion " + fusion;
+}
+std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::FusionStrategy fusion) {
+  return constants_text(p, launch, std::string(pf::to_string(fusion)));
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
@@ -110,6 +123,7 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
   const std::string op = c.string("op"), file = c.string("file");
   const pf::Platform p = io::resolve_platform(c.string("hardware"));
   const auto F = wl::Precision::fp16;
+  const std::string stem = fs::path(file).stem().string();
   for (const auto& r : read_csv((fs::path(dir) / file).string())) {
     CaseResult cr;
     cr.group = c.string("group");
@@ -118,22 +132,82 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
     cr.constants = constants_text(p, m.op_launch, m.op_fusion);
     if (op == "matmul") {
       const auto M = std::stoll(r.at(0)), N = std::stoll(r.at(1)), K = std::stoll(r.at(2));
-      cr.name = file.substr(0, file.size() - 4) + " " + r[0] + "x" + r[1] + "x" + r[2];
+      cr.name = stem + " " + r[0] + "x" + r[1] + "x" + r[2];
       cr.measured = std::stod(r.at(3)) * 1e-3;  // "0.1900ms"
       cr.predicted = single_op_latency(p, wl::make_linear("mm", wl::LayerType::ffn, M, N, K, F), m);
     } else if (op == "gelu") {
       const auto n = std::stoll(r.at(0));
-      cr.name = file.substr(0, file.size() - 4) + " " + r[0];
+      cr.name = stem + " " + r[0];
       cr.measured = static_cast<double>(n) / (std::stod(r.at(1)) * 1e9);
       cr.predicted = single_op_latency(p, wl::make_elementwise("gelu", wl::LayerType::ffn, 1, n, 7.0, 1, F), m);
     } else {
       const auto M = std::stoll(r.at(0)), N = std::stoll(r.at(1));
-      cr.name = file.substr(0, file.size() - 4) + " " + r[0] + "x" + r[1];
+      cr.name = stem + " " + r[0] + "x" + r[1];
       cr.measured = static_cast<double>(M * N) / (std::stod(r.at(2)) * 1e9);
       wl::Operator o = op == "softmax" ? wl::make_softmax("softmax", wl::LayerType::attention, M, N, F)
                                        : wl::make_norm("layernorm", wl::OpKind::layernorm, M, N, F);
       cr.predicted = single_op_latency(p, std::move(o), m);
     }
+    cr.error = (cr.predicted - cr.measured) / cr.measured;
+    out.push_back(cr);
+  }
+}
+
+// Whole forward steps of a decoder measured by scripts/measure_gpu.py (<prefix>_llama.csv:
+// a header line, then phase, batch, new tokens per sequence, context = tokens attended
+// with the new ones, and device-ms columns). The case's `column` names the one compared
+// (default graph_device_ms); its stack is the method's llm_steps launch and fusions.
+void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
+  const std::string file = c.string("file");
+  const std::string stem = fs::path(file).stem().string();
+  const pf::Platform p = io::resolve_platform(c.string("hardware"));
+  const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
+  if (!prec) io::fail(c.place("precision"), c.node("precision"), "expected fp32, bf16, fp16, fp8, int8 or int4", c.string("precision"));
+  const auto spec = io::resolve_workload(c.string("workload"));
+  const std::string path = (fs::path(dir) / file).string();
+  const auto rows = read_csv(path);
+  if (rows.empty() || rows[0].empty() || rows[0][0] != "phase")
+    throw InputError(path + ": expected a header line starting with 'phase'");
+  const std::string column = c.string_or("column", "graph_device_ms");
+  const auto col_it = std::find(rows[0].begin(), rows[0].end(), column);
+  if (col_it == rows[0].end() || col_it - rows[0].begin() < 4) {
+    if (c.has("column")) io::fail(c.place("column"), c.node("column"), "expected a device-ms column of " + path, column);
+    throw InputError(path + ": no column " + column);
+  }
+  const auto col = static_cast<std::size_t>(col_it - rows[0].begin());
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.size() <= col) throw InputError(path + ": row " + std::to_string(i + 1) + " has no column " + column);
+    const std::string phase = r[0];
+    if (phase != "prefill" && phase != "decode")
+      throw InputError(path + ": row " + std::to_string(i + 1) + ": phase '" + phase +
+                       "' is neither prefill nor decode");
+    const std::int64_t batch = std::stoll(r[1]), tokens = std::stoll(r[2]), context = std::stoll(r[3]);
+    CaseResult cr;
+    cr.group = c.string("group");
+    cr.source = c.string("source") + " [" + file + ", " + column + "]";
+    cr.unit = "s";
+    cr.name = stem + " " + phase + " b" + r[1] + " s" + r[2] + " ctx" + r[3];
+    cr.measured = std::stod(r[col]) * 1e-3;
+    pf::SystemRequest q;
+    q.spec = spec;
+    q.options.fusion_kinds = m.step_fusions;
+    q.options.launch = m.step_launch;
+    q.phase.precision = *prec;
+    q.serving.enabled = false;
+    q.phase.batch = batch;
+    if (phase == "prefill") {
+      q.phase.phase = wl::Phase::prefill;
+      q.phase.seq = tokens;
+    } else {
+      q.phase.phase = wl::Phase::decode;
+      q.phase.seq = tokens;
+      q.phase.context = context - tokens;  // the model's context: tokens already in the cache
+    }
+    const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, 1), q);
+    if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
+    cr.predicted = e.step_latency_s;
+    cr.constants = constants_text(p, m.step_launch, kinds_text(m.step_fusions));
     cr.error = (cr.predicted - cr.measured) / cr.measured;
     out.push_back(cr);
   }
@@ -262,7 +336,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     if (rc == "full") r.phase.recompute = true;
     else if (rc == "selective") r.phase.recompute_attention = true;
     else if (rc != "none")
-      io::fail(c.place("recompute"), c.node("recompute"), "none, selective or full", rc);
+      io::fail(c.place("recompute"), c.node("recompute"), "expected none, selective or full", rc);
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     // MFU over the whole step: model FLOPs of m micro-batches on one TP rank of
@@ -309,12 +383,12 @@ std::map<std::string, bool> rank_orders(const std::vector<CaseResult>& cases) {
 
 pf::FusionStrategy fusion_of(const io::MapReader& m) {
   const auto f = pf::fusion_strategy_from_string(m.string("fusion"));
-  if (!f) io::fail(m.place("fusion"), m.node("fusion"), "none, standard or aggressive", m.string("fusion"));
+  if (!f) io::fail(m.place("fusion"), m.node("fusion"), "expected none, standard or aggressive", m.string("fusion"));
   return *f;
 }
 pf::LaunchMode launch_of(const io::MapReader& m) {
   const auto l = pf::launch_mode_from_string(m.string("launch"));
-  if (!l) io::fail(m.place("launch"), m.node("launch"), "framework or graph", m.string("launch"));
+  if (!l) io::fail(m.place("launch"), m.node("launch"), "expected framework or graph", m.string("launch"));
   return *l;
 }
 
@@ -346,7 +420,7 @@ int cmd_validate(const Args& args) {
   Method m;
   if (top.has("method")) {
     const io::MapReader mr(top.node("method"), top.place("method"),
-                           {"operators", "end_to_end", "training", "llm_offline", "vision_batch"});
+                           {"operators", "end_to_end", "training", "llm_steps", "llm_offline", "vision_batch"});
     const io::MapReader ops(mr.node("operators"), mr.place("operators"), {"launch", "fusion"});
     m.op_launch = launch_of(ops);
     m.op_fusion = fusion_of(ops);
@@ -356,6 +430,16 @@ int cmd_validate(const Args& args) {
     if (mr.has("training")) {
       const io::MapReader tr(mr.node("training"), mr.place("training"), {"fusion"});
       m.train_fusion = fusion_of(tr);
+    }
+    if (mr.has("llm_steps")) {
+      const io::MapReader st(mr.node("llm_steps"), mr.place("llm_steps"), {"launch", "fusions"});
+      m.step_launch = launch_of(st);
+      const YAML::Node fs_node = st.has("fusions") ? st.sequence("fusions") : YAML::Node();
+      for (std::size_t i = 0; fs_node.IsSequence() && i < fs_node.size(); ++i) {
+        const auto k = pf::fusion_kind_from_string(fs_node[i].as<std::string>(""));
+        if (!k) io::fail(st.place("fusions").item(i), fs_node[i], "expected " + pf::fusion_kind_names(), fs_node[i].as<std::string>(""));
+        m.step_fusions.push_back(*k);
+      }
     }
     const io::MapReader llm(mr.node("llm_offline"), mr.place("llm_offline"),
                             {"prompt_tokens", "output_tokens", "batches"});
@@ -374,13 +458,16 @@ int cmd_validate(const Args& args) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
-                           "static_kv_tokens", "prompt_bucket_tokens", "source"});
+                           "static_kv_tokens", "prompt_bucket_tokens", "column", "source"});
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).
       const std::string where = c.string_or("dir", "oracles");
-      if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "oracles or suite", where);
+      if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "expected oracles or suite", where);
       operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
+    } else if (c.string("kind") == "llm_step_csv") {
+      // Measurements written by scripts/measure_gpu.py, beside this file.
+      llm_step_cases(c, suite_dir, m, cases);
     } else {
       cases.push_back(model_case(c, suite_dir, m));
     }

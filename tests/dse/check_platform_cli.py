@@ -103,6 +103,41 @@ for c in local:
     r = ref[c["name"].split(" ")[1]]
     if c["measured"] != r["measured"] or c["predicted"] != r["predicted"]:
         sys.exit(f"validate dir: suite: {c['name']} differs from the oracle file's case")
+# kind: llm_step_csv (forward steps written by scripts/measure_gpu.py): the named column is the
+# measurement, decode context = tokens attended - new tokens, and the method's llm_steps fusion
+# kinds drive the model. With all four kinds, a case must equal `dse eval --fusion aggressive`.
+with tempfile.TemporaryDirectory() as tmp:
+    with open(os.path.join(tmp, "steps.csv"), "w") as f:
+        f.write("phase, batch, tokens, context, graph_device_ms, other_ms\n"
+                "decode, 4, 1, 1025, 9.0, 1.0\nprefill, 1, 256, 256, 30.0, 3.0\n")
+    def suite(column, fusions):
+        path = os.path.join(tmp, "suite.yaml")
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\nmethod:\n  operators: {{launch: framework, fusion: none}}\n"
+                    "  end_to_end: {launch: graph, fusion: aggressive}\n"
+                    f"  llm_steps: {{launch: graph, fusions: [{fusions}]}}\n"
+                    "  llm_offline: {prompt_tokens: 218, output_tokens: 294, batches: [1]}\n  vision_batch: 1\n"
+                    "cases:\n  - {kind: llm_step_csv, group: steps, file: steps.csv, hardware: h200, workload: llama3-8b,"
+                    f" precision: bf16, column: {column}, source: local}}\n")
+        return path
+    steps = json.loads(run("validate", "--json", "--suite",
+                           suite("other_ms", "gemm_epilogue, norm_residual, flash_attention, conv_stage")))["cases"]
+    if [c["measured"] for c in steps] != [1.0e-3, 3.0e-3]:
+        sys.exit(f"llm_step_csv: measured {[c['measured'] for c in steps]}, expected the other_ms column")
+    for c, args in zip(steps, (["--phase", "decode", "--batch", "4", "--context", "1024"],
+                               ["--phase", "prefill", "--batch", "1", "--seq", "256"])):
+        want = json.loads(run("eval", "--hardware", "h200", "--workload", "llama3-8b", "--fusion", "aggressive",
+                              "--launch", "graph", "--no-serving", "--json", *args))["totals"]["latency_s"]
+        if abs(c["predicted"] - want) > 1e-9 * want:
+            sys.exit(f"llm_step_csv {c['name']}: predicted {c['predicted']} vs dse eval {want}")
+    p = subprocess.run([dse, "validate", "--suite", suite("wall_ms", "flash_attention")], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 2 or "expected a device-ms column of" not in p.stderr:
+        sys.exit(f"llm_step_csv bad column: exit {p.returncode}, stderr {p.stderr!r}")
+    p = subprocess.run([dse, "validate", "--suite", suite("other_ms", "flash")], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 2 or "flash_attention or conv_stage" not in p.stderr:
+        sys.exit(f"llm_step_csv bad fusion kind: exit {p.returncode}, stderr {p.stderr!r}")
 # A system file's achievable_fraction must lie in (0, 1]: 0 and 1.5 are refused with the place
 # and exit code 2; 0.5 is read, and halving the sustained link bandwidth slows the TP all-reduces
 # of a prefill step (bandwidth-bound at 8 x 2048 tokens).
