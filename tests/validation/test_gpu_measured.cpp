@@ -233,6 +233,47 @@ TEST(GpuMeasured, H100Fp8GemmSweepWithinGemmBounds) {
   check_rows("H100 FP8 GEMM (pytorch/pytorch issue 143465)", rows, 0.08, 0.20);
 }
 
+// The H200's FP8 GEMMs measured by scripts/measure_gpu.py (torch._scaled_mm, per-tensor
+// FP8 e4m3, BF16 out; device time of 20 back-to-back calls), runs 1 and 2 of
+// scenarios/validation/h200. The preset's fp8 sustained fraction 0.800 was worked back
+// from 8192^3 (1,480.5 TFLOP/s, the mean of both runs, the sweep's best); the test takes
+// the other compute-bound rows (M >= 1024) of both runs. cuBLASLt runs them at
+// 1,206-1,463 TFLOP/s where the model, with one ceiling for every shape, gives
+// 1,480-1,519: median 11.1%, above the 8% bound. The decode-shaped rows (M <= 256,
+// memory-bound) are outside this test (README, Known gaps).
+TEST(KnownGap, H200Fp8GemmSweepWithinGemmBounds) {
+  const GpuHardware hw = load("h200.yaml");
+  std::vector<Row> rows;
+  for (const std::string run : {"", "repeat/"}) {
+    const std::string path = std::string(DSE_SOURCE_DIR) + "/scenarios/validation/h200/" + run +
+                             "h200_matmul_fp8_device.csv";
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << "cannot read " << path;
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto f = fields(line);
+      ASSERT_EQ(f.size(), 5u) << path << ": " << line;
+      dse::costmodel::GemmShape s;
+      s.m = static_cast<std::int64_t>(f[0].first);
+      s.n = static_cast<std::int64_t>(f[1].first);
+      s.k = static_cast<std::int64_t>(f[2].first);
+      s.precision = dse::costmodel::Precision::fp8;
+      if (s.m < 1024 || (s.m == 8192 && s.n == 8192 && s.k == 8192)) continue;
+      Row r;
+      r.label = (run.empty() ? "run1 " : "run2 ") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                std::to_string(s.k);
+      r.measured_s = f[3].first * 1e-3;
+      r.predicted = dse::costmodel::evaluate_gemm(hw, s);
+      ASSERT_TRUE(r.predicted.feasible) << r.label;
+      r.predicted.latency_s -= r.predicted.overhead_s;  // device time, as CUDA events measure it
+      rows.push_back(r);
+    }
+  }
+  ASSERT_EQ(rows.size(), 8u);
+  check_rows("H200 FP8 GEMM (scripts/measure_gpu.py)", rows, 0.08, 0.20,
+             "one FP8 ceiling per chip; cuBLASLt's rate on these shapes is 2-19% below its best shape's");
+}
+
 TEST(GpuMeasured, A100GeluWithinFifteenPercentMedian) {
   const GpuHardware hw = load("a100-sxm4-80gb.yaml");
   std::vector<Row> rows;
