@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "costmodel/platform/evaluate.hpp"
 #include "costmodel/platform/system.hpp"
@@ -73,6 +74,22 @@ TEST(Platform, TotalsAdditiveWithRepeats) {
   EXPECT_DOUBLE_EQ(e.block_latency_s[0], e.layers[0].latency_s + e.layers[1].latency_s);
 }
 
+namespace {
+// An attention chain qk -> softmax -> av: b = 16 heads, S = 512, d = 64.
+std::vector<wl::Node> attention_chain(wl::Precision P) {
+  return {wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
+          wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
+          wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}}};
+}
+// The graph evaluated under one fusion strategy at precision P.
+pf::GraphEval evaluate_as(const pf::Platform& p, const wl::OperatorGraph& g, wl::Precision P, pf::FusionStrategy f) {
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = f;
+  return pf::evaluate_graph(p, g, o);
+}
+}  // namespace
+
 // FlashAttention-style fusion: the fused kernel moves Q, K, V and O only. With
 // b = 16 heads, S = 512, d = 64 in fp16 (2 bytes), by hand:
 //   Q = K = V = O = 16 x 512 x 64 x 2 = 1,048,576 bytes  -> 4,194,304 bytes;
@@ -83,15 +100,9 @@ TEST(Platform, TotalsAdditiveWithRepeats) {
 TEST(Platform, FusedAttentionRemovesScoreTraffic) {
   const pf::Platform p = a100();
   const auto P = wl::Precision::fp16;
-  const auto g = one_block({wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
-                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
-                            wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}}});
-  pf::EvalOptions o;
-  o.phase.precision = P;
-  o.fusion = pf::FusionStrategy::standard;
-  const pf::GraphEval un = pf::evaluate_graph(p, g, o);
-  o.fusion = pf::FusionStrategy::aggressive;
-  const pf::GraphEval fu = pf::evaluate_graph(p, g, o);
+  const auto g = one_block(attention_chain(P));
+  const pf::GraphEval un = evaluate_as(p, g, P, pf::FusionStrategy::standard);
+  const pf::GraphEval fu = evaluate_as(p, g, P, pf::FusionStrategy::aggressive);
   ASSERT_EQ(un.layers.size(), 3u);
   ASSERT_EQ(fu.layers.size(), 1u);
   EXPECT_EQ(fu.layers[0].type, "fused_attention");
@@ -135,23 +146,19 @@ TEST(Platform, GemmEpilogueRemovesActivationKernel) {
 TEST(Platform, FusionKindsSelectEachFusion) {
   const pf::Platform p = a100();
   const auto P = wl::Precision::fp16;
-  const auto g = one_block({wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
-                            wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
-                            wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}},
-                            wl::Node{wl::make_linear("up", wl::LayerType::ffn, 256, 4096, 1024, P, true), {}},
-                            wl::Node{wl::make_elementwise("gelu", wl::LayerType::ffn, 256, 4096, 8.0, 1, P), {"up"}}});
-  pf::EvalOptions o;
-  o.phase.precision = P;
-  o.fusion = pf::FusionStrategy::aggressive;
-  const pf::GraphEval all = pf::evaluate_graph(p, g, o);
-  o.fusion = pf::FusionStrategy::standard;
-  const pf::GraphEval std_only = pf::evaluate_graph(p, g, o);
-  o.fusion = pf::FusionStrategy::none;
-  const pf::GraphEval none = pf::evaluate_graph(p, g, o);
+  std::vector<wl::Node> nodes = attention_chain(P);
+  nodes.insert(nodes.end(), {wl::Node{wl::make_linear("up", wl::LayerType::ffn, 256, 4096, 1024, P, true), {}},
+                             wl::Node{wl::make_elementwise("gelu", wl::LayerType::ffn, 256, 4096, 8.0, 1, P), {"up"}}});
+  const auto g = one_block(std::move(nodes));
+  const pf::GraphEval all = evaluate_as(p, g, P, pf::FusionStrategy::aggressive);
+  const pf::GraphEval std_only = evaluate_as(p, g, P, pf::FusionStrategy::standard);
+  const pf::GraphEval none = evaluate_as(p, g, P, pf::FusionStrategy::none);
   ASSERT_EQ(all.layers.size(), 2u);       // fused_attention, gemm_epilogue(up+gelu)
   ASSERT_EQ(std_only.layers.size(), 4u);  // qk, sm, av, gemm_epilogue(up+gelu)
   ASSERT_EQ(none.layers.size(), 5u);
 
+  pf::EvalOptions o;
+  o.phase.precision = P;
   o.fusion = pf::FusionStrategy::none;  // ignored once kinds are named
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
   const pf::GraphEval flash = pf::evaluate_graph(p, g, o);
