@@ -163,7 +163,9 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
   const pf::Platform p = io::resolve_platform(c.string("hardware"));
   const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
   if (!prec) io::fail(c.place("precision"), c.node("precision"), "expected fp32, bf16, fp16, fp8, int8 or int4", c.string("precision"));
-  const auto spec = io::resolve_workload(c.string("workload"));
+  std::string wname = c.string("workload");
+  if (wname.find(".yaml") != std::string::npos) wname = (fs::path(dir) / wname).string();
+  const auto spec = io::resolve_workload(wname);
   const std::string path = (fs::path(dir) / file).string();
   const auto rows = read_csv(path);
   if (rows.empty() || rows[0].empty() || rows[0][0] != "phase")
@@ -183,6 +185,9 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
       throw InputError(path + ": row " + std::to_string(i + 1) + ": phase '" + phase +
                        "' is neither prefill nor decode");
     const std::int64_t batch = std::stoll(r[1]), tokens = std::stoll(r[2]), context = std::stoll(r[3]);
+    // Prefill from an empty cache (context = tokens); decode after context - tokens cached ones.
+    if (batch < 1 || tokens < 1 || context < tokens || (phase == "prefill" && context != tokens))
+      throw InputError(path + ": row " + std::to_string(i + 1) + ": expected batch >= 1, tokens >= 1 and context >= tokens (= tokens for prefill)");
     CaseResult cr;
     cr.group = c.string("group");
     cr.source = c.string("source") + " [" + file + ", " + column + "]";

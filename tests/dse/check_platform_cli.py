@@ -138,6 +138,12 @@ with tempfile.TemporaryDirectory() as tmp:
                        text=True, timeout=60)
     if p.returncode != 2 or "flash_attention or conv_stage" not in p.stderr:
         sys.exit(f"llm_step_csv bad fusion kind: exit {p.returncode}, stderr {p.stderr!r}")
+    with open(os.path.join(tmp, "steps.csv"), "a") as f:
+        f.write("decode, 4, 1, 0, 9.0, 1.0\n")  # a decode step that attends fewer tokens than it adds
+    p = subprocess.run([dse, "validate", "--suite", suite("other_ms", "flash_attention")], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 2 or "steps.csv: row 4: expected batch >= 1" not in p.stderr:
+        sys.exit(f"llm_step_csv bad row: exit {p.returncode}, stderr {p.stderr!r}")
 # A system file's achievable_fraction must lie in (0, 1]: 0 and 1.5 are refused with the place
 # and exit code 2; 0.5 is read, and halving the sustained link bandwidth slows the TP all-reduces
 # of a prefill step (bandwidth-bound at 8 x 2048 tokens).
