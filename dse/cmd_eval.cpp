@@ -6,6 +6,8 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <sstream>
+#include <vector>
 
 #include "costmodel/platform/system.hpp"
 #include "costmodel/workload/presets.hpp"
@@ -24,7 +26,7 @@ namespace wl = dse::costmodel::workload;
 
 int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
-                                               fusion_name = "standard", launch_name = "graph";
+                                               fusion_name = "standard", launch_name = "graph", fusions_list;
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0;
@@ -51,6 +53,10 @@ int cmd_eval(const Args& args) {
       "precision", po::value<std::string>(&precision_name)->default_value("bf16"),
       "fp32 | bf16 | fp16 | fp8 | int8 | int4")(
       "fusion", po::value<std::string>(&fusion_name)->default_value("standard"), "none | standard | aggressive")(
+      "fusions", po::value<std::string>(&fusions_list),
+      "comma-separated fusion kinds the stack applies, replacing --fusion's set: gemm_epilogue, "
+      "norm_residual, flash_attention, conv_stage (e.g. TorchInductor with SDPA: "
+      "norm_residual,flash_attention); empty: none")(
       "launch", po::value<std::string>(&launch_name)->default_value("graph"),
       "graph (CUDA/HPU graphs, XLA: the platform's graph_kernel_overhead_s per kernel) | framework "
       "(PyTorch eager dispatch overheads of the hardware file)")(
@@ -91,6 +97,19 @@ int cmd_eval(const Args& args) {
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
+  std::optional<std::vector<pf::FusionKind>> fusion_kinds;
+  if (vm.count("fusions") != 0) {
+    fusion_kinds.emplace();
+    std::stringstream ss(fusions_list);
+    for (std::string k; std::getline(ss, k, ',');) {
+      k.erase(0, k.find_first_not_of(' '));
+      k.erase(k.find_last_not_of(' ') + 1);
+      if (k.empty()) continue;
+      const auto kind = pf::fusion_kind_from_string(k);
+      if (!kind) throw InputError("--fusions: expected " + pf::fusion_kind_names() + " (got " + k + ")");
+      fusion_kinds->push_back(*kind);
+    }
+  }
   const auto launch = pf::launch_mode_from_string(launch_name);
   if (!launch) throw InputError("--launch: expected graph or framework (got " + launch_name + ")");
 
@@ -111,6 +130,7 @@ int cmd_eval(const Args& args) {
   req.phase = phase;
   req.degrees = {tp, pp, dp, ep};
   req.options.fusion = *fusion;
+  req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;
   req.serving.enabled = vm.count("no-serving") == 0;
   req.serving.prompt_tokens = prompt;

@@ -503,7 +503,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
                                                               : platform.gpu.launch_overhead_s(DispatchPath::library);
 
-  // conv_stage groups (aggressive, inference): one kernel per group, costed
+  // conv_stage groups (aggressive or named; inference): one kernel per group, costed
   // before the per-block walk, which then skips the member blocks.
   std::vector<std::pair<std::size_t, std::size_t>> stages;
   if (applies_fusion(options, FusionKind::conv_stage) && options.phase.phase != wl::Phase::training)

@@ -39,13 +39,13 @@
 //                  the GEMM writes the activated output instead of its own.
 //   norm_residual  a two-input element-wise op (residual add; two input tensors) read by a
 //                  norm: the norm's read of its input and its launch disappear.
-//   flash_attention (aggressive only) batched_gemm -> softmax -> batched_gemm:
+//   flash_attention (aggressive, or named) batched_gemm -> softmax -> batched_gemm:
 //                  one kernel; DRAM traffic = Q + K + V + O only, as the operators'
 //                  tensor lists count them (qk's two operands, av's second operand
 //                  and its output; K and V once per KV head under GQA) -- the score
 //                  matrix stays on chip); latency = max(compute of the two GEMMs
 //                  + softmax vector/SFU time, traffic / HBM bandwidth) + one launch.
-//   conv_stage     (aggressive only, inference) consecutive blocks made only of
+//   conv_stage     (aggressive, or named; inference) consecutive blocks made only of
 //                  convolutions and their element-wise epilogues (ResNet
 //                  bottlenecks) whose weights together fit in one core's SRAM run
 //                  as one persistent kernel: every core keeps all the weights and

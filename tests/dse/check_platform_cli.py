@@ -144,6 +144,20 @@ with tempfile.TemporaryDirectory() as tmp:
                        text=True, timeout=60)
     if p.returncode != 2 or "steps.csv: row 4: expected batch >= 1" not in p.stderr:
         sys.exit(f"llm_step_csv bad row: exit {p.returncode}, stderr {p.stderr!r}")
+# `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
+# unknown kind is refused.
+def eval_s(*extra):
+    return json.loads(run("eval", "--hardware", "h200", "--workload", "llama3-8b", "--batch", "8", "--no-serving",
+                          "--json", *extra))["totals"]["latency_s"]
+for kinds, strategy in (("gemm_epilogue,norm_residual,flash_attention,conv_stage", "aggressive"), ("", "none")):
+    if eval_s("--fusions", kinds) != eval_s("--fusion", strategy):
+        sys.exit(f"--fusions {kinds!r} differs from --fusion {strategy}")
+if not eval_s("--fusion", "none") > eval_s("--fusions", "flash_attention") > eval_s("--fusion", "aggressive"):
+    sys.exit("--fusions flash_attention is not between --fusion none and aggressive")
+p = subprocess.run([dse, "eval", "--hardware", "h200", "--workload", "llama3-8b", "--fusions", "flash"],
+                   capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--fusions: expected gemm_epilogue" not in p.stderr:
+    sys.exit(f"--fusions flash: exit {p.returncode}, stderr {p.stderr!r}")
 # A system file's achievable_fraction must lie in (0, 1]: 0 and 1.5 are refused with the place
 # and exit code 2; 0.5 is read, and halving the sustained link bandwidth slows the TP all-reduces
 # of a prefill step (bandwidth-bound at 8 x 2048 tokens).
