@@ -28,7 +28,9 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                a Llama-3-8B-shaped model (32 layers, d 4096, 32/8 heads, FFN 14336, vocab
                                128256; BF16, random weights), RMSNorm / RoPE / SDPA / SwiGLU in plain
                                PyTorch, one CUDA-graph replay per step (and the same step eager)
-  <prefix>_meta.json           device name, torch / CUDA versions, clocks, options, errors
+  <prefix>_power.csv, <prefix>_smi.csv   11 s of sustained BF16 GEMMs, copies and idle, with nvidia-smi's
+                               power and clocks every 100 ms over the whole run (energy per FLOP / byte)
+  <prefix>_meta.json           device name, torch / CUDA versions, clocks and time span per section, errors
 
 Every operator shape is FP16 (the suite's operator cases are FP16); FP8 and the Llama steps as named. Nothing is fitted here:
 the files are measurements, and the script that made them is their source.
@@ -93,6 +95,8 @@ def print_plan(p, prefix):
     print(f"{prefix}_gemv.csv / {prefix}_gemv_device.csv: {len(p['gemv'])} decode-shaped GEMMs")
     print(f"{prefix}_matmul_fp8_device.csv: {len(p['fp8'])} FP8 GEMMs")
     print(f"{prefix}_llama.csv: {len(p['llama'])} Llama-3-8B-shaped forward steps")
+    print(f"{prefix}_power.csv, {prefix}_smi.csv: 4 s of 8192^3 BF16 GEMMs, 4 s of copies, 3 s idle; "
+          f"power and clocks every 100 ms")
 
 
 def main():
@@ -101,7 +105,7 @@ def main():
     ap.add_argument("--prefix", default="gpu", help="file name prefix, e.g. h200")
     ap.add_argument("--quick", action="store_true", help="drop the largest shapes")
     ap.add_argument("--sections", default="", help="comma-separated subset of: matmul, gemv, bandwidth, "
-                    "llama, fp8, attention, gelu, rows (default: all)")
+                    "llama, fp8, attention, gelu, rows, power (default: all)")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
     a = ap.parse_args()
@@ -285,12 +289,62 @@ def main():
                 print(f"llama {phase} batch {b} tokens {s} context {ctx}: {tg * 1e3:.3f} ms graph, "
                       f"{te * 1e3:.3f} ms eager, {tc * 1e3:.3f} ms compiled graph", flush=True)
 
+    def power():
+        # Sustained power for the energy constants: 4 s of back-to-back 8192^3 BF16 GEMMs, 4 s of
+        # 4 GiB copies, then 3 s idle, each phase's device rate and wall-clock span in
+        # <prefix>_power.csv; <prefix>_smi.csv (sampled every 100 ms throughout the run) holds
+        # power.draw and clocks.sm for the same spans. Energy per FLOP or per byte = (mean power in
+        # the span - mean idle power) / rate.
+        with open(out("power.csv"), "w") as f:
+            f.write("phase, start_unix_s, end_unix_s, device_s, work, work_per_s\n")
+
+            def sustain(phase, fn, work_per_call, seconds=4.0):
+                fn()
+                sync()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                t0, calls = time.time(), 0
+                start.record()
+                while time.time() - t0 < seconds:
+                    for _ in range(10):
+                        fn()
+                    calls += 10
+                    sync()
+                end.record()
+                sync()
+                td = start.elapsed_time(end) / 1e3
+                f.write(f"{phase}, {t0:.3f}, {time.time():.3f}, {td:.4f}, {work_per_call * calls:.6g}, "
+                        f"{work_per_call * calls / td:.6g}\n")
+                f.flush()
+
+            x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+            w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+            sustain("gemm_bf16_8192", lambda: torch.matmul(x, w), 2.0 * 8192 ** 3)
+            del x, w
+            n = p["bandwidth_bytes"] // 2
+            x = torch.empty(n, device=dev, dtype=h).normal_()
+            y = torch.empty_like(x)
+            sustain("copy_4gib", lambda: y.copy_(x), 4.0 * n)  # bytes read + written
+            del x, y
+            t0 = time.time()
+            time.sleep(3.0)
+            f.write(f"idle, {t0:.3f}, {time.time():.3f}, 0, 0, 0\n")
+
+    # Clocks and power every 100 ms for the whole run (nvidia-smi where there is one).
+    import subprocess
+    try:
+        sampler = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,"
+                                    "temperature.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
+                                   stdout=open(out("smi.csv"), "w"), stderr=subprocess.DEVNULL)
+    except OSError:
+        sampler = None
+
     # Most wanted first: a section that fails is recorded in meta.json and the others still run.
     for name, fn in [("matmul", matmul), ("gemv", gemv), ("bandwidth", bandwidth), ("llama", llama),
-                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows)]:
+                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power)]:
         if a.sections and name not in a.sections.split(","):
             continue
         meta.setdefault("smi_per_section", {})[name] = smi().splitlines()[-1]
+        meta.setdefault("section_span_unix_s", {})[name] = [round(time.time(), 3)]
         t0 = time.time()
         try:
             fn()
@@ -300,8 +354,11 @@ def main():
             traceback.print_exc()
             meta["errors"][name] = f"{type(e).__name__}: {e}"
         meta["seconds_per_section"][name] = round(time.time() - t0, 1)
+        meta["section_span_unix_s"][name].append(round(time.time(), 3))
         torch.cuda.empty_cache()
 
+    if sampler is not None:
+        sampler.terminate()
     meta["smi_after"] = smi()
     meta["seconds"] = round(time.time() - t_all, 1)
     with open(out("meta.json"), "w") as f:
@@ -344,7 +401,7 @@ class LlamaShape:
         return x * cos + self.torch.cat((-x[..., h:], x[..., :h]), -1) * sin
 
     def forward(self, tokens, cos, sin, caches, pos0):
-        torch, F = self.torch, self.torch.nn.functional
+        F = self.torch.nn.functional
         b, s = tokens.shape
         x = self.emb[tokens]
         for lw, (kc, vc) in zip(self.layers, caches):
