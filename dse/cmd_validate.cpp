@@ -37,6 +37,7 @@ namespace {
 
 struct CaseResult {
   std::string name, group, source, unit, constants;
+  std::string file;       // the measurement file of a CSV-driven case, "" for the others
   std::string benchmark;  // "kind:workload" of throughput cases, for the rank-order check
   double measured = 0.0, predicted = 0.0, error = 0.0;
 };
@@ -128,6 +129,7 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
     CaseResult cr;
     cr.group = c.string("group");
     cr.source = c.string("source") + " [" + file + "]";
+    cr.file = file;
     cr.unit = "s";
     cr.constants = constants_text(p, m.op_launch, m.op_fusion);
     if (op == "matmul") {
@@ -191,6 +193,7 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
     CaseResult cr;
     cr.group = c.string("group");
     cr.source = c.string("source") + " [" + file + ", " + column + "]";
+    cr.file = file;
     cr.unit = "s";
     cr.name = stem + " " + phase + " b" + r[1] + " s" + r[2] + " ctx" + r[3];
     cr.measured = std::stod(r[col]) * 1e-3;
@@ -386,6 +389,27 @@ std::map<std::string, bool> rank_orders(const std::vector<CaseResult>& cases) {
   return out;
 }
 
+// Absolute relative errors of a set of cases: count, mean, median, max.
+struct ErrorStats {
+  std::size_t n = 0;
+  double mean = 0.0, median = 0.0, max = 0.0;
+};
+ErrorStats stats_of(std::vector<double> abs) {
+  ErrorStats st;
+  st.n = abs.size();
+  if (abs.empty()) return st;
+  std::sort(abs.begin(), abs.end());
+  for (double a : abs) st.mean += a;
+  st.mean /= static_cast<double>(st.n);
+  st.median = st.n % 2 ? abs[st.n / 2] : 0.5 * (abs[st.n / 2 - 1] + abs[st.n / 2]);
+  st.max = abs.back();
+  return st;
+}
+std::string stats_json(const ErrorStats& st) {
+  return "\"n\": " + std::to_string(st.n) + ", \"mean_abs_error\": " + io::json_number(st.mean) +
+         ", \"median_abs_error\": " + io::json_number(st.median) + ", \"max_abs_error\": " + io::json_number(st.max);
+}
+
 pf::FusionStrategy fusion_of(const io::MapReader& m) {
   const auto f = pf::fusion_strategy_from_string(m.string("fusion"));
   if (!f) io::fail(m.place("fusion"), m.node("fusion"), "expected none, standard or aggressive", m.string("fusion"));
@@ -403,7 +427,7 @@ int cmd_validate(const Args& args) {
   std::string suite = io::scenarios_dir() + "/validation/suite.yaml";
   po::options_description named(
       "dse validate [--json] [--suite FILE]\n\nRuns the validation suite: predictions against published "
-      "measurements,\nwith the error of each case and per group.\n\noptions");
+      "measurements,\nwith the error of each case, per group and per measurement file.\n\noptions");
   named.add_options()("help,h", "print this help")("json", "print one JSON object")(
       "suite", po::value<std::string>(&suite), "suite file (default: scenarios/validation/suite.yaml)");
   po::variables_map vm;
@@ -478,16 +502,16 @@ int cmd_validate(const Args& args) {
     }
   }
 
-  struct Group {
-    std::vector<double> abs;
-  };
-  std::map<std::string, Group> groups;
-  for (const auto& c : cases) groups[c.group].abs.push_back(std::fabs(c.error));
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-  };
+  // Per group, and per measurement file (the CSV-driven cases): which file carries the error.
+  std::map<std::string, std::vector<double>> group_abs, file_abs;
+  std::map<std::string, std::string> file_group;
+  for (const auto& c : cases) {
+    group_abs[c.group].push_back(std::fabs(c.error));
+    if (!c.file.empty()) {
+      file_abs[c.file].push_back(std::fabs(c.error));
+      file_group[c.file] = c.group;
+    }
+  }
 
   if (vm.count("json") != 0) {
     std::cout << "{\"suite\": " << io::json_string(suite) << ", \"cases\": [";
@@ -498,20 +522,19 @@ int cmd_validate(const Args& args) {
                 << ", \"measured\": " << io::json_number(c.measured) << ", \"predicted\": "
                 << io::json_number(c.predicted) << ", \"error\": " << io::json_number(c.error)
                 << ", \"unit\": " << io::json_string(c.unit) << ", \"constants\": " << io::json_string(c.constants)
-                << "}";
+                << (c.file.empty() ? std::string() : ", \"file\": " + io::json_string(c.file)) << "}";
     }
     std::cout << "], \"groups\": {";
     bool first = true;
-    for (const auto& [name, g] : groups) {
-      double sum = 0, mx = 0;
-      for (double a : g.abs) {
-        sum += a;
-        mx = std::max(mx, a);
-      }
-      std::cout << (first ? "" : ", ") << io::json_string(name) << ": {\"n\": " << g.abs.size()
-                << ", \"mean_abs_error\": " << io::json_number(sum / static_cast<double>(g.abs.size()))
-                << ", \"median_abs_error\": " << io::json_number(median(g.abs))
-                << ", \"max_abs_error\": " << io::json_number(mx) << "}";
+    for (const auto& [name, abs] : group_abs) {
+      std::cout << (first ? "" : ", ") << io::json_string(name) << ": {" << stats_json(stats_of(abs)) << "}";
+      first = false;
+    }
+    std::cout << "}, \"files\": {";
+    first = true;
+    for (const auto& [name, abs] : file_abs) {
+      std::cout << (first ? "" : ", ") << io::json_string(name) << ": {\"group\": " << io::json_string(file_group[name])
+                << ", " << stats_json(stats_of(abs)) << "}";
       first = false;
     }
     std::cout << "}, \"rank_order_preserved\": {";
@@ -536,16 +559,16 @@ int cmd_validate(const Args& args) {
     if (line != last) std::cout << "  " << c.name << ": " << line << '\n';
     last = line;
   }
+  auto print_stats = [](const std::string& name, std::size_t width, const ErrorStats& st) {
+    std::cout << std::left << std::setw(static_cast<int>(width)) << name << std::right << std::setw(4) << st.n
+              << std::setw(10) << fmt(100 * st.mean, 3) << "%" << std::setw(11) << fmt(100 * st.median, 3) << "%"
+              << std::setw(9) << fmt(100 * st.max, 3) << "%\n";
+  };
   std::cout << "\ngroup            n   mean|err|  median|err|  max|err|\n";
-  for (const auto& [name, g] : groups) {
-    double sum = 0, mx = 0;
-    for (double a : g.abs) {
-      sum += a;
-      mx = std::max(mx, a);
-    }
-    std::cout << std::left << std::setw(14) << name << std::right << std::setw(4) << g.abs.size() << std::setw(10)
-              << fmt(100 * sum / static_cast<double>(g.abs.size()), 3) << "%" << std::setw(11)
-              << fmt(100 * median(g.abs), 3) << "%" << std::setw(9) << fmt(100 * mx, 3) << "%\n";
+  for (const auto& [name, abs] : group_abs) print_stats(name, 14, stats_of(abs));
+  if (!file_abs.empty()) {
+    std::cout << "\nfile                                         n   mean|err|  median|err|  max|err|\n";
+    for (const auto& [name, abs] : file_abs) print_stats(name, 42, stats_of(abs));
   }
   for (const auto& [b, ok] : rank_orders(cases))
     std::cout << "rank order of platforms on " << b << ": " << (ok ? "preserved" : "NOT preserved") << '\n';

@@ -75,6 +75,21 @@ for c in v["cases"]:
 for g in ("operators", "end_to_end", "training_mfu"):
     need(v["groups"], [g], "validate.groups")
     need(v["groups"][g], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], f"validate.groups.{g}")
+# Per measurement file ("files"): n, mean, median and max |error| of that file's cases, recomputed here.
+import statistics
+per_file = {}
+for c in v["cases"]:
+    if "file" in c:
+        per_file.setdefault(c["file"], []).append(abs(c["error"]))
+if set(per_file) != set(v["files"]) or "llmcompass_matmul_A100.csv" not in per_file:
+    sys.exit(f"validate files: {sorted(v['files'])} vs the cases' files {sorted(per_file)}")
+for f, errs in per_file.items():
+    got = v["files"][f]
+    want = {"n": len(errs), "mean_abs_error": sum(errs) / len(errs), "median_abs_error": statistics.median(errs),
+            "max_abs_error": max(errs)}
+    for k, x in want.items():
+        if abs(got[k] - x) > 1e-9 * max(1.0, abs(x)):
+            sys.exit(f"validate files.{f}.{k}: {got[k]} vs {x} from the cases")
 # The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
 # the chosen static batch must respect it and the constants must say so.
 h100 = [c for c in v["cases"] if c["name"] == "mlperf41-llama2-70b-offline-8xh100"]
