@@ -30,6 +30,8 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                PyTorch, one CUDA-graph replay per step (and the same step eager)
   <prefix>_power.csv, <prefix>_smi.csv   11 s of sustained BF16 GEMMs, copies and idle, with nvidia-smi's
                                power and clocks every 100 ms over the whole run (energy per FLOP / byte)
+  <prefix>_latency.csv         dependent-load latency (pointer chase): L2 hits (4, 32 MiB) and HBM (1 GiB)
+  <prefix>_block_bandwidth.csv streaming rate of 1 .. 4x cores thread blocks (CuPy raw kernels)
   <prefix>_meta.json           device name, torch / CUDA versions, clocks and time span per section, errors
 
 Every operator shape is FP16 (the suite's operator cases are FP16); FP8 and the Llama steps as named. Nothing is fitted here:
@@ -97,6 +99,8 @@ def print_plan(p, prefix):
     print(f"{prefix}_llama.csv: {len(p['llama'])} Llama-3-8B-shaped forward steps")
     print(f"{prefix}_power.csv, {prefix}_smi.csv: 4 s of 8192^3 BF16 GEMMs, 4 s of copies, 3 s idle; "
           f"power and clocks every 100 ms")
+    print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
+          f"streaming rate of 1 .. 4x cores blocks (CuPy)")
 
 
 def main():
@@ -105,7 +109,7 @@ def main():
     ap.add_argument("--prefix", default="gpu", help="file name prefix, e.g. h200")
     ap.add_argument("--quick", action="store_true", help="drop the largest shapes")
     ap.add_argument("--sections", default="", help="comma-separated subset of: matmul, gemv, bandwidth, "
-                    "llama, fp8, attention, gelu, rows, power (default: all)")
+                    "llama, fp8, attention, gelu, rows, power, latency (default: all)")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
     a = ap.parse_args()
@@ -329,6 +333,77 @@ def main():
             time.sleep(3.0)
             f.write(f"idle, {t0:.3f}, {time.time():.3f}, 0, 0, 0\n")
 
+    def memory_latency():
+        # Load latency and the streaming rate of few thread blocks, with raw CUDA kernels through CuPy
+        # (NVRTC): the hardware files' hbm_latency_s, and the rate of kernels that run fewer blocks
+        # than the chip has cores (FlashAttention-2 at decode without split-KV: one block per
+        # sequence and KV head). Pointer chase: one thread follows a random cyclic permutation of
+        # 32-bit indices (every load depends on the last): over 4 and 32 MiB with the path warmed
+        # (L2 hits), over 1 GiB cold (HBM). Streaming: `blocks` blocks of 256 or 1024 threads, each
+        # reading its own 64 MiB with 16-byte loads.
+        import cupy as cp
+        chase = cp.RawKernel(r"""
+        extern "C" __global__ void chase(const unsigned int* next, long long steps, unsigned int* out) {
+          unsigned int i = 0;
+          for (long long s = 0; s < steps; ++s) i = next[i];
+          out[0] = i;
+        }""", "chase")
+        stream = cp.RawKernel(r"""
+        struct alignas(16) F4 { float x, y, z, w; };  // one 16-byte load
+        extern "C" __global__ void stream(const F4* a, long long n4_per_block, float* out) {
+          const F4* p = a + (long long)blockIdx.x * n4_per_block;
+          float acc = 0.f;
+          for (long long i = threadIdx.x; i < n4_per_block; i += blockDim.x) {
+            const F4 v = p[i];
+            acc += v.x + v.y + v.z + v.w;
+          }
+          if (acc == 1.2345e30f) out[blockIdx.x] = acc;  // keeps the loads
+        }""", "stream")
+
+        def timed(launch, warm=None):
+            (warm or launch)()  # the first launch also compiles the kernel
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            launch()
+            end.record()
+            end.synchronize()
+            return cp.cuda.get_elapsed_time(start, end) / 1e3
+
+        with open(out("latency.csv"), "w") as f:
+            f.write("buffer_bytes, steps, device_s, ns_per_load\n")
+            for buffer_bytes in (4 << 20, 32 << 20, 1 << 30):
+                n = buffer_bytes // 4
+                perm = torch.randperm(n, device=dev, dtype=torch.int64)
+                nxt = torch.empty(n, device=dev, dtype=torch.int64)
+                nxt[perm[:-1]] = perm[1:]
+                nxt[perm[-1]] = perm[0]
+                nxt32 = cp.asarray(nxt.to(torch.int32)).view(cp.uint32)
+                res = cp.zeros(1, dtype=cp.uint32)
+                steps = 200000
+                # Below the L2 the warm-up walks the same path, so the timed walk hits in L2; over
+                # 1 GiB the warm-up takes one step, so the timed walk's lines come from HBM.
+                in_l2 = buffer_bytes < (40 << 20)
+                t = timed(lambda: chase((1,), (1,), (nxt32, cp.int64(steps), res)),
+                          None if in_l2 else lambda: chase((1,), (1,), (nxt32, cp.int64(1), res)))
+                f.write(f"{buffer_bytes}, {steps}, {t:.6f}, {t / steps * 1e9:.1f}\n")
+                f.flush()
+                print(f"pointer chase over {buffer_bytes >> 20} MiB: {t / steps * 1e9:.1f} ns per load", flush=True)
+                del perm, nxt, nxt32
+        chunk = 64 << 20
+        cores = torch.cuda.get_device_properties(0).multi_processor_count
+        counts = sorted({1, 2, 4, 8, 16, 32, cores // 4, cores // 2, cores, 2 * cores, 4 * cores})
+        buf = cp.zeros(max(counts) * chunk // 4, dtype=cp.float32)
+        sink = cp.zeros(max(counts), dtype=cp.float32)
+        with open(out("block_bandwidth.csv"), "w") as f:
+            f.write("threads_per_block, blocks, bytes, device_s, gbps\n")
+            for threads in (256, 1024):
+                for blocks in counts:
+                    t = timed(lambda: stream((blocks,), (threads,), (buf, cp.int64(chunk // 16), sink)))
+                    f.write(f"{threads}, {blocks}, {blocks * chunk}, {t:.6f}, {blocks * chunk / t / 1e9:.1f}\n")
+                    f.flush()
+            print("block bandwidth done", flush=True)
+        del buf, sink
+
     # Clocks and power every 100 ms for the whole run (nvidia-smi where there is one).
     import subprocess
     try:
@@ -340,7 +415,8 @@ def main():
 
     # Most wanted first: a section that fails is recorded in meta.json and the others still run.
     for name, fn in [("matmul", matmul), ("gemv", gemv), ("bandwidth", bandwidth), ("llama", llama),
-                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power)]:
+                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power),
+                     ("latency", memory_latency)]:
         if a.sections and name not in a.sections.split(","):
             continue
         meta.setdefault("smi_per_section", {})[name] = smi().splitlines()[-1]
