@@ -155,6 +155,13 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
   }
 }
 
+// A case's workload: a preset name, or a workload file beside the suite.
+wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_dir) {
+  std::string name = c.string("workload");
+  if (name.find(".yaml") != std::string::npos) name = (fs::path(suite_dir) / name).string();
+  return io::resolve_workload(name);
+}
+
 // Whole forward steps of a decoder measured by scripts/measure_gpu.py (<prefix>_llama.csv:
 // a header line, then phase, batch, new tokens per sequence, context = tokens attended
 // with the new ones, and device-ms columns). The case's `column` names the one compared
@@ -165,9 +172,7 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
   const pf::Platform p = io::resolve_platform(c.string("hardware"));
   const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
   if (!prec) io::fail(c.place("precision"), c.node("precision"), "expected fp32, bf16, fp16, fp8, int8 or int4", c.string("precision"));
-  std::string wname = c.string("workload");
-  if (wname.find(".yaml") != std::string::npos) wname = (fs::path(dir) / wname).string();
-  const auto spec = io::resolve_workload(wname);
+  const auto spec = case_workload(c, dir);
   const std::string path = (fs::path(dir) / file).string();
   const auto rows = read_csv(path);
   if (rows.empty() || rows[0].empty() || rows[0][0] != "phase")
@@ -204,14 +209,9 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
     q.phase.precision = *prec;
     q.serving.enabled = false;
     q.phase.batch = batch;
-    if (phase == "prefill") {
-      q.phase.phase = wl::Phase::prefill;
-      q.phase.seq = tokens;
-    } else {
-      q.phase.phase = wl::Phase::decode;
-      q.phase.seq = tokens;
-      q.phase.context = context - tokens;  // the model's context: tokens already in the cache
-    }
+    q.phase.phase = phase == "prefill" ? wl::Phase::prefill : wl::Phase::decode;
+    q.phase.seq = tokens;
+    q.phase.context = context - tokens;  // the model's context: tokens already in the cache (0 in prefill)
     const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, 1), q);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     cr.predicted = e.step_latency_s;
@@ -260,10 +260,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // A pipeline longer than the system preset (e.g. PP across DGX nodes): a
   // switch of tp x pp chips on the chip's own links (stage sends are small).
   if (tp * pp > sys.chips) sys = pf::default_system(p, tp * pp);
-  std::string wname = c.string("workload");
-  if (wname.find(".yaml") != std::string::npos) wname = (fs::path(suite_dir) / wname).string();
   pf::SystemRequest r;
-  r.spec = io::resolve_workload(wname);
+  r.spec = case_workload(c, suite_dir);
   r.degrees.tp = tp;
   r.degrees.pp = pp;
   r.micro_batches = micro;

@@ -47,8 +47,10 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
+import traceback
 
 M_SWEEP = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]  # M x 12288 x 12288
 N_SWEEP = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]  # 8192 x N x N
@@ -166,7 +168,6 @@ def main():
 
     def smi():
         # Clocks and power as nvidia-smi reports them (absent on ROCm or without the tool).
-        import subprocess
         try:
             return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,"
                                    "power.limit,temperature.gpu", "--format=csv"], capture_output=True,
@@ -405,7 +406,6 @@ def main():
         del buf, sink
 
     # Clocks and power every 100 ms for the whole run (nvidia-smi where there is one).
-    import subprocess
     try:
         sampler = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,"
                                     "temperature.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
@@ -426,7 +426,6 @@ def main():
             fn()
             print(f"{name} done in {time.time() - t0:.1f} s", flush=True)
         except Exception as e:  # noqa: BLE001 (recorded, and the next section runs)
-            import traceback
             traceback.print_exc()
             meta["errors"][name] = f"{type(e).__name__}: {e}"
         meta["seconds_per_section"][name] = round(time.time() - t0, 1)

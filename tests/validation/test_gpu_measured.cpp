@@ -59,8 +59,8 @@ std::vector<std::pair<double, std::string>> fields(const std::string& line) {
   return out;
 }
 
-std::vector<std::vector<std::pair<double, std::string>>> read_csv(const std::string& name) {
-  const std::string path = std::string(DSE_ORACLES_DIR) + "/measured/" + name;
+// The rows of a measurement file, blank lines skipped.
+std::vector<std::vector<std::pair<double, std::string>>> read_csv_file(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   std::vector<std::vector<std::pair<double, std::string>>> rows;
@@ -70,6 +70,28 @@ std::vector<std::vector<std::pair<double, std::string>>> read_csv(const std::str
     rows.push_back(fields(line));
   }
   return rows;
+}
+
+// A file of ../shared/oracles/measured.
+std::vector<std::vector<std::pair<double, std::string>>> read_csv(const std::string& name) {
+  return read_csv_file(std::string(DSE_ORACLES_DIR) + "/measured/" + name);
+}
+
+// A GEMM timed on the device with its kernels back to back (do_bench, CUDA events):
+// the prediction without the launch overhead.
+Row device_gemm_row(const GpuHardware& hw, std::int64_t m, std::int64_t n, std::int64_t k,
+                    dse::costmodel::Precision precision, double measured_s, const std::string& label_prefix = "") {
+  dse::costmodel::GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.precision = precision;
+  Row r;
+  r.label = label_prefix + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  r.measured_s = measured_s;
+  r.predicted = dse::costmodel::evaluate_gemm(hw, s);
+  r.predicted.latency_s -= r.predicted.overhead_s;
+  return r;
 }
 
 double rel_error(const Row& r) { return (r.predicted.latency_s - r.measured_s) / r.measured_s; }
@@ -216,18 +238,10 @@ TEST(GpuMeasured, H100Fp8GemmSweepWithinGemmBounds) {
                             {8192, 8192, 8192, 1304.5406858844613}};
   std::vector<Row> rows;
   for (const Measured& x : sweep) {
-    dse::costmodel::GemmShape s;
-    s.m = x.m;
-    s.n = x.n;
-    s.k = x.k;
-    s.precision = dse::costmodel::Precision::fp8;
-    Row r;
-    r.label = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-    r.measured_s = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
-                   (x.tflops * 1e12);
-    r.predicted = dse::costmodel::evaluate_gemm(hw, s);
+    const Row r = device_gemm_row(hw, x.m, x.n, x.k, dse::costmodel::Precision::fp8,
+                                  2.0 * static_cast<double>(x.m) * static_cast<double>(x.n) *
+                                      static_cast<double>(x.k) / (x.tflops * 1e12));
     ASSERT_TRUE(r.predicted.feasible) << r.label;
-    r.predicted.latency_s -= r.predicted.overhead_s;  // device time, as do_bench measures it
     rows.push_back(r);
   }
   check_rows("H100 FP8 GEMM (pytorch/pytorch issue 143465)", rows, 0.08, 0.20);
@@ -247,25 +261,14 @@ TEST(KnownGap, H200Fp8GemmSweepWithinGemmBounds) {
   for (const std::string run : {"", "repeat/"}) {
     const std::string path = std::string(DSE_SOURCE_DIR) + "/scenarios/validation/h200/" + run +
                              "h200_matmul_fp8_device.csv";
-    std::ifstream in(path);
-    ASSERT_TRUE(in.good()) << "cannot read " << path;
-    std::string line;
-    while (std::getline(in, line)) {
-      const auto f = fields(line);
-      ASSERT_EQ(f.size(), 5u) << path << ": " << line;
-      dse::costmodel::GemmShape s;
-      s.m = static_cast<std::int64_t>(f[0].first);
-      s.n = static_cast<std::int64_t>(f[1].first);
-      s.k = static_cast<std::int64_t>(f[2].first);
-      s.precision = dse::costmodel::Precision::fp8;
-      if (s.m < 1024 || (s.m == 8192 && s.n == 8192 && s.k == 8192)) continue;
-      Row r;
-      r.label = (run.empty() ? "run1 " : "run2 ") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                std::to_string(s.k);
-      r.measured_s = f[3].first * 1e-3;
-      r.predicted = dse::costmodel::evaluate_gemm(hw, s);
+    for (const auto& f : read_csv_file(path)) {
+      ASSERT_EQ(f.size(), 5u) << path;
+      const auto m = static_cast<std::int64_t>(f[0].first), n = static_cast<std::int64_t>(f[1].first),
+                 k = static_cast<std::int64_t>(f[2].first);
+      if (m < 1024 || (m == 8192 && n == 8192 && k == 8192)) continue;
+      const Row r = device_gemm_row(hw, m, n, k, dse::costmodel::Precision::fp8, f[3].first * 1e-3,
+                                    run.empty() ? "run1 " : "run2 ");
       ASSERT_TRUE(r.predicted.feasible) << r.label;
-      r.predicted.latency_s -= r.predicted.overhead_s;  // device time, as CUDA events measure it
       rows.push_back(r);
     }
   }
