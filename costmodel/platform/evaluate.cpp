@@ -46,18 +46,26 @@ std::string fusion_kind_names() {
   }
   return out;
 }
-std::vector<FusionKind> fusion_kinds_of(FusionStrategy f) {
+namespace {
+// The one place a strategy's kinds are defined (no allocation: evaluate_graph asks per call).
+bool strategy_applies(FusionStrategy f, FusionKind k) noexcept {
   switch (f) {
-    case FusionStrategy::none: return {};
-    case FusionStrategy::standard: return {FusionKind::gemm_epilogue, FusionKind::norm_residual};
-    case FusionStrategy::aggressive: return {kFusionKinds.begin(), kFusionKinds.end()};
+    case FusionStrategy::none: return false;
+    case FusionStrategy::standard: return k == FusionKind::gemm_epilogue || k == FusionKind::norm_residual;
+    case FusionStrategy::aggressive: return true;
   }
-  return {};
+  return false;
+}
+}  // namespace
+std::vector<FusionKind> fusion_kinds_of(FusionStrategy f) {
+  std::vector<FusionKind> out;
+  for (const auto k : kFusionKinds)
+    if (strategy_applies(f, k)) out.push_back(k);
+  return out;
 }
 bool applies_fusion(const EvalOptions& o, FusionKind k) {
   if (o.fusion_kinds) return std::find(o.fusion_kinds->begin(), o.fusion_kinds->end(), k) != o.fusion_kinds->end();
-  const auto kinds = fusion_kinds_of(o.fusion);
-  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+  return strategy_applies(o.fusion, k);
 }
 std::string_view to_string(LaunchMode m) noexcept {
   return m == LaunchMode::framework ? "framework" : "graph";
