@@ -166,7 +166,22 @@ wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_
 // a header line, then phase, batch, new tokens per sequence, context = tokens attended
 // with the new ones, and device-ms columns). The case's `column` names the one compared
 // (default graph_device_ms); its stack is the method's llm_steps launch and fusions.
+// The list under `fusions` (fusion kind names; empty: none).
+std::vector<pf::FusionKind> fusions_of(const io::MapReader& r) {
+  std::vector<pf::FusionKind> out;
+  const YAML::Node fs_node = r.sequence("fusions");
+  for (std::size_t i = 0; i < fs_node.size(); ++i) {
+    const auto k = pf::fusion_kind_from_string(fs_node[i].as<std::string>(""));
+    if (!k) io::fail(r.place("fusions").item(i), fs_node[i], "expected " + pf::fusion_kind_names(), fs_node[i].as<std::string>(""));
+    out.push_back(*k);
+  }
+  return out;
+}
+
+// One case per row of a measure_gpu.py step file; the case's own `fusions` (the
+// measured stack's, e.g. plain PyTorch: flash_attention) replace the method's.
 void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
+  const std::vector<pf::FusionKind> fusions = c.has("fusions") ? fusions_of(c) : m.step_fusions;
   const std::string file = c.string("file");
   const std::string stem = fs::path(file).stem().string();
   const pf::Platform p = io::resolve_platform(c.string("hardware"));
@@ -204,7 +219,7 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
     cr.measured = std::stod(r[col]) * 1e-3;
     pf::SystemRequest q;
     q.spec = spec;
-    q.options.fusion_kinds = m.step_fusions;
+    q.options.fusion_kinds = fusions;
     q.options.launch = m.step_launch;
     q.phase.precision = *prec;
     q.serving.enabled = false;
@@ -215,7 +230,7 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
     const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, 1), q);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     cr.predicted = e.step_latency_s;
-    cr.constants = constants_text(p, m.step_launch, kinds_text(m.step_fusions));
+    cr.constants = constants_text(p, m.step_launch, kinds_text(fusions));
     cr.error = (cr.predicted - cr.measured) / cr.measured;
     out.push_back(cr);
   }
@@ -461,12 +476,7 @@ int cmd_validate(const Args& args) {
     if (mr.has("llm_steps")) {
       const io::MapReader st(mr.node("llm_steps"), mr.place("llm_steps"), {"launch", "fusions"});
       m.step_launch = launch_of(st);
-      const YAML::Node fs_node = st.has("fusions") ? st.sequence("fusions") : YAML::Node();
-      for (std::size_t i = 0; fs_node.IsSequence() && i < fs_node.size(); ++i) {
-        const auto k = pf::fusion_kind_from_string(fs_node[i].as<std::string>(""));
-        if (!k) io::fail(st.place("fusions").item(i), fs_node[i], "expected " + pf::fusion_kind_names(), fs_node[i].as<std::string>(""));
-        m.step_fusions.push_back(*k);
-      }
+      if (st.has("fusions")) m.step_fusions = fusions_of(st);
     }
     const io::MapReader llm(mr.node("llm_offline"), mr.place("llm_offline"),
                             {"prompt_tokens", "output_tokens", "batches"});
@@ -485,7 +495,9 @@ int cmd_validate(const Args& args) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
-                           "static_kv_tokens", "prompt_bucket_tokens", "column", "source"});
+                           "static_kv_tokens", "prompt_bucket_tokens", "column", "fusions", "source"});
+    if (c.has("fusions") && c.string("kind") != "llm_step_csv")
+      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

@@ -83,7 +83,11 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
      << (e.chip.fits_memory ? "" : " (DOES NOT FIT)") << '\n';
   os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
      << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms), tokens/s " << eng(e.tokens_per_s)
-     << "\npower " << eng(e.power.power_w) << " W" << (e.power.throttled ? " (throttled)" : "")
+     << "\npower " << eng(e.power.power_w) << " W"
+     << (e.power.throttled ? " (throttled to " + eng(100 * e.power.throttle_factor, 3) + " % of the nominal clock by the TDP; " +
+                                 eng(e.unthrottled_step_latency_s * 1e3) + " ms per step unthrottled, " +
+                                 eng(e.power.unthrottled_power_per_chip_w) + " W per chip)"
+                           : std::string())
      << ", energy/token " << eng(e.power.energy_per_token_j) << " J, perf/W " << eng(e.power.perf_per_w)
      << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
   os << "fusion groups " << e.chip.fusion_groups << " (" << e.chip.unsupported_fusion_groups
@@ -107,6 +111,7 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
   const auto& t = e.chip.totals;
   os << "{\"feasible\": " << (e.feasible ? "true" : "false") << ", \"reason\": " << json_string(e.reason);
   os << ", \"totals\": {\"latency_s\": " << json_number(e.feasible ? e.step_latency_s : t.latency_s)
+     << ", \"unthrottled_latency_s\": " << json_number(e.feasible ? e.unthrottled_step_latency_s : t.latency_s)
      << ", \"chip_latency_s\": " << json_number(t.latency_s) << ", \"flops\": " << json_number(t.flops)
      << ", \"mfu\": " << json_number(t.mfu) << ", \"energy_j\": " << json_number(t.energy_j)
      << ", \"dynamic_energy_j\": " << json_number(t.dynamic_energy_j) << ", \"memory_bytes\": "
@@ -151,7 +156,8 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
     os << ", \"max_rate_at_sla\": {\"found\": " << (e.serving.sla->found ? "true" : "false")
        << ", \"rate_per_s\": " << json_number(e.serving.sla->max_rate_per_s) << ", \"metric\": \"ttft_p99\"}";
   os << "}, \"power_w\": " << json_number(e.power.power_w) << ", \"throttled\": "
-     << (e.power.throttled ? "true" : "false") << ", \"energy_per_token_j\": "
+     << (e.power.throttled ? "true" : "false") << ", \"throttle_factor\": " << json_number(e.power.throttle_factor)
+     << ", \"energy_per_token_j\": "
      << json_number(e.power.energy_per_token_j) << ", \"perf_per_w\": " << json_number(e.power.perf_per_w)
      << ", \"risk\": {\"score\": " << json_number(e.risk.score) << ", \"items\": [";
   for (std::size_t i = 0; i < e.risk.items.size(); ++i) {

@@ -28,8 +28,10 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                a Llama-3-8B-shaped model (32 layers, d 4096, 32/8 heads, FFN 14336, vocab
                                128256; BF16, random weights), RMSNorm / RoPE / SDPA / SwiGLU in plain
                                PyTorch, one CUDA-graph replay per step (and the same step eager)
-  <prefix>_power.csv, <prefix>_smi.csv   11 s of sustained BF16 GEMMs, copies and idle, with nvidia-smi's
-                               power and clocks every 100 ms over the whole run (energy per FLOP / byte)
+  <prefix>_power.csv, <prefix>_power_windows.csv, <prefix>_smi.csv, <prefix>_smi_reasons.csv
+                               --power-seconds each of sustained BF16 and FP8 GEMMs, then copies and idle,
+                               with nvidia-smi's power, clocks and clock-event reasons every 100 ms (energy
+                               per FLOP / byte; the sustained clock and rate under the power cap)
   <prefix>_latency.csv         dependent-load latency (pointer chase): L2 hits (4, 32 MiB) and HBM (1 GiB)
   <prefix>_block_bandwidth.csv streaming rate of 1 .. 4x cores thread blocks (CuPy raw kernels)
   <prefix>_meta.json           device name, torch / CUDA versions, clocks and time span per section, errors
@@ -99,8 +101,9 @@ def print_plan(p, prefix):
     print(f"{prefix}_gemv.csv / {prefix}_gemv_device.csv: {len(p['gemv'])} decode-shaped GEMMs")
     print(f"{prefix}_matmul_fp8_device.csv: {len(p['fp8'])} FP8 GEMMs")
     print(f"{prefix}_llama.csv: {len(p['llama'])} Llama-3-8B-shaped forward steps")
-    print(f"{prefix}_power.csv, {prefix}_smi.csv: 4 s of 8192^3 BF16 GEMMs, 4 s of copies, 3 s idle; "
-          f"power and clocks every 100 ms")
+    print(f"{prefix}_power.csv, {prefix}_power_windows.csv, {prefix}_smi.csv, {prefix}_smi_reasons.csv: "
+          f"--power-seconds (default 4 s) each of 8192^3 BF16 GEMMs, 8192^3 and 1024x28672x8192 FP8 GEMMs, "
+          f"2/3 of that of 4 GiB copies, 5 s idle; power, clocks and clock-event reasons every 100 ms")
     print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
           f"streaming rate of 1 .. 4x cores blocks (CuPy)")
 
@@ -111,7 +114,8 @@ def main():
     ap.add_argument("--prefix", default="gpu", help="file name prefix, e.g. h200")
     ap.add_argument("--quick", action="store_true", help="drop the largest shapes")
     ap.add_argument("--sections", default="", help="comma-separated subset of: matmul, gemv, bandwidth, "
-                    "llama, fp8, attention, gelu, rows, power, latency (default: all)")
+                    "llama, fp8, attention, gelu, rows, power, power_check, latency (default: all)")
+    ap.add_argument("--power-seconds", type=float, default=4.0, help="power: seconds of each sustained GEMM phase")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
     a = ap.parse_args()
@@ -295,44 +299,150 @@ def main():
                       f"{te * 1e3:.3f} ms eager, {tc * 1e3:.3f} ms compiled graph", flush=True)
 
     def power():
-        # Sustained power for the energy constants: 4 s of back-to-back 8192^3 BF16 GEMMs, 4 s of
-        # 4 GiB copies, then 3 s idle, each phase's device rate and wall-clock span in
-        # <prefix>_power.csv; <prefix>_smi.csv (sampled every 100 ms throughout the run) holds
-        # power.draw and clocks.sm for the same spans. Energy per FLOP or per byte = (mean power in
-        # the span - mean idle power) / rate.
-        with open(out("power.csv"), "w") as f:
+        # Sustained power for the energy constants and the clock under the power cap: back-to-back
+        # 8192^3 BF16 GEMMs, 8192^3 FP8 GEMMs, FP8 GEMMs of a decode step's shape (1024 x 28672 x 8192,
+        # a 70B model's gate/up projection at batch 1024), each for --power-seconds; 4 GiB copies for
+        # 2/3 of that; then 5 s idle. <prefix>_power.csv holds each phase's device rate and wall-clock
+        # span, <prefix>_power_windows.csv the device rate of each ~1 s window (when the clock falls
+        # under the cap), <prefix>_smi.csv (sampled every 100 ms throughout the run) power.draw and
+        # clocks.sm for the same spans. Energy per FLOP or per byte = (mean power in the span - mean
+        # idle power) / rate.
+        secs = a.power_seconds
+        one = torch.ones((), device=dev, dtype=torch.float32)
+        with open(out("power.csv"), "w") as f, open(out("power_windows.csv"), "w") as fw:
             f.write("phase, start_unix_s, end_unix_s, device_s, work, work_per_s\n")
+            fw.write("phase, window, start_unix_s, device_s, work_per_s\n")
 
-            def sustain(phase, fn, work_per_call, seconds=4.0):
+            def sustain(phase, fn, work_per_call, seconds):
                 fn()
                 sync()
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+                marks = [(ev(), time.time(), 0)]
+                marks[0][0].record()
                 t0, calls = time.time(), 0
-                start.record()
                 while time.time() - t0 < seconds:
                     for _ in range(10):
                         fn()
                     calls += 10
                     sync()
-                end.record()
+                    if time.time() - marks[-1][1] >= 1.0:
+                        e = ev()
+                        e.record()
+                        marks.append((e, time.time(), calls))
+                if marks[-1][2] != calls:
+                    e = ev()
+                    e.record()
+                    marks.append((e, time.time(), calls))
                 sync()
-                td = start.elapsed_time(end) / 1e3
+                td = marks[0][0].elapsed_time(marks[-1][0]) / 1e3
+                for i in range(1, len(marks)):
+                    dt = marks[i - 1][0].elapsed_time(marks[i][0]) / 1e3
+                    fw.write(f"{phase}, {i}, {marks[i - 1][1]:.3f}, {dt:.4f}, "
+                             f"{work_per_call * (marks[i][2] - marks[i - 1][2]) / dt:.6g}\n")
                 f.write(f"{phase}, {t0:.3f}, {time.time():.3f}, {td:.4f}, {work_per_call * calls:.6g}, "
                         f"{work_per_call * calls / td:.6g}\n")
                 f.flush()
+                fw.flush()
+                print(f"power {phase}: {work_per_call * calls / td:.4g} per s over {td:.1f} s", flush=True)
 
             x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
             w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-            sustain("gemm_bf16_8192", lambda: torch.matmul(x, w), 2.0 * 8192 ** 3)
+            sustain("gemm_bf16_8192", lambda: torch.matmul(x, w), 2.0 * 8192 ** 3, secs)
             del x, w
+            if hasattr(torch, "_scaled_mm") and torch.version.hip is None \
+                    and torch.cuda.get_device_capability(0) >= (8, 9):
+                for m, n, k in ((8192, 8192, 8192), (1024, 28672, 8192)):
+                    x = torch.randn(m, k, device=dev, dtype=h).to(torch.float8_e4m3fn)
+                    w = torch.randn(n, k, device=dev, dtype=h).to(torch.float8_e4m3fn).t()
+                    sustain(f"gemm_fp8_{m}x{n}x{k}", lambda: torch._scaled_mm(
+                        x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), 2.0 * m * n * k, secs)
+                    del x, w
             n = p["bandwidth_bytes"] // 2
             x = torch.empty(n, device=dev, dtype=h).normal_()
             y = torch.empty_like(x)
-            sustain("copy_4gib", lambda: y.copy_(x), 4.0 * n)  # bytes read + written
+            sustain("copy_4gib", lambda: y.copy_(x), 4.0 * n, max(2.0, secs * 2 / 3))  # bytes read + written
             del x, y
+            torch.cuda.empty_cache()
             t0 = time.time()
-            time.sleep(3.0)
+            time.sleep(5.0)
             f.write(f"idle, {t0:.3f}, {time.time():.3f}, 0, 0, 0\n")
+
+    def power_check():
+        # Checks of the power model, not used to set a constant: (1) the ramp from idle into the
+        # power cap, every call of 600 back-to-back 8192^3 FP8 and 300 BF16 GEMMs timed by its own
+        # CUDA events after 3 s idle (<prefix>_ramp.csv: the unthrottled burst rate and how soon the
+        # cap takes it down); (2) sustained whole steps of the Llama-3-8B-shaped model (one CUDA-graph
+        # replay per step, BF16): decode at batch 256 over a 2048-token context and prefill of 4 x 2048
+        # tokens, each for --power-seconds (<prefix>_power_check.csv; power and clocks in
+        # <prefix>_smi.csv over the same spans).
+        one = torch.ones((), device=dev, dtype=torch.float32)
+        with open(out("ramp.csv"), "w") as f:
+            f.write("phase, call, device_ms, tflops\n")
+            for phase, calls in (("gemm_fp8_8192", 600), ("gemm_bf16_8192", 300)):
+                if phase.startswith("gemm_fp8"):
+                    x = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn)
+                    w = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn).t()
+                    fn = lambda: torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
+                else:
+                    x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+                    w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+                    fn = lambda: torch.matmul(x, w)  # noqa: E731
+                fn()
+                sync()
+                time.sleep(3.0)
+                evs = [torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
+                evs[0].record()
+                for i in range(calls):
+                    fn()
+                    evs[i + 1].record()
+                sync()
+                fl = 2.0 * 8192 ** 3
+                for i in range(calls):
+                    ms = evs[i].elapsed_time(evs[i + 1])
+                    f.write(f"{phase}, {i}, {ms:.5f}, {fl / ms / 1e9:.1f}\n")
+                f.flush()
+                ts = [evs[i].elapsed_time(evs[i + 1]) for i in range(calls)]
+                print(f"ramp {phase}: first 10 calls {fl * 10 / sum(ts[:10]) / 1e9:.0f} TFLOP/s, "
+                      f"last 50 {fl * 50 / sum(ts[-50:]) / 1e9:.0f} TFLOP/s", flush=True)
+                del x, w
+        torch.cuda.empty_cache()
+        model = LlamaShape(torch, dev)
+        with open(out("power_check.csv"), "w") as f:
+            f.write("phase, batch, tokens, context, start_unix_s, end_unix_s, device_s, steps, step_ms\n")
+            for phase, b, s, ctx in (("decode", 256, 1, 2048), ("prefill", 4, 2048, 2048)):
+                def sustained(replay):
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    t0, steps = time.time(), 0
+                    start.record()
+                    while time.time() - t0 < a.power_seconds:
+                        for _ in range(5):
+                            replay()
+                        steps += 5
+                        sync()
+                    end.record()
+                    sync()
+                    td = start.elapsed_time(end) / 1e3
+                    f.write(f"{phase}, {b}, {s}, {ctx}, {t0:.3f}, {time.time():.3f}, {td:.4f}, {steps}, "
+                            f"{td / steps * 1e3:.4f}\n")
+                    f.flush()
+                    print(f"sustained llama {phase} batch {b} tokens {s} context {ctx}: {td / steps * 1e3:.3f} ms "
+                          f"per step over {td:.1f} s", flush=True)
+                    return td / steps
+
+                # step_times times the graph replay first (sustained here), then the eager step (run once,
+                # not timed).
+                done = []
+
+                def timer(fn, reps=20, done=done):
+                    if done:
+                        fn()
+                        return 0.0
+                    done.append(True)
+                    return sustained(fn)
+
+                model.step_times(b, s, ctx, timer, compiled=False)
+        del model
+        torch.cuda.empty_cache()
 
     def memory_latency():
         # Load latency and the streaming rate of few thread blocks, with raw CUDA kernels through CuPy
@@ -412,10 +522,18 @@ def main():
                                    stdout=open(out("smi.csv"), "w"), stderr=subprocess.DEVNULL)
     except OSError:
         sampler = None
+    try:
+        reasons = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks_event_reasons.active,"
+                                    "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,"
+                                    "clocks_event_reasons.sw_thermal_slowdown,enforced.power.limit",
+                                    "--format=csv,noheader", "-lms", "100"],
+                                   stdout=open(out("smi_reasons.csv"), "w"), stderr=subprocess.STDOUT)
+    except OSError:
+        reasons = None
 
     # Most wanted first: a section that fails is recorded in meta.json and the others still run.
     for name, fn in [("matmul", matmul), ("gemv", gemv), ("bandwidth", bandwidth), ("llama", llama),
-                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power),
+                     ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power), ("power_check", power_check),
                      ("latency", memory_latency)]:
         if a.sections and name not in a.sections.split(","):
             continue
@@ -432,8 +550,9 @@ def main():
         meta["section_span_unix_s"][name].append(round(time.time(), 3))
         torch.cuda.empty_cache()
 
-    if sampler is not None:
-        sampler.terminate()
+    for proc in (sampler, reasons):
+        if proc is not None:
+            proc.terminate()
     meta["smi_after"] = smi()
     meta["seconds"] = round(time.time() - t_all, 1)
     with open(out("meta.json"), "w") as f:

@@ -36,6 +36,8 @@ struct StepOut {
   std::string reason;
   GraphEval chip;
   sys::ParallelStepCost step;
+  sys::PowerResult power;  // the step's power on the system under its TDP
+  double time_s = 0.0;     // the step's time at the clock the TDP allows (step.step_time_s / throttle)
 };
 
 double hidden_of(const wl::WorkloadSpec& s) {
@@ -83,6 +85,28 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   if (!o.step.feasible) {
     o.ok = false;
     o.reason = "parallelism: " + std::string(sys::to_string(o.step.status));
+    return o;
+  }
+  // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp; with PP
+  // each chip runs its share of the same graph) over the step, plus static power, capped
+  // at the TDP (power.hpp). The step runs at the clock the cap allows.
+  const auto& d = r.degrees;
+  const double micro = static_cast<double>(std::max(1, r.micro_batches));
+  sys::PowerInput pin;
+  pin.busy_time_s = o.step.step_time_s;
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp);
+  pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
+                                                : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
+  pin.requests = static_cast<double>(phase.batch * d.dp);
+  pin.chips = d.tp * d.pp * d.dp;
+  o.power = sys::evaluate_power(system.power, pin);
+  o.time_s = o.step.step_time_s;
+  if (o.power.feasible) {
+    o.time_s = o.power.latency_s;
+  } else if (o.power.status != sys::PowerStatus::invalid_input) {
+    // invalid_input: no TDP given (or an empty step), so no cap applies.
+    o.ok = false;
+    o.reason = "power: " + std::string(sys::to_string(o.power.status));
   }
   return o;
 }
@@ -96,7 +120,7 @@ int precision_bits(wl::Precision p) {
 double step_latency_s(const Platform& platform, const SystemSpec& system, const SystemRequest& request,
                       const wl::PhaseSpec& phase, KernelCache& cache) {
   const StepOut o = run_step(platform, system, request, phase, cache);
-  return o.ok ? o.step.step_time_s : 0.0;
+  return o.ok ? o.time_s : 0.0;
 }
 
 int served_prefill_tokens(const ServingOptions& so, int length) noexcept {
@@ -125,25 +149,17 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   StepOut o = run_step(platform, system, request, request.phase, cache);
   out.chip = std::move(o.chip);
   out.step = o.step;
+  out.power = o.power;
   if (!o.ok) {
     out.feasible = false;
     out.reason = o.reason;
     return out;
   }
-  out.step_latency_s = o.step.step_time_s;
+  out.unthrottled_step_latency_s = o.step.step_time_s;
+  out.step_latency_s = o.time_s;
   const double tokens = out.chip.totals.tokens * static_cast<double>(d.dp) *
                         static_cast<double>(std::max(1, request.micro_batches));
   out.tokens_per_s = out.step_latency_s > 0 ? tokens / out.step_latency_s : 0.0;
-
-  sys::PowerInput pin;
-  pin.busy_time_s = out.step_latency_s;
-  pin.dynamic_energy_j = out.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp);
-  pin.tokens = request.phase.phase == wl::Phase::decode
-                   ? static_cast<double>(request.phase.batch * request.phase.seq * d.dp)
-                   : tokens;
-  pin.requests = static_cast<double>(request.phase.batch * d.dp);
-  pin.chips = out.chips;
-  out.power = sys::evaluate_power(system.power, pin);
 
   sys::RiskInputs ri;
   ri.stack_maturity = platform.stack_maturity;
@@ -186,8 +202,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
           break;
         }
         if (len == p1 && !c.chip.fits_memory) fits = false;
-        pre_s.push_back(a.step.step_time_s);
-        dec_s.push_back(c.step.step_time_s);
+        pre_s.push_back(a.time_s);
+        dec_s.push_back(c.time_s);
       }
       if (pre_s.size() != table.lengths.size()) break;
       table.batches.push_back(b);

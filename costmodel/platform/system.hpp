@@ -22,7 +22,15 @@
 //    lengths) and the SLA search (p99 TTFT) read that table.
 //  * Power: dynamic energy of the step on all chips (chip graph energy x tp x dp;
 //    with PP each chip runs its share of the same graph) spread over the step,
-//    plus static power, capped at the TDP (evaluate_power).
+//    plus static power, capped at the TDP (evaluate_power). Every step the system
+//    runs -- the evaluated one and each prefill / decode step of the serving table --
+//    takes the time the capped clock allows (latency / throttle factor): a power
+//    controller takes a chip under sustained full load down to its cap within tens of
+//    milliseconds (an H200: 50-110 ms, scenarios/validation/h200/power/h200_ramp.csv),
+//    less than one serving iteration's worth of steps. A step the cap cannot run
+//    (static power above the TDP, clock below the part's minimum) is infeasible.
+//    Operator-level evaluation (evaluate_graph, dse map) is unthrottled: it is the
+//    chip at its nominal clock, as a short benchmark of one kernel sees it.
 #pragma once
 
 #include <optional>
@@ -109,8 +117,9 @@ struct SystemEval {
   std::string reason;  // "" when feasible
   GraphEval chip;      // one chip of one replica
   system::ParallelStepCost step;
-  double step_latency_s = 0.0;
-  double tokens_per_s = 0.0;  // whole system (all DP replicas)
+  double step_latency_s = 0.0;             // at the clock the TDP allows (power.throttle_factor)
+  double unthrottled_step_latency_s = 0.0; // at the nominal clock
+  double tokens_per_s = 0.0;  // whole system (all DP replicas), at step_latency_s
   int chips = 1;
   system::PowerResult power;
   system::RiskAssessment risk;
@@ -127,7 +136,8 @@ workload::WorkloadSpec with_tensor_parallel(workload::WorkloadSpec spec, int tp)
 // built or the degrees do not fit the system.
 SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request);
 
-// The step latency of (spec, phase) on the system (used by serving tables).
+// The step latency of (spec, phase) on the system at the clock its TDP allows
+// (used by serving tables); 0 when the step is infeasible.
 double step_latency_s(const Platform& platform, const SystemSpec& system, const SystemRequest& request,
                       const workload::PhaseSpec& phase, KernelCache& cache);
 

@@ -1,6 +1,7 @@
 // Whole-graph platform evaluation (costmodel/platform): hand-checked identities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -505,4 +506,78 @@ TEST(Platform, FusionKindNamesRoundTrip) {
   EXPECT_EQ(pf::fusion_kind_names(), "gemm_epilogue, norm_residual, flash_attention or conv_stage");
   for (const auto f : pf::kFusionKinds) EXPECT_EQ(pf::fusion_kind_from_string(pf::to_string(f)), f);
   EXPECT_FALSE(pf::fusion_kind_from_string("epilogue").has_value());
+}
+
+// Every step a system runs takes the time its TDP allows: the evaluated step and each
+// prefill / decode step of the serving table. Expected values by hand from the rule in
+// costmodel/system/power.hpp (voltage_and_frequency, one chip): P_dyn = E_dyn / T,
+// s = cbrt((TDP - P_static) / P_dyn) when P_static + P_dyn > TDP, time = T / s, with T and
+// E_dyn the chip graph's unthrottled latency and dynamic energy (evaluate_graph).
+TEST(Platform, SystemStepsRunAtTheClockTheTdpAllows) {
+  pf::Platform p = a100();
+  const auto spec = *wl::workload_preset("llama2-7b");
+  auto unthrottled = [&](wl::Phase phase, int batch, int seq, int context) {
+    wl::PhaseSpec ph;
+    ph.phase = phase;
+    ph.batch = batch;
+    ph.seq = seq;
+    ph.context = context;
+    pf::EvalOptions o;
+    o.phase = ph;
+    return pf::evaluate_graph(p, wl::build_graph(spec, ph), o);
+  };
+  const pf::GraphEval pre = unthrottled(wl::Phase::prefill, 8, 256, 0);
+  const pf::GraphEval dec256 = unthrottled(wl::Phase::decode, 8, 1, 256);
+  const pf::GraphEval dec258 = unthrottled(wl::Phase::decode, 8, 1, 258);
+  const auto dyn_w = [](const pf::GraphEval& g) { return g.totals.dynamic_energy_j / g.totals.latency_s; };
+  // A cap that throttles all three: static power + half the smallest dynamic power.
+  p.energy.static_power_w = 50.0;
+  p.energy.tdp_w = 50.0 + 0.5 * std::min({dyn_w(pre), dyn_w(dec256), dyn_w(dec258)});
+  const double s_pre = std::cbrt((p.energy.tdp_w - 50.0) / dyn_w(pre));
+  ASSERT_LT(s_pre, 1.0);
+  const pf::SystemSpec sys = pf::default_system(p, 1);
+
+  pf::SystemRequest r;
+  r.spec = spec;
+  r.phase.phase = wl::Phase::prefill;
+  r.phase.batch = 8;
+  r.phase.seq = 256;
+  r.serving.enabled = false;
+  const pf::SystemEval e = pf::evaluate_system(p, sys, r);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_TRUE(e.power.throttled);
+  EXPECT_NEAR(e.power.throttle_factor, s_pre, 1e-9);
+  EXPECT_NEAR(e.unthrottled_step_latency_s, pre.totals.latency_s, 1e-12 * pre.totals.latency_s);
+  EXPECT_NEAR(e.step_latency_s, pre.totals.latency_s / s_pre, 1e-9 * e.step_latency_s);
+  EXPECT_NEAR(e.tokens_per_s, 8.0 * 256.0 / e.step_latency_s, 1e-9 * e.tokens_per_s);
+
+  // The serving table: TTFT is the throttled prefill of the prompt, TPOT the decode step
+  // at prompt + 1 (output 2: one decode step), each throttled by its own power.
+  pf::SystemRequest q = r;
+  q.phase.phase = wl::Phase::decode;
+  q.phase.seq = 1;
+  q.serving.enabled = true;
+  q.serving.batch_sizes = {8};
+  q.serving.prompt_tokens = 256;
+  q.serving.output_tokens = 2;
+  const pf::SystemEval sv = pf::evaluate_system(p, sys, q);
+  ASSERT_TRUE(sv.serving.evaluated) << sv.serving.reason;
+  ASSERT_EQ(sv.serving.sweep.size(), 1u);
+  const auto throttled = [&](const pf::GraphEval& g) {
+    const double s = std::cbrt((p.energy.tdp_w - 50.0) / dyn_w(g));
+    EXPECT_LT(s, 1.0);
+    return g.totals.latency_s / s;
+  };
+  EXPECT_NEAR(sv.serving.sweep[0].ttft_s, pre.totals.latency_s / s_pre, 1e-9 * sv.serving.sweep[0].ttft_s);
+  // Output 2: TPOT is the decode step at the prompt's length + 1 attended positions; the
+  // table holds the steps at 256 and 258 and interpolates linearly, 257 is their mean.
+  const double d256 = throttled(dec256);
+  const double d258 = throttled(dec258);
+  EXPECT_NEAR(sv.serving.sweep[0].tpot_s, 0.5 * (d256 + d258), 1e-6 * sv.serving.sweep[0].tpot_s);
+
+  // A cap below the static power: no clock runs the step.
+  p.energy.tdp_w = 40.0;
+  const pf::SystemEval off = pf::evaluate_system(p, pf::default_system(p, 1), r);
+  EXPECT_FALSE(off.feasible);
+  EXPECT_EQ(off.reason, "power: static_power_exceeds_tdp");
 }
