@@ -26,7 +26,9 @@ With --verify (a ctest): exits 1 unless the preset's constants are the ones deri
 they are written with 4 digits) and the model's sustained FP8 decode-shaped GEMM is within 8% of the
 measured rate (the per-operator median target of issue 4; that GEMM set no constant).
 
-Usage: python3 scripts/power_constants.py [--dir scenarios/validation/h200/power] [--hardware h200]
+Several runs (--dir repeated): each run's constants are derived as above and the preset takes their mean.
+
+Usage: python3 scripts/power_constants.py [--dir scenarios/validation/h200/power ...] [--hardware h200]
        [--dse build/release/dse/dse] [--check scenarios/validation/h200/power-check] [--verify]
 """
 import argparse
@@ -79,7 +81,8 @@ def model(dse, hardware, ops, precision, extra=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dir", default="scenarios/validation/h200/power")
+    ap.add_argument("--dir", action="append", help="a power run's folder (repeatable: the constants are the "
+                    "mean over runs); default scenarios/validation/h200/power")
     ap.add_argument("--prefix", default="h200")
     ap.add_argument("--hardware", default="h200")
     ap.add_argument("--platform-file", default=None, help="default scenarios/hardware/platform/<hardware>.yaml")
@@ -90,51 +93,59 @@ def main():
     a = ap.parse_args()
     energy = energy_section(a.platform_file or f"scenarios/hardware/platform/{a.hardware}.yaml")
     tdp = float(energy["tdp_w"])
-    phases = {}
-    for r in list(csv.reader(open(os.path.join(a.dir, f"{a.prefix}_power.csv"))))[1:]:
-        phases[r[0].strip()] = dict(start=float(r[1]), end=float(r[2]), rate=float(r[5]))
-    smi = os.path.join(a.dir, f"{a.prefix}_smi.csv")
-    for name, ph in phases.items():
-        ph["power_w"], ph["clock_mhz"], ph["samples"] = smi_mean_power(smi, ph["start"], ph["end"])
-        print(f"measured {name:28s} {ph['power_w']:6.1f} W at {ph['clock_mhz']:5.0f} MHz ({ph['samples']} samples)"
-              + (f", {ph['rate']:.4g} per s" if ph["rate"] > 0 else ""))
-    static = phases["idle"]["power_w"]
-
-    # Copy: 2^31 FP16 elements read and written, as the copy phase.
+    # The model's figures (independent of the run): the copy of 2^31 FP16 elements read and
+    # written, and the 8192^3 GEMMs at the nominal clock.
     cp = model(a.dse, a.hardware, ["{name: c, kind: elementwise, rows: 65536, cols: 32768, flops_per_element: 0}"], "fp16")
     cp_rate = cp["totals"]["dram_bytes"] / cp["totals"]["latency_s"]
-    byte_j = (phases["copy_4gib"]["power_w"] - static) / cp_rate
-    hbm_byte_j = byte_j - float(energy["l2_byte_j"])
-    print(f"\nstatic_power_w      {static:.1f}   (idle phase)")
-    print(f"hbm_byte_j          {hbm_byte_j:.4g}   (copy: {byte_j * 1e12:.2f} pJ per byte at the model's "
-          f"{cp_rate / 1e12:.4f} TB/s, less l2_byte_j {float(energy['l2_byte_j']) * 1e12:.3f} pJ)")
+    gemms = {prec: model(a.dse, a.hardware, ["{name: g, kind: gemm, m: 8192, n: 8192, k: 8192}"], prec)["totals"]
+             for prec in ("fp8", "bf16")}
 
-    out = {"static_power_w": static, "hbm_byte_j": hbm_byte_j}
-    for prec, key, phase in (("fp8", "matrix_flop_int8_j", "gemm_fp8_8192x8192x8192"),
-                             ("bf16", "matrix_flop_fp16_j", "gemm_bf16_8192")):
-        g = model(a.dse, a.hardware, ["{name: g, kind: gemm, m: 8192, n: 8192, k: 8192}"], prec)
-        t = g["totals"]
-        lat = t["unthrottled_latency_s"]
-        flops, dram, dyn = t["flops"], t["dram_bytes"], t["dynamic_energy_j"]
-        l2_j = dyn - flops * float(energy[key]) - dram * float(energy["hbm_byte_j"])  # the model's L2 share
-        s = phases[phase]["rate"] / (flops / lat)
-        p_dyn = (tdp - static) / s ** 3
-        flop_j = (p_dyn * lat - dram * hbm_byte_j - l2_j) / flops
-        out[key] = flop_j
-        print(f"{key:19s} {flop_j:.4g}   ({prec}: model {flops / lat / 1e12:.1f} TFLOP/s unthrottled, measured "
-              f"{phases[phase]['rate'] / 1e12:.1f} sustained: s = {s:.4f}, P_dyn = {p_dyn:.0f} W)")
+    runs = []  # per run: phases and the constants derived from it
+    for d in a.dir or ["scenarios/validation/h200/power"]:
+        phases = {}
+        for r in list(csv.reader(open(os.path.join(d, f"{a.prefix}_power.csv"))))[1:]:
+            phases[r[0].strip()] = dict(start=float(r[1]), end=float(r[2]), rate=float(r[5]))
+        smi = os.path.join(d, f"{a.prefix}_smi.csv")
+        print(f"run {d}:")
+        for name, ph in phases.items():
+            ph["power_w"], ph["clock_mhz"], ph["samples"] = smi_mean_power(smi, ph["start"], ph["end"])
+            print(f"  measured {name:28s} {ph['power_w']:6.1f} W at {ph['clock_mhz']:5.0f} MHz ({ph['samples']} samples)"
+                  + (f", {ph['rate']:.4g} per s" if ph["rate"] > 0 else ""))
+        static = phases["idle"]["power_w"]
+        byte_j = (phases["copy_4gib"]["power_w"] - static) / cp_rate
+        c = {"static_power_w": static, "hbm_byte_j": byte_j - float(energy["l2_byte_j"])}
+        print(f"  static_power_w      {static:.1f}   (idle phase)")
+        print(f"  hbm_byte_j          {c['hbm_byte_j']:.4g}   (copy: {byte_j * 1e12:.2f} pJ per byte at the model's "
+              f"{cp_rate / 1e12:.4f} TB/s, less l2_byte_j {float(energy['l2_byte_j']) * 1e12:.3f} pJ)")
+        for prec, key, phase in (("fp8", "matrix_flop_int8_j", "gemm_fp8_8192x8192x8192"),
+                                 ("bf16", "matrix_flop_fp16_j", "gemm_bf16_8192")):
+            t = gemms[prec]
+            lat = t["unthrottled_latency_s"]
+            flops, dram, dyn = t["flops"], t["dram_bytes"], t["dynamic_energy_j"]
+            l2_j = dyn - flops * float(energy[key]) - dram * float(energy["hbm_byte_j"])  # the model's L2 share
+            s = phases[phase]["rate"] / (flops / lat)
+            p_dyn = (tdp - static) / s ** 3
+            c[key] = (p_dyn * lat - dram * c["hbm_byte_j"] - l2_j) / flops
+            print(f"  {key:19s} {c[key]:.4g}   ({prec}: model {flops / lat / 1e12:.1f} TFLOP/s unthrottled, measured "
+                  f"{phases[phase]['rate'] / 1e12:.1f} sustained: s = {s:.4f}, P_dyn = {p_dyn:.0f} W)")
+        runs.append((phases, c))
+    out = {k: statistics.mean(c[k] for _, c in runs) for k in runs[0][1]}
+    print(f"\nconstants (mean over {len(runs)} run(s)):")
+    for k, v in out.items():
+        print(f"  {k:19s} {v:.4g}")
 
     gemm_error = None
     if a.check:
         print("\nchecks (run these after the constants are in the preset):")
         g = model(a.dse, a.hardware, ["{name: g, kind: gemm, m: 1024, n: 28672, k: 8192}"], "fp8")
-        ph = phases.get("gemm_fp8_1024x28672x8192")
-        if ph:
+        meas = [ph["gemm_fp8_1024x28672x8192"] for ph, _ in runs if "gemm_fp8_1024x28672x8192" in ph]
+        if meas:
             pred = g["totals"]["flops"] / g["totals"]["latency_s"]
-            gemm_error = pred / ph["rate"] - 1
+            rate = statistics.mean(m["rate"] for m in meas)
+            gemm_error = pred / rate - 1
             print(f"  fp8 1024x28672x8192 sustained: model {pred / 1e12:.1f} TFLOP/s at {g['power_w']:.0f} W "
-                  f"(throttle {g['throttle_factor']:.3f}), measured {ph['rate'] / 1e12:.1f} at {ph['power_w']:.0f} W: "
-                  f"{100 * gemm_error:+.1f}%")
+                  f"(throttle {g['throttle_factor']:.3f}), measured {rate / 1e12:.1f} (mean of {len(meas)} run(s)) at "
+                  f"{statistics.mean(m['power_w'] for m in meas):.0f} W: {100 * gemm_error:+.1f}%")
         chk = os.path.join(a.check, f"{a.prefix}_power_check.csv")
         csmi = os.path.join(a.check, f"{a.prefix}_smi.csv")
         for r in list(csv.reader(open(chk)))[1:]:
