@@ -162,11 +162,7 @@ wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_
   return io::resolve_workload(name);
 }
 
-// Whole forward steps of a decoder measured by scripts/measure_gpu.py (<prefix>_llama.csv:
-// a header line, then phase, batch, new tokens per sequence, context = tokens attended
-// with the new ones, and device-ms columns). The case's `column` names the one compared
-// (default graph_device_ms); its stack is the method's llm_steps launch and fusions.
-// The list under `fusions` (fusion kind names; empty: none).
+// The list under `fusions` (fusion kind names, at least one).
 std::vector<pf::FusionKind> fusions_of(const io::MapReader& r) {
   std::vector<pf::FusionKind> out;
   const YAML::Node fs_node = r.sequence("fusions");
@@ -178,8 +174,13 @@ std::vector<pf::FusionKind> fusions_of(const io::MapReader& r) {
   return out;
 }
 
-// One case per row of a measure_gpu.py step file; the case's own `fusions` (the
-// measured stack's, e.g. plain PyTorch: flash_attention) replace the method's.
+// Whole forward steps of a decoder measured by scripts/measure_gpu.py (<prefix>_llama.csv,
+// <prefix>_power_check.csv: a header line, then phase, batch, new tokens per sequence,
+// context = tokens attended with the new ones, and device-ms columns), one case per row.
+// The case's `column` names the one compared (default graph_device_ms); its stack is the
+// method's llm_steps launch and fusions, or the case's own `fusions` (the measured
+// stack's, e.g. plain PyTorch: flash_attention). Each step is evaluated as a system step,
+// at the clock the TDP allows.
 void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
   const std::vector<pf::FusionKind> fusions = c.has("fusions") ? fusions_of(c) : m.step_fusions;
   const std::string file = c.string("file");

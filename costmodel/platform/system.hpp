@@ -26,9 +26,10 @@
 //    runs -- the evaluated one and each prefill / decode step of the serving table --
 //    takes the time the capped clock allows (latency / throttle factor): a power
 //    controller takes a chip under sustained full load down to its cap within tens of
-//    milliseconds (an H200: 50-110 ms, scenarios/validation/h200/power/h200_ramp.csv),
-//    less than one serving iteration's worth of steps. A step the cap cannot run
-//    (static power above the TDP, clock below the part's minimum) is infeasible.
+//    milliseconds (an H200: 50-110 ms, scenarios/validation/h200/power-check/h200_ramp.csv),
+//    a few decode steps, so a sustained run spends nearly all its time at the capped
+//    clock. A step the cap cannot run (static power above the TDP, clock below
+//    the part's minimum) is infeasible.
 //    Operator-level evaluation (evaluate_graph, dse map) is unthrottled: it is the
 //    chip at its nominal clock, as a short benchmark of one kernel sees it.
 #pragma once
