@@ -180,11 +180,12 @@ std::vector<pf::FusionKind> fusions_of(const io::MapReader& r) {
 // The case's `column` names the one compared (default graph_device_ms); its stack is the
 // method's llm_steps launch and fusions, or the case's own `fusions` (the measured
 // stack's, e.g. plain PyTorch: flash_attention). Each step is evaluated as a system step,
-// at the clock the TDP allows.
+// at the clock the TDP allows. Cases are named "<name> <phase> b<batch> s<tokens> ctx<context>"
+// with the case's `name`, default the file's stem (two files of one stem need a name).
 void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
   const std::vector<pf::FusionKind> fusions = c.has("fusions") ? fusions_of(c) : m.step_fusions;
   const std::string file = c.string("file");
-  const std::string stem = fs::path(file).stem().string();
+  const std::string stem = c.has("name") ? c.string("name") : fs::path(file).stem().string();
   const pf::Platform p = io::resolve_platform(c.string("hardware"));
   const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
   if (!prec) io::fail(c.place("precision"), c.node("precision"), "expected fp32, bf16, fp16, fp8, int8 or int4", c.string("precision"));
@@ -557,10 +558,14 @@ int cmd_validate(const Args& args) {
     std::cout << "}}\n";
     return exit_ok;
   }
-  std::cout << std::left << std::setw(46) << "case" << std::setw(14) << "group" << std::right << std::setw(12)
+  // The case column is as wide as the longest name, so columns never run together.
+  std::size_t name_width = 45;
+  for (const auto& c : cases) name_width = std::max(name_width, c.name.size());
+  const int case_w = static_cast<int>(name_width) + 1;
+  std::cout << std::left << std::setw(case_w) << "case" << std::setw(14) << "group" << std::right << std::setw(12)
             << "measured" << std::setw(12) << "predicted" << std::setw(9) << "error" << "  unit\n";
   for (const auto& c : cases)
-    std::cout << std::left << std::setw(46) << c.name << std::setw(14) << c.group << std::right << std::setw(12)
+    std::cout << std::left << std::setw(case_w) << c.name << std::setw(14) << c.group << std::right << std::setw(12)
               << fmt(c.measured) << std::setw(12) << fmt(c.predicted) << std::setw(8) << fmt(100 * c.error, 3)
               << "%  " << c.unit << '\n';
   std::cout << "\nsources and constants per case:\n";

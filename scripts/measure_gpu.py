@@ -102,7 +102,7 @@ def print_plan(p, prefix):
     print(f"{prefix}_matmul_fp8_device.csv: {len(p['fp8'])} FP8 GEMMs")
     print(f"{prefix}_llama.csv: {len(p['llama'])} Llama-3-8B-shaped forward steps")
     print(f"{prefix}_power.csv, {prefix}_power_windows.csv, {prefix}_smi.csv, {prefix}_smi_reasons.csv: "
-          f"--power-seconds (default 4 s) each of 8192^3 BF16 GEMMs, 8192^3 and 1024x28672x8192 FP8 GEMMs, "
+          f"--power-seconds (default 4 s) each of 8192^3 BF16 GEMMs, 8192^3 and 1024x28672x8192 FP8 GEMMs, 8192^3 INT8 GEMMs, "
           f"2/3 of that of 4 GiB copies, 5 s idle; power, clocks and clock-event reasons every 100 ms")
     print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
           f"streaming rate of 1 .. 4x cores blocks (CuPy)")
@@ -301,7 +301,8 @@ def main():
     def power():
         # Sustained power for the energy constants and the clock under the power cap: back-to-back
         # 8192^3 BF16 GEMMs, 8192^3 FP8 GEMMs, FP8 GEMMs of a decode step's shape (1024 x 28672 x 8192,
-        # a 70B model's gate/up projection at batch 1024), each for --power-seconds; 4 GiB copies for
+        # a 70B model's gate/up projection at batch 1024), 8192^3 INT8 GEMMs (torch._int_mm, where
+        # PyTorch has it), each for --power-seconds; 4 GiB copies for
         # 2/3 of that; then 5 s idle. <prefix>_power.csv holds each phase's device rate and wall-clock
         # span, <prefix>_power_windows.csv the device rate of each ~1 s window (when the clock falls
         # under the cap), <prefix>_smi.csv (sampled every 100 ms throughout the run) power.draw and
@@ -357,6 +358,14 @@ def main():
                     sustain(f"gemm_fp8_{m}x{n}x{k}", lambda: torch._scaled_mm(
                         x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), 2.0 * m * n * k, secs)
                     del x, w
+            if torch.version.hip is None and hasattr(torch, "_int_mm"):
+                # INT8 x INT8 -> INT32, random bytes in [-128, 127]. On an H200 with PyTorch 2.11 this runs
+                # at ~129 TOPS (6.5% of peak, not power-capped): PyTorch's INT8 path, not the IMMA rate
+                # TensorRT reaches, so the H200 preset takes nothing from it (h200/power-repeat).
+                x = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
+                w = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
+                sustain("gemm_int8_8192", lambda: torch._int_mm(x, w), 2.0 * 8192 ** 3, secs)
+                del x, w
             n = p["bandwidth_bytes"] // 2
             x = torch.empty(n, device=dev, dtype=h).normal_()
             y = torch.empty_like(x)
@@ -369,7 +378,7 @@ def main():
 
     def power_check():
         # Checks of the power model, not used to set a constant: (1) the ramp from idle into the
-        # power cap, every call of 600 back-to-back 8192^3 FP8 and 300 BF16 GEMMs timed by its own
+        # power cap, every call of 600 back-to-back 8192^3 FP8, 300 BF16 and 600 INT8 GEMMs timed by its own
         # CUDA events after 3 s idle (<prefix>_ramp.csv: the unthrottled burst rate and how soon the
         # cap takes it down); (2) sustained whole steps of the Llama-3-8B-shaped model (one CUDA-graph
         # replay per step, BF16): decode at batch 256 over a 2048-token context and prefill of 4 x 2048
@@ -378,8 +387,15 @@ def main():
         one = torch.ones((), device=dev, dtype=torch.float32)
         with open(out("ramp.csv"), "w") as f:
             f.write("phase, call, device_ms, tflops\n")
-            for phase, calls in (("gemm_fp8_8192", 600), ("gemm_bf16_8192", 300)):
-                if phase.startswith("gemm_fp8"):
+            phases = [("gemm_fp8_8192", 600), ("gemm_bf16_8192", 300)]
+            if hasattr(torch, "_int_mm"):
+                phases.append(("gemm_int8_8192", 600))
+            for phase, calls in phases:
+                if phase.startswith("gemm_int8"):
+                    x = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
+                    w = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
+                    fn = lambda: torch._int_mm(x, w)  # noqa: E731
+                elif phase.startswith("gemm_fp8"):
                     x = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn)
                     w = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn).t()
                     fn = lambda: torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
