@@ -170,6 +170,23 @@ def main():
         sync()
         return start.elapsed_time(end) / 1e3 / reps
 
+    def gemm_call(kind, m, n, k):
+        # One GEMM as a callable holding its operands: "bf16" (torch.matmul), "fp8" (torch._scaled_mm,
+        # per-tensor e4m3, BF16 out, B column-major as cuBLASLt wants it) or "int8" (torch._int_mm,
+        # INT8 x INT8 -> INT32, random bytes).
+        if kind == "fp8":
+            one = torch.ones((), device=dev, dtype=torch.float32)
+            x = torch.randn(m, k, device=dev, dtype=h).to(torch.float8_e4m3fn)
+            w = torch.randn(n, k, device=dev, dtype=h).to(torch.float8_e4m3fn).t()  # K x N, column-major
+            return lambda: torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        if kind == "int8":
+            x = torch.randint(-128, 128, (m, k), device=dev, dtype=torch.int8)
+            w = torch.randint(-128, 128, (k, n), device=dev, dtype=torch.int8)
+            return lambda: torch._int_mm(x, w)
+        x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+        return lambda: torch.matmul(x, w)
+
     def smi():
         # Clocks and power as nvidia-smi reports them (absent on ROCm or without the tool).
         try:
@@ -217,18 +234,15 @@ def main():
             raise RuntimeError("this PyTorch has no torch._scaled_mm / float8_e4m3fn")
         if torch.version.hip is None and torch.cuda.get_device_capability(0) < (8, 9):
             raise RuntimeError("FP8 matrix instructions need sm_89 or later")
-        one = torch.ones((), device=dev, dtype=torch.float32)
         with open(out("matmul_fp8_device.csv"), "w") as f:
             for m, n, k in p["fp8"]:
-                x = torch.randn(m, k, device=dev, dtype=h).to(torch.float8_e4m3fn)
-                w = torch.randn(n, k, device=dev, dtype=h).to(torch.float8_e4m3fn).t()  # K x N, column-major
-                fn = lambda: torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
+                fn = gemm_call("fp8", m, n, k)
                 td = device_mean(fn)
                 fl = 2.0 * m * n * k
                 f.write(f"{m}, {n}, {k}, {td * 1e3:.5f}, {fl / td / 1e12:.2f}\n")
                 f.flush()
                 print(f"fp8 {m}x{n}x{k}: {td * 1e6:.1f} us device, {fl / td / 1e12:.1f} TFLOP/s", flush=True)
-                del x, w
+                del fn
 
     def gelu():
         gelu_c = torch.compile(lambda x: F.gelu(x, approximate="tanh"))
@@ -309,7 +323,6 @@ def main():
         # clocks.sm for the same spans. Energy per FLOP or per byte = (mean power in the span - mean
         # idle power) / rate.
         secs = a.power_seconds
-        one = torch.ones((), device=dev, dtype=torch.float32)
         with open(out("power.csv"), "w") as f, open(out("power_windows.csv"), "w") as fw:
             f.write("phase, start_unix_s, end_unix_s, device_s, work, work_per_s\n")
             fw.write("phase, window, start_unix_s, device_s, work_per_s\n")
@@ -346,26 +359,16 @@ def main():
                 fw.flush()
                 print(f"power {phase}: {work_per_call * calls / td:.4g} per s over {td:.1f} s", flush=True)
 
-            x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-            w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-            sustain("gemm_bf16_8192", lambda: torch.matmul(x, w), 2.0 * 8192 ** 3, secs)
-            del x, w
+            sustain("gemm_bf16_8192", gemm_call("bf16", 8192, 8192, 8192), 2.0 * 8192 ** 3, secs)
             if hasattr(torch, "_scaled_mm") and torch.version.hip is None \
                     and torch.cuda.get_device_capability(0) >= (8, 9):
                 for m, n, k in ((8192, 8192, 8192), (1024, 28672, 8192)):
-                    x = torch.randn(m, k, device=dev, dtype=h).to(torch.float8_e4m3fn)
-                    w = torch.randn(n, k, device=dev, dtype=h).to(torch.float8_e4m3fn).t()
-                    sustain(f"gemm_fp8_{m}x{n}x{k}", lambda: torch._scaled_mm(
-                        x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), 2.0 * m * n * k, secs)
-                    del x, w
+                    sustain(f"gemm_fp8_{m}x{n}x{k}", gemm_call("fp8", m, n, k), 2.0 * m * n * k, secs)
             if torch.version.hip is None and hasattr(torch, "_int_mm"):
-                # INT8 x INT8 -> INT32, random bytes in [-128, 127]. On an H200 with PyTorch 2.11 this runs
-                # at ~129 TOPS (6.5% of peak, not power-capped): PyTorch's INT8 path, not the IMMA rate
-                # TensorRT reaches, so the H200 preset takes nothing from it (h200/power-repeat).
-                x = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
-                w = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
-                sustain("gemm_int8_8192", lambda: torch._int_mm(x, w), 2.0 * 8192 ** 3, secs)
-                del x, w
+                # On an H200 with PyTorch 2.11 this runs at ~129 TOPS (6.5% of peak, not power-capped):
+                # PyTorch's INT8 path, not the IMMA rate TensorRT reaches, so the H200 preset takes
+                # nothing from it (h200/power-repeat).
+                sustain("gemm_int8_8192", gemm_call("int8", 8192, 8192, 8192), 2.0 * 8192 ** 3, secs)
             n = p["bandwidth_bytes"] // 2
             x = torch.empty(n, device=dev, dtype=h).normal_()
             y = torch.empty_like(x)
@@ -384,25 +387,12 @@ def main():
         # replay per step, BF16): decode at batch 256 over a 2048-token context and prefill of 4 x 2048
         # tokens, each for --power-seconds (<prefix>_power_check.csv; power and clocks in
         # <prefix>_smi.csv over the same spans).
-        one = torch.ones((), device=dev, dtype=torch.float32)
         with open(out("ramp.csv"), "w") as f:
             f.write("phase, call, device_ms, tflops\n")
-            phases = [("gemm_fp8_8192", 600), ("gemm_bf16_8192", 300)]
-            if hasattr(torch, "_int_mm"):
-                phases.append(("gemm_int8_8192", 600))
-            for phase, calls in phases:
-                if phase.startswith("gemm_int8"):
-                    x = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
-                    w = torch.randint(-128, 128, (8192, 8192), device=dev, dtype=torch.int8)
-                    fn = lambda: torch._int_mm(x, w)  # noqa: E731
-                elif phase.startswith("gemm_fp8"):
-                    x = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn)
-                    w = torch.randn(8192, 8192, device=dev, dtype=h).to(torch.float8_e4m3fn).t()
-                    fn = lambda: torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
-                else:
-                    x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-                    w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
-                    fn = lambda: torch.matmul(x, w)  # noqa: E731
+            kinds = [("fp8", 600), ("bf16", 300)] + ([("int8", 600)] if hasattr(torch, "_int_mm") else [])
+            for kind, calls in kinds:
+                phase = f"gemm_{kind}_8192"
+                fn = gemm_call(kind, 8192, 8192, 8192)
                 fn()
                 sync()
                 time.sleep(3.0)
@@ -420,7 +410,7 @@ def main():
                 ts = [evs[i].elapsed_time(evs[i + 1]) for i in range(calls)]
                 print(f"ramp {phase}: first 10 calls {fl * 10 / sum(ts[:10]) / 1e9:.0f} TFLOP/s, "
                       f"last 50 {fl * 50 / sum(ts[-50:]) / 1e9:.0f} TFLOP/s", flush=True)
-                del x, w
+                del fn
         torch.cuda.empty_cache()
         model = LlamaShape(torch, dev)
         with open(out("power_check.csv"), "w") as f:
@@ -445,18 +435,7 @@ def main():
                           f"per step over {td:.1f} s", flush=True)
                     return td / steps
 
-                # step_times times the graph replay first (sustained here), then the eager step (run once,
-                # not timed).
-                done = []
-
-                def timer(fn, reps=20, done=done):
-                    if done:
-                        fn()
-                        return 0.0
-                    done.append(True)
-                    return sustained(fn)
-
-                model.step_times(b, s, ctx, timer, compiled=False)
+                model.step_times(b, s, ctx, lambda replay, reps=0: sustained(replay), compiled=False, eager=False)
         del model
         torch.cuda.empty_cache()
 
@@ -632,7 +611,7 @@ class LlamaShape:
             x = x + F.linear(F.silu(gate) * up, lw["wd"])
         return F.linear(self.rms(x[:, -1:] if s > 1 else x, self.lnf), self.head)
 
-    def step_times(self, b, s, ctx, device_mean, compiled=True):
+    def step_times(self, b, s, ctx, device_mean, compiled=True, eager=True):
         torch = self.torch
         caches = [(torch.zeros(b, self.nkv, ctx, self.hd, device=self.dev, dtype=self.dt),
                    torch.zeros(b, self.nkv, ctx, self.hd, device=self.dev, dtype=self.dt)) for _ in range(self.L)]
@@ -666,7 +645,7 @@ class LlamaShape:
         t_compiled, err = float("nan"), ""
         with torch.no_grad():
             t_graph = graphed(fwd)
-            t_eager = device_mean(fwd, reps=reps)
+            t_eager = device_mean(fwd, reps=reps) if eager else float("nan")
             if compiled:
                 # The same step through TorchInductor (dynamic shapes: one compilation per phase), which
                 # fuses each RMSNorm, RoPE, SwiGLU product and residual add (with the next RMSNorm) into
