@@ -330,6 +330,7 @@ class Evaluator {
     Kernel k;
     k.collective = true;
     k.kernel = op.kind == wl::OpKind::all_reduce ? "all_reduce(ring)" : "all_to_all";
+    k.precision = kernel_precision(p_.gpu, op.precision);  // the element type it moves
     k.cost.kind = GpuKernelKind::elementwise;
     k.cost.feasible = true;
     k.cost.flops = wl::flops(op);

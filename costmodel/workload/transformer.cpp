@@ -17,6 +17,10 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
+Precision reduce_precision(Precision p) noexcept {
+  return bytes_per_element(p) < 2.0 ? Precision::bf16 : p;
+}
+
 std::int64_t local_kv_heads(const TransformerSpec& s) noexcept {
   const std::int64_t kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
   return std::max<std::int64_t>(1, kv / std::max<std::int64_t>(1, s.tensor_parallel));
@@ -68,6 +72,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   const std::int64_t T = d.batch * d.seq;
   const Precision p = d.precision;
   const Precision kvp = d.kv_precision;
+  const Precision cp = reduce_precision(p);
 
   Block b;
   b.name = std::move(block_name);
@@ -111,7 +116,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
   std::string attn_out = "out_proj";
   if (tp > 1) {
-    add(make_collective("allreduce_attn", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {"out_proj"});
+    add(make_collective("allreduce_attn", OpKind::all_reduce, T, D, static_cast<int>(tp), cp), {"out_proj"});
     attn_out = "allreduce_attn";
   }
   add(make_elementwise("residual_attn", LayerType::elementwise, T, D, 1.0, 2, p), {attn_out});
@@ -157,7 +162,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     add(make_linear("ffn_down", LayerType::ffn, T, D, F, p, s.bias), {"ffn_act"});
   }
   if (tp > 1) {
-    add(make_collective("allreduce_ffn", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {ffn_out});
+    add(make_collective("allreduce_ffn", OpKind::all_reduce, T, D, static_cast<int>(tp), cp), {ffn_out});
     ffn_out = "allreduce_ffn";
   }
   add(make_elementwise("residual_ffn", LayerType::elementwise, T, D, 1.0, 2, p), {ffn_out, "residual_attn"});
@@ -207,7 +212,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   }
   if (tp > 1) {  // vocabulary-parallel embedding: partial rows summed across the group
     embed.nodes.push_back(
-        Node{make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), p), {last}});
+        Node{make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), reduce_precision(p)), {last}});
   }
   g.blocks.push_back(std::move(embed));
   g.blocks.push_back(transformer_layers(s, d, decoder ? "decoder" : "encoder"));

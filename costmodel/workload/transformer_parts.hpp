@@ -25,6 +25,12 @@ struct LayerDims {
 std::string check_transformer(const TransformerSpec& s);
 std::int64_t local_kv_heads(const TransformerSpec& s) noexcept;
 std::int64_t head_dim_of(const TransformerSpec& s) noexcept;
+// The element type of the tensor-parallel all-reduces under a GEMM precision p.
+// Under an 8-bit precision the row-parallel GEMM quantizes its input only and
+// writes its output in the 16-bit model type, which the all-reduce then sums
+// (TensorRT-LLM FP8RowLinear.forward: quantize(x, .., 'fp8'), dequantize(..,
+// self.dtype), multiply_reduce): bf16; otherwise p.
+Precision reduce_precision(Precision p) noexcept;
 // The layers of `s` as one block repeated s.layers times.
 Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::string block_name);
 

@@ -84,6 +84,28 @@ TEST(WorkloadGraph, StandardNamesInsideTheDecoderBlock) {
   EXPECT_EQ(qk->k, 128);
 }
 
+TEST(WorkloadGraph, TensorParallelAllReducesCarryTheSixteenBitGemmOutput) {
+  // Under FP8 the row-parallel GEMM quantizes its input only and writes its output in the
+  // 16-bit model type, which the all-reduce sums (TensorRT-LLM FP8RowLinear.forward;
+  // Habana HQT PatchedLinearAllReduce: matmul_fp8(.., out_dtype=hp_dtype), then all_reduce).
+  // Llama-2-70B, TP 2, decode of 896 sequences: 896 x 8192 elements of 2 bytes per all-reduce.
+  auto s = llama("llama2-70b");
+  s.tensor_parallel = 2;
+  auto ph = phase(wl::Phase::decode, 896, 1, 400);
+  ph.precision = wl::Precision::fp8;
+  const auto g = wl::build_graph(s, ph);
+  for (const char* name : {"allreduce_embed", "allreduce_attn", "allreduce_ffn"}) {
+    const auto* ar = wl::find_op(g, name).op;
+    ASSERT_NE(ar, nullptr) << name;
+    EXPECT_EQ(ar->precision, wl::Precision::bf16) << name;
+    EXPECT_DOUBLE_EQ(wl::bytes(ar->tensors[0]), 896.0 * 8192.0 * 2.0) << name;
+  }
+  EXPECT_EQ(wl::find_op(g, "out_proj").op->precision, wl::Precision::fp8);  // the GEMM stays FP8
+  // A 16- or 32-bit step reduces in its own type.
+  ph.precision = wl::Precision::fp32;
+  EXPECT_EQ(wl::find_op(wl::build_graph(s, ph), "allreduce_ffn").op->precision, wl::Precision::fp32);
+}
+
 TEST(WorkloadGraph, TotalsAreAdditiveOverLayersAndBlocks) {
   auto one = llama("llama2-7b");
   one.layers = 1;
