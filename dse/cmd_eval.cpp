@@ -26,7 +26,8 @@ namespace wl = dse::costmodel::workload;
 
 int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
-                                               fusion_name = "standard", launch_name = "graph", fusions_list;
+                                               fusion_name = "standard", launch_name = "graph", fusions_list,
+                                               decode_attention = "per_kv_head";
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0;
@@ -69,6 +70,9 @@ int cmd_eval(const Args& args) {
       "prompt-bucket-tokens", po::value<int>(&prompt_bucket),
       "serving: prompts run padded to round_up(prompt + 1, this) tokens (TGI on Gaudi: "
       "PAD_SEQUENCE_TO_MULTIPLE_OF); default: unpadded")(
+      "decode-attention", po::value<std::string>(&decode_attention)->default_value("per_kv_head"),
+      "per_kv_head (FlashDecoding, XQA, FlashInfer: a GQA group reads its KV head once) | per_query_head "
+      "(a block per query head streams its KV head: TensorRT-LLM's masked MHA before XQA, v0.8)")(
       "rate", po::value<double>(&rate), "serving: simulate at this arrival rate (requests/s, whole system)")(
       "sla-p99-ms", po::value<double>(&sla_ms), "serving: find the largest rate whose p99 TTFT <= this (ms)")(
       "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
@@ -93,6 +97,9 @@ int cmd_eval(const Args& args) {
   const bool dec = phase.phase == wl::Phase::decode;
   phase.seq = seq > 0 ? seq : (dec ? 1 : 1024);
   phase.context = dec ? (context >= 0 ? context : 1024) : 0;
+  if (decode_attention != "per_kv_head" && decode_attention != "per_query_head")
+    throw InputError("--decode-attention: expected per_kv_head or per_query_head (got " + decode_attention + ")");
+  phase.kv_read_per_query_head = decode_attention == "per_query_head";
   if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);

@@ -289,50 +289,82 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (!prec) throw InputError(cr.name + ": unknown precision");
   r.phase.precision = *prec;
   r.serving.enabled = false;
+  // decode_attention: how the measured stack's decode attention kernel reads the KV cache
+  // (wl::PhaseSpec::kv_read_per_query_head): per_kv_head (default) or per_query_head.
+  if (c.has("decode_attention")) {
+    if (kind != "llm_offline" && kind != "decode_latency")
+      io::fail(c.place("decode_attention"), c.node("decode_attention"),
+               "a key of llm_offline and decode_latency cases only", kind);
+    const std::string how = c.string("decode_attention");
+    if (how != "per_kv_head" && how != "per_query_head")
+      io::fail(c.place("decode_attention"), c.node("decode_attention"), "expected per_kv_head or per_query_head", how);
+    r.phase.kv_read_per_query_head = how == "per_query_head";
+  }
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
   cr.constants = constants_text(p, m.e2e_launch, r.options.fusion) + ", tp " + std::to_string(tp);
+  // llm_offline lengths: the method's (the MLPerf dataset means) unless the case gives its
+  // own (a benchmark run at fixed input and output lengths).
+  const int prompt = static_cast<int>(c.positive_integer_or("prompt_tokens", m.prompt));
+  const int output = static_cast<int>(c.positive_integer_or("output_tokens", m.output));
+  if (kind != "llm_offline")
+    for (const char* key : {"prompt_tokens", "output_tokens", "per_chip"})
+      if (c.has(key)) io::fail(c.place(key), c.node(key), "a key of llm_offline cases only", kind);
   if (kind == "llm_offline") {
     r.phase.phase = wl::Phase::decode;
     r.phase.batch = 1;
     r.phase.seq = 1;
-    r.phase.context = m.prompt;
+    r.phase.context = prompt;
     r.serving.enabled = true;
     // The submitter's own batch limit where its configuration gives one (case key
-    // max_batch): the sweep stops there and includes it.
+    // max_batch): the sweep stops there and includes it. A run at one static batch
+    // (case key batch) is costed at that batch only.
     r.serving.batch_sizes = m.batches;
+    if (c.has("batch") && c.has("max_batch"))
+      io::fail(c.place("batch"), c.node("batch"), "batch (one static batch) or max_batch (a limit), not both",
+               "both given");
+    if (c.has("batch")) r.serving.batch_sizes = {static_cast<int>(c.positive_integer("batch"))};
     if (c.has("max_batch")) {
       const int cap = static_cast<int>(c.positive_integer("max_batch"));
       std::erase_if(r.serving.batch_sizes, [cap](int b) { return b >= cap; });
       r.serving.batch_sizes.push_back(cap);
     }
-    r.serving.prompt_tokens = m.prompt;
-    r.serving.output_tokens = m.output;
+    r.serving.prompt_tokens = prompt;
+    r.serving.output_tokens = output;
     // A static-shape serving stack as the submitter configured it (ServingOptions).
     r.serving.static_kv_tokens = static_cast<int>(c.positive_integer_or("static_kv_tokens", 0));
     r.serving.prompt_bucket_tokens = static_cast<int>(c.positive_integer_or("prompt_bucket_tokens", 0));
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.serving.reason.empty()) io::fail(c.place("static_kv_tokens"), c.node("static_kv_tokens"),
                                             "expected at least prompt + output tokens", e.serving.reason);
+    // per_chip: the measurement is output tokens/s per chip of the TP group (as
+    // TensorRT-LLM's performance tables give it), not of the whole system.
+    const bool per_chip = c.boolean_or("per_chip", false);
     double best = 0.0;
     int best_b = 0;
-    for (const auto& s : e.serving.sweep)
-      if (s.batch <= std::max(1, e.serving.max_batch_fitting) && s.tokens_per_s_system > best) {
-        best = s.tokens_per_s_system;
+    for (const auto& s : e.serving.sweep) {
+      const double rate = per_chip ? s.tokens_per_s_per_chip : s.tokens_per_s_system;
+      if (s.batch <= std::max(1, e.serving.max_batch_fitting) && rate > best) {
+        best = rate;
         best_b = s.batch;
       }
+    }
+    if (best_b == 0)
+      throw InputError(cr.name + ": no batch of the case fits memory (at most " +
+                       std::to_string(e.serving.max_batch_fitting) + " sequences)");
     // replicas: the system's chips over the TP group (8 / tp)
-    const int replicas = std::max(1, sys.chips / tp);
+    const int replicas = per_chip ? 1 : std::max(1, sys.chips / tp);
     cr.predicted = best * replicas;
-    cr.constants += ", best static batch " + std::to_string(best_b) +
+    cr.constants += (c.has("batch") ? ", static batch " : ", best static batch ") + std::to_string(best_b) +
                     (c.has("max_batch") ? " (of at most " + std::to_string(r.serving.batch_sizes.back()) + ")" : std::string()) +
-                    ", " + std::to_string(replicas) + " replica(s), " + std::to_string(m.prompt) + " + " +
-                    std::to_string(m.output) + " tokens per sample" +
+                    (per_chip ? ", per chip" : ", " + std::to_string(replicas) + " replica(s)") + ", " +
+                    std::to_string(prompt) + " + " + std::to_string(output) + " tokens per sample" +
                     (r.serving.prompt_bucket_tokens > 0
                          ? ", prompts padded to multiples of " + std::to_string(r.serving.prompt_bucket_tokens)
                          : std::string()) +
                     (r.serving.static_kv_tokens > 0
                          ? ", static KV cache of " + std::to_string(r.serving.static_kv_tokens) + " positions"
-                         : std::string());
+                         : std::string()) +
+                    (r.phase.kv_read_per_query_head ? ", decode attention reads KV per query head" : std::string());
   } else if (kind == "vision_offline" || kind == "encoder_offline") {
     r.phase.phase = wl::Phase::prefill;
     r.phase.batch = m.vision_batch;
@@ -383,6 +415,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   }
   if (kind == "llm_offline" || kind == "vision_offline" || kind == "encoder_offline")
     cr.benchmark = kind + ":" + c.string("workload");
+  // A run at its own lengths is its own benchmark (rank order within it only).
+  if (kind == "llm_offline" && (c.has("prompt_tokens") || c.has("output_tokens")))
+    cr.benchmark += ":" + std::to_string(prompt) + "/" + std::to_string(output);
   cr.error = (cr.predicted - cr.measured) / cr.measured;
   return cr;
 }
@@ -497,7 +532,9 @@ int cmd_validate(const Args& args) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
-                           "static_kv_tokens", "prompt_bucket_tokens", "column", "fusions", "source"});
+                           "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
+                           "decode_attention", "column",
+                           "fusions", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

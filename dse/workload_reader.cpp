@@ -35,14 +35,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-bool boolean_or(const MapReader& m, const std::string& key, bool fallback) {
-  if (!m.has(key)) return fallback;
-  const YAML::Node n = m.node(key);
-  bool v = false;
-  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(m.place(key), n, "expected true or false", describe(n));
-  return v;
-}
-
 // A whole number >= 0 (experts, top_k, pad): checked before the cast, since converting a
 // double past int64 (or a fraction) would be undefined or silently truncated.
 std::int64_t whole_non_negative(const MapReader& m, const std::string& key) {
@@ -90,11 +82,11 @@ void read_transformer(const MapReader& m, wl::TransformerSpec& s) {
                                             {{"rope", wl::PositionEncoding::rope},
                                              {"learned", wl::PositionEncoding::learned},
                                              {"none", wl::PositionEncoding::none}});
-  s.bias = boolean_or(m, "bias", s.bias);
-  s.tied_embeddings = boolean_or(m, "tied_embeddings", s.tied_embeddings);
-  s.final_norm = boolean_or(m, "final_norm", s.final_norm);
-  s.lm_head = boolean_or(m, "lm_head", s.lm_head);
-  s.pooler = boolean_or(m, "pooler", s.pooler);
+  s.bias = m.boolean_or("bias", s.bias);
+  s.tied_embeddings = m.boolean_or("tied_embeddings", s.tied_embeddings);
+  s.final_norm = m.boolean_or("final_norm", s.final_norm);
+  s.lm_head = m.boolean_or("lm_head", s.lm_head);
+  s.pooler = m.boolean_or("pooler", s.pooler);
   if (m.has("attention_dropout")) s.attention_dropout = m.fraction("attention_dropout");
   if (m.has("experts")) {
     const std::int64_t e = whole_non_negative(m, "experts");
@@ -229,8 +221,8 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
       dim("m", op.m, true);
       dim("n", op.n, true);
       dim("k", op.k, true);
-      op.weight = *kind == wl::OpKind::gemm && boolean_or(m, "weight", true);
-      op.bias = boolean_or(m, "bias", false);
+      op.weight = *kind == wl::OpKind::gemm && m.boolean_or("weight", true);
+      op.bias = m.boolean_or("bias", false);
       break;
     case wl::OpKind::conv2d:
       dim("batch", op.batch, true);
@@ -242,7 +234,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
       op.conv.stride = m.positive_integer_or("stride", 1);
       op.conv.pad = m.has("pad") ? whole_non_negative(m, "pad") : 0;
       op.conv.groups = m.positive_integer_or("groups", 1);
-      op.bias = boolean_or(m, "bias", false);
+      op.bias = m.boolean_or("bias", false);
       if (op.conv.c % op.conv.groups != 0 || op.conv.k % op.conv.groups != 0) {
         fail(m.place("groups"), m.node("groups"), "expected a divisor of in_channels and out_channels",
              std::to_string(op.conv.groups));

@@ -170,6 +170,14 @@ double MapReader::non_negative(const std::string& key) const {
   return v;
 }
 
+bool MapReader::boolean_or(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const YAML::Node n = node(key);
+  bool v = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(place(key), n, "expected true or false", describe(n));
+  return v;
+}
+
 double MapReader::number_or(const std::string& key, double fallback) const {
   return has(key) ? number(key) : fallback;
 }

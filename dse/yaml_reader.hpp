@@ -62,6 +62,7 @@ class MapReader {
   [[nodiscard]] std::int64_t positive_integer_or(const std::string& key, std::int64_t fallback) const;
   [[nodiscard]] std::uint64_t unsigned_or(const std::string& key, std::uint64_t fallback) const;
   [[nodiscard]] YAML::Node sequence(const std::string& key) const;  // non-empty sequence
+  [[nodiscard]] bool boolean_or(const std::string& key, bool fallback) const;  // true / false
 
  private:
   YAML::Node node_;

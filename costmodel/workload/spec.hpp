@@ -41,6 +41,13 @@ struct PhaseSpec {
   // QK^T -> softmax -> AV) is recomputed in the backward pass. Ignored when
   // `recompute` (full) is set.
   bool recompute_attention = false;
+  // decode: the attention kernel runs one thread block per (sequence, query head), each
+  // streaming its KV head's whole cache, so under GQA every KV head is read once per query
+  // head sharing it and no query heads are packed into one matrix tile (TensorRT-LLM's
+  // masked MHA kernel before XQA, v0.8: decoderMaskedMultiheadAttentionTemplate.h,
+  // "hi{blockIdx.x}", "hi_kv{hi / qhead_per_kv}"). Default: the KV head is read once for
+  // its group (FlashDecoding, XQA, FlashInfer).
+  bool kv_read_per_query_head = false;
 };
 
 enum class Arch { decoder, encoder };

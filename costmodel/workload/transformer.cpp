@@ -99,8 +99,11 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
 
   const TensorRole kv_role = d.read_cache ? TensorRole::kv_cache_read : TensorRole::input;
   const std::int64_t kv_elements = d.batch * kvh * d.kv_len * hd;
+  // Elements the attention reads: once per KV head, or once per query head when the
+  // decode kernel does not share a KV head across its group (the cache still stores it once).
+  const std::int64_t kv_read_elements = d.kv_read_per_query_head ? d.batch * h * d.kv_len * hd : kv_elements;
   Operator qk = make_batched_gemm("attn_qk", LayerType::attention, d.batch * h, d.seq, d.kv_len, hd, p);
-  qk.tensors[1] = Tensor{"k", kv_role, kv_elements, kvp, -1};
+  qk.tensors[1] = Tensor{"k", kv_role, kv_read_elements, kvp, kv_elements};
   qk.causal = d.causal;
   add(std::move(qk), {q_source});
   add(make_softmax("attn_softmax", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {"attn_qk"});
@@ -110,7 +113,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     probs = "attn_dropout";
   }
   Operator av = make_batched_gemm("attn_av", LayerType::attention, d.batch * h, d.seq, hd, d.kv_len, p);
-  av.tensors[1] = Tensor{"v", kv_role, kv_elements, kvp, -1};
+  av.tensors[1] = Tensor{"v", kv_role, kv_read_elements, kvp, kv_elements};
   av.causal = d.causal;
   add(std::move(av), {probs, "qkv_proj"});
   add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
@@ -182,6 +185,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   d.write_cache = decoder && phase.phase != Phase::training;
   d.training = phase.phase == Phase::training;
   d.read_cache = decoder && phase.phase == Phase::decode;
+  d.kv_read_per_query_head = d.read_cache && phase.kv_read_per_query_head;
   d.causal = decoder && phase.phase != Phase::decode;
   d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : phase.seq;
   const std::int64_t T = d.batch * d.seq;

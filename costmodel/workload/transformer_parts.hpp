@@ -18,6 +18,7 @@ struct LayerDims {
   Precision kv_precision = Precision::bf16;
   bool write_cache = false;  // new keys and values go to the KV cache
   bool read_cache = false;   // attention reads keys and values from the KV cache
+  bool kv_read_per_query_head = false;  // PhaseSpec::kv_read_per_query_head (with read_cache)
   bool training = false;     // training step (dropout applies)
   bool causal = false;       // decoder prefill/training: the scores are causally masked
 };

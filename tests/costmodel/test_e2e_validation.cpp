@@ -2,7 +2,8 @@
 //  * a residual add consumed by two GEMM chains joins only one epilogue;
 //  * FP8 decode GEMV traffic is one byte per weight element;
 //  * selective recomputation re-executes only the attention core;
-//  * the ResNet max pool reads its input once.
+//  * the ResNet max pool reads its input once;
+//  * a decode attention kernel without GQA sharing streams the KV cache once per query head.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -188,4 +189,39 @@ TEST(E2eValidation, AttentionDropoutWritesAMaskTheBackwardReads) {
   ph.recompute_attention = false;
   for (const auto& b : wl::build_graph(s, ph).blocks)
     for (const auto& n : b.nodes) EXPECT_FALSE(wl::is_dropout(n.op)) << n.op.name;
+}
+
+// Fused decode attention of one GQA layer: batch 4, 8 query heads sharing 2 KV heads (group
+// 4), head 64, 1024 cached keys, bf16. By hand: Q and O are 4 x 8 x 64 elements each; K and
+// V 4 x 2 x 1024 x 64 each when the group shares its KV head, 4 x 8 x 1024 x 64 each when
+// every query head streams it (4x). DRAM bytes are the fused kernel's Q + K + V + O traffic.
+TEST(E2eValidation, DecodeAttentionPerQueryHeadReadsTheKvCacheOncePerQueryHead) {
+  const pf::Platform p = chip();
+  pf::EvalOptions o;
+  o.launch = pf::LaunchMode::graph;
+  o.fusion = pf::FusionStrategy::aggressive;
+  wl::TransformerSpec s;
+  s.name = "gqa";
+  s.hidden = 512;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.layers = 1;
+  s.ffn_hidden = 1024;
+  s.vocab = 100;
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::decode;
+  ph.batch = 4;
+  ph.seq = 1;
+  ph.context = 1023;
+  auto attention_bytes = [&](bool per_query_head) {
+    ph.kv_read_per_query_head = per_query_head;
+    const auto g = pf::evaluate_graph(p, wl::build_graph(s, ph), o);
+    for (const auto& l : g.layers)
+      if (l.type == "fused_attention") return l.dram_bytes;
+    return -1.0;
+  };
+  const double qo = 2.0 * 4 * 8 * 64 * 2;
+  const double kv_shared = 2.0 * 4 * 2 * 1024 * 64 * 2;
+  EXPECT_DOUBLE_EQ(attention_bytes(false), qo + kv_shared);
+  EXPECT_DOUBLE_EQ(attention_bytes(true), qo + 4.0 * kv_shared);
 }

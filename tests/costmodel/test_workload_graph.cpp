@@ -106,6 +106,37 @@ TEST(WorkloadGraph, TensorParallelAllReducesCarryTheSixteenBitGemmOutput) {
   EXPECT_EQ(wl::find_op(wl::build_graph(s, ph), "allreduce_ffn").op->precision, wl::Precision::fp32);
 }
 
+TEST(WorkloadGraph, DecodeKernelWithoutGqaSharingReadsEachKvHeadPerQueryHead) {
+  // Llama-2-70B (64 query heads, 8 KV heads of 128), TP 2: 32 query and 4 KV heads per chip.
+  // Decode of 64 sequences over 3072 cached tokens (kv_len 3073): K holds
+  // 64 x 4 x 3073 x 128 elements; a kernel that streams it once per query head reads 8 times that.
+  auto s = llama("llama2-70b");
+  s.tensor_parallel = 2;
+  auto ph = phase(wl::Phase::decode, 64, 1, 3072);
+  ph.precision = wl::Precision::fp8;
+  const auto shared = wl::build_graph(s, ph);
+  ph.kv_read_per_query_head = true;
+  const auto per_head = wl::build_graph(s, ph);
+  const double stored = 64.0 * 4.0 * 3073.0 * 128.0;
+  for (const char* name : {"attn_qk", "attn_av"}) {
+    const auto& kv1 = wl::find_op(shared, name).op->tensors.at(1);
+    const auto& kv8 = wl::find_op(per_head, name).op->tensors.at(1);
+    EXPECT_DOUBLE_EQ(static_cast<double>(kv1.elements), stored) << name;
+    EXPECT_DOUBLE_EQ(static_cast<double>(kv8.elements), 8.0 * stored) << name;
+    EXPECT_DOUBLE_EQ(static_cast<double>(wl::resident_elements(kv8)), stored) << name;  // stored once
+  }
+  EXPECT_DOUBLE_EQ(per_head.kv_cache_bytes, shared.kv_cache_bytes);
+  EXPECT_DOUBLE_EQ(wl::totals(per_head).kv_cache_read_bytes, 8.0 * wl::totals(shared).kv_cache_read_bytes);
+  // MHA (Llama-2-7B: a KV head per query head) and prefill are unchanged.
+  auto mha = phase(wl::Phase::decode, 8, 1, 1023);
+  const double mha_bytes = wl::totals(wl::build_graph(llama("llama2-7b"), mha)).kv_cache_read_bytes;
+  mha.kv_read_per_query_head = true;
+  EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(llama("llama2-7b"), mha)).kv_cache_read_bytes, mha_bytes);
+  auto pre = phase(wl::Phase::prefill, 2, 512);
+  pre.kv_read_per_query_head = true;
+  EXPECT_EQ(wl::find_op(wl::build_graph(s, pre), "attn_qk").op->tensors.at(1).elements, 2 * 4 * 512 * 128);
+}
+
 TEST(WorkloadGraph, TotalsAreAdditiveOverLayersAndBlocks) {
   auto one = llama("llama2-7b");
   one.layers = 1;

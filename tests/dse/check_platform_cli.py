@@ -159,6 +159,61 @@ with tempfile.TemporaryDirectory() as tmp:
                        text=True, timeout=60)
     if p.returncode != 2 or "steps.csv: row 4: expected batch >= 1" not in p.stderr:
         sys.exit(f"llm_step_csv bad row: exit {p.returncode}, stderr {p.stderr!r}")
+# llm_offline at one static batch and its own lengths (case keys batch, prompt_tokens, output_tokens):
+# per_chip gives TensorRT-LLM's out_tps = output x batch / total latency / tp (its XQA blog states the
+# formula), where total latency = TTFT + (output - 1) x TPOT of `dse eval`'s serving sweep at that batch;
+# without per_chip the same case is the whole TP group's rate (one replica: tp times the per-chip rate).
+with tempfile.TemporaryDirectory() as tmp:
+    def offline_suite(extra):
+        path = os.path.join(tmp, "suite.yaml")
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\nmethod:\n  operators: {{launch: framework, fusion: none}}\n"
+                    "  end_to_end: {launch: graph, fusion: aggressive}\n"
+                    "  llm_offline: {prompt_tokens: 218, output_tokens: 294, batches: [1, 2]}\n  vision_batch: 1\n"
+                    "cases:\n  - {name: one, kind: llm_offline, group: e2e, hardware: h100-sxm5, workload: llama2-70b,"
+                    f" precision: fp8, tp: 2, measured: 500, unit: tokens/s, source: local{extra}}}\n")
+        return path
+    fixed = ", batch: 64, prompt_tokens: 2048, output_tokens: 512"
+    per_chip = json.loads(run("validate", "--json", "--suite", offline_suite(fixed + ", per_chip: true")))["cases"][0]
+    group = json.loads(run("validate", "--json", "--suite", offline_suite(fixed)))["cases"][0]
+    sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
+                           "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
+                           "--output", "512", "--json"))["serving"]["sweep"]
+    at64 = [x for x in sweep if x["batch"] == 64][0]
+    want = 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
+    if abs(per_chip["predicted"] - want) > 1e-9 * want:
+        sys.exit(f"llm_offline per_chip: predicted {per_chip['predicted']} vs out_tps {want} from dse eval")
+    if abs(group["predicted"] - 2 * want) > 1e-9 * want:
+        sys.exit(f"llm_offline without per_chip: predicted {group['predicted']} vs 2 x {want}")
+    if "static batch 64" not in per_chip["constants"] or "2048 + 512 tokens" not in per_chip["constants"]:
+        sys.exit(f"llm_offline static batch: constants {per_chip['constants']!r}")
+    # decode_attention: per_query_head = `dse eval --decode-attention per_query_head` (the KV cache streamed
+    # once per query head): the same out_tps formula over that sweep, and slower than the shared read.
+    slow = json.loads(run("validate", "--json", "--suite",
+                          offline_suite(fixed + ", per_chip: true, decode_attention: per_query_head")))["cases"][0]
+    sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
+                           "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
+                           "--output", "512", "--decode-attention", "per_query_head", "--json"))["serving"]["sweep"]
+    at64 = [x for x in sweep if x["batch"] == 64][0]
+    want_slow = 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
+    if abs(slow["predicted"] - want_slow) > 1e-9 * want_slow or not want_slow < want:
+        sys.exit(f"decode_attention per_query_head: {slow['predicted']} vs {want_slow} (shared read: {want})")
+    for extra, message in ((", batch: 64, max_batch: 128", "not both"), (", batch: 100000", "fits memory"),
+                           (", decode_attention: per_token", "expected per_kv_head or per_query_head")):
+        p = subprocess.run([dse, "validate", "--suite", offline_suite(extra)], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or message not in p.stderr:
+            sys.exit(f"llm_offline {extra!r}: exit {p.returncode}, stderr {p.stderr!r}")
+    path = offline_suite("").replace("suite.yaml", "decode.yaml")
+    with open(path, "w") as f:
+        f.write(open(offline_suite("")).read().replace("kind: llm_offline", "kind: decode_latency, context: 100")
+                .replace("source: local", "source: local, per_chip: true"))
+    p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "a key of llm_offline cases only" not in p.stderr:
+        sys.exit(f"per_chip on decode_latency: exit {p.returncode}, stderr {p.stderr!r}")
+p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--decode-attention", "x"],
+                   capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--decode-attention: expected per_kv_head or per_query_head" not in p.stderr:
+    sys.exit(f"eval --decode-attention x: exit {p.returncode}, stderr {p.stderr!r}")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
