@@ -215,8 +215,9 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
     last = "norm_embed";
   }
   if (tp > 1) {  // vocabulary-parallel embedding: partial rows summed across the group
-    embed.nodes.push_back(
-        Node{make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), reduce_precision(p)), {last}});
+    embed.nodes.push_back(Node{
+        make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), reduce_precision(p)),
+        {last}});
   }
   g.blocks.push_back(std::move(embed));
   g.blocks.push_back(transformer_layers(s, d, decoder ? "decoder" : "encoder"));
