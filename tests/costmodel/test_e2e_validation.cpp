@@ -200,14 +200,10 @@ TEST(E2eValidation, DecodeAttentionPerQueryHeadReadsTheKvCacheOncePerQueryHead) 
   pf::EvalOptions o;
   o.launch = pf::LaunchMode::graph;
   o.fusion = pf::FusionStrategy::aggressive;
-  wl::TransformerSpec s;
-  s.name = "gqa";
+  wl::TransformerSpec s = tiny_decoder();
   s.hidden = 512;
   s.heads = 8;
   s.kv_heads = 2;
-  s.layers = 1;
-  s.ffn_hidden = 1024;
-  s.vocab = 100;
   wl::PhaseSpec ph;
   ph.phase = wl::Phase::decode;
   ph.batch = 4;
