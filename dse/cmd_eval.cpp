@@ -97,9 +97,10 @@ int cmd_eval(const Args& args) {
   const bool dec = phase.phase == wl::Phase::decode;
   phase.seq = seq > 0 ? seq : (dec ? 1 : 1024);
   phase.context = dec ? (context >= 0 ? context : 1024) : 0;
-  if (decode_attention != "per_kv_head" && decode_attention != "per_query_head")
+  const auto per_query_head = wl::kv_read_per_query_head_from_string(decode_attention);
+  if (!per_query_head)
     throw InputError("--decode-attention: expected per_kv_head or per_query_head (got " + decode_attention + ")");
-  phase.kv_read_per_query_head = decode_attention == "per_query_head";
+  phase.kv_read_per_query_head = *per_query_head;
   if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);

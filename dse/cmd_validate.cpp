@@ -296,9 +296,10 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
       io::fail(c.place("decode_attention"), c.node("decode_attention"),
                "a key of llm_offline and decode_latency cases only", kind);
     const std::string how = c.string("decode_attention");
-    if (how != "per_kv_head" && how != "per_query_head")
+    const auto per_query_head = wl::kv_read_per_query_head_from_string(how);
+    if (!per_query_head)
       io::fail(c.place("decode_attention"), c.node("decode_attention"), "expected per_kv_head or per_query_head", how);
-    r.phase.kv_read_per_query_head = how == "per_query_head";
+    r.phase.kv_read_per_query_head = *per_query_head;
   }
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
   cr.constants = constants_text(p, m.e2e_launch, r.options.fusion) + ", tp " + std::to_string(tp);

@@ -637,6 +637,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           // pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
           // thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k
           // x (batch / g) per product, qk and av, at the sustained matrix peak.
+          // A kernel that streams K once per query head (PhaseSpec::kv_read_per_query_head)
+          // carries K elements per query head, so g reads 1: nothing is packed.
           if (op.m < kDecodeAttentionMaxRows && op.n > 0 && op.k > 0) {
             const double k_el = static_cast<double>(op.tensors.at(1).elements);
             const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);

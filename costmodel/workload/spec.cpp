@@ -88,6 +88,12 @@ std::optional<Phase> phase_from_string(std::string_view s) noexcept {
   return std::nullopt;
 }
 
+std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexcept {
+  if (s == "per_kv_head") return false;
+  if (s == "per_query_head") return true;
+  return std::nullopt;
+}
+
 bool is_symbol(std::string_view s) noexcept {
   return s == "batch" || s == "seq" || s == "context" || s == "kv_len" || s == "tokens";
 }

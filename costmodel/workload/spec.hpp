@@ -18,6 +18,9 @@ namespace dse::costmodel::workload {
 enum class Phase { training, prefill, decode };
 std::string_view to_string(Phase p) noexcept;
 std::optional<Phase> phase_from_string(std::string_view s) noexcept;
+// How a decode attention kernel reads the KV cache under GQA (PhaseSpec::kv_read_per_query_head):
+// "per_kv_head" -> false, "per_query_head" -> true; anything else -> nullopt.
+std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexcept;
 
 // The binding of the symbolic dimensions.
 //   training: batch sequences of seq tokens, forward + backward (+ recompute).

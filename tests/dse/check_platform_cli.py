@@ -173,14 +173,16 @@ with tempfile.TemporaryDirectory() as tmp:
                     "cases:\n  - {name: one, kind: llm_offline, group: e2e, hardware: h100-sxm5, workload: llama2-70b,"
                     f" precision: fp8, tp: 2, measured: 500, unit: tokens/s, source: local{extra}}}\n")
         return path
+    def out_tps(*extra):  # TensorRT-LLM's out_tps at batch 64 from `dse eval`'s sweep (2048 + 512 tokens, TP 2)
+        sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
+                               "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
+                               "--output", "512", "--json", *extra))["serving"]["sweep"]
+        at64 = [x for x in sweep if x["batch"] == 64][0]
+        return 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
     fixed = ", batch: 64, prompt_tokens: 2048, output_tokens: 512"
     per_chip = json.loads(run("validate", "--json", "--suite", offline_suite(fixed + ", per_chip: true")))["cases"][0]
     group = json.loads(run("validate", "--json", "--suite", offline_suite(fixed)))["cases"][0]
-    sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
-                           "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
-                           "--output", "512", "--json"))["serving"]["sweep"]
-    at64 = [x for x in sweep if x["batch"] == 64][0]
-    want = 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
+    want = out_tps()
     if abs(per_chip["predicted"] - want) > 1e-9 * want:
         sys.exit(f"llm_offline per_chip: predicted {per_chip['predicted']} vs out_tps {want} from dse eval")
     if abs(group["predicted"] - 2 * want) > 1e-9 * want:
@@ -191,11 +193,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # once per query head): the same out_tps formula over that sweep, and slower than the shared read.
     slow = json.loads(run("validate", "--json", "--suite",
                           offline_suite(fixed + ", per_chip: true, decode_attention: per_query_head")))["cases"][0]
-    sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
-                           "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
-                           "--output", "512", "--decode-attention", "per_query_head", "--json"))["serving"]["sweep"]
-    at64 = [x for x in sweep if x["batch"] == 64][0]
-    want_slow = 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
+    want_slow = out_tps("--decode-attention", "per_query_head")
     if abs(slow["predicted"] - want_slow) > 1e-9 * want_slow or not want_slow < want:
         sys.exit(f"decode_attention per_query_head: {slow['predicted']} vs {want_slow} (shared read: {want})")
     for extra, message in ((", batch: 64, max_batch: 128", "not both"), (", batch: 100000", "fits memory"),
