@@ -65,5 +65,9 @@ echo "kill -9 after $(rows_done kill.h5.partial) checkpointed rows (job exit cod
 run "$ranks" run --resume kill.h5 || { echo "FAIL: resume after kill -9"; fail=1; }
 "$python" "$compare" ref.h5 kill.h5 || fail=1
 
-[ "$fail" = 0 ] && echo "interrupt, kill and resume: results identical to the uninterrupted run"
+if [ "$fail" = 0 ]; then
+  echo "interrupt, kill and resume: results identical to the uninterrupted run"
+else  # what the runs said, so that a failure seen once can be read from the ctest log
+  for f in log term.err kill.err; do [ -s "$f" ] && { echo "--- $f (last 20 lines)"; tail -n 20 "$f"; }; done
+fi
 exit $fail
