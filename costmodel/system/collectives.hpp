@@ -25,7 +25,9 @@
 //   all-to-all       (any algorithm) is the direct pattern, S being all the bytes
 //                    one chip sends: (n-1) alpha + (n-1) S / (2 kB)
 // Torus (dims n1 x n2 [x n3], every dimension a ring with k links per
-// direction): dimension by dimension. Reduce-scatter runs along dim 1 on S,
+// direction; a chip with one full-duplex link to each neighbour of a dimension
+// has k = 2 there: its ring collectives run as two counter-rotating rings on S/2
+// each, whose bandwidth term is the formula's with k = 2): dimension by dimension. Reduce-scatter runs along dim 1 on S,
 // then along dim 2 on S/n1, ...; all-gather runs the same phases in reverse;
 // all-reduce = RS + AG; all-to-all runs one all-to-all of the full S per
 // dimension (dimension-ordered routing). Each phase uses the ring formulas
