@@ -172,7 +172,7 @@ struct GpuKernelCost {
   double memory_stall_fraction = 0.0;  // (latency - compute time) / latency
   double flops = 0.0;                  // useful work (2MNK for GEMM)
   double achieved_flops_per_s = 0.0;
-  double pct_of_peak = 0.0;  // achieved / peak (matrix peak for GEMM, vector peak otherwise)
+  double pct_of_peak = 0.0;  // 100 x achieved / peak, in percent (matrix peak for GEMM, vector peak otherwise)
   double hbm_bytes = 0.0;
   double l2_bytes = 0.0;
   Bottleneck bottleneck = Bottleneck::compute;

@@ -359,21 +359,25 @@ class Evaluator {
     return k;
   }
 
+  // Graph launch replaces the dispatch path's overhead by the platform's per-kernel
+  // one. For every launch mode the share of peak becomes a fraction here (a layer's
+  // pct_of_peak is one; GpuKernelCost's, from costmodel/gpu, is in percent).
   void apply_launch_mode(Kernel& k) const {
-    if (o_.launch != LaunchMode::graph) return;
     GpuKernelCost& c = k.cost;
-    const double busy = std::max(0.0, c.latency_s - c.overhead_s);
-    c.overhead_s = p_.graph_kernel_overhead_s;
-    c.latency_s = busy + c.overhead_s;
-    if (c.latency_s > 0.0) {
-      c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
-      c.achieved_flops_per_s = c.flops / c.latency_s;
+    const bool graph = o_.launch == LaunchMode::graph;
+    if (graph) {
+      const double busy = std::max(0.0, c.latency_s - c.overhead_s);
+      c.overhead_s = p_.graph_kernel_overhead_s;
+      c.latency_s = busy + c.overhead_s;
+      if (c.latency_s > 0.0)
+        c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
     }
+    if (c.latency_s > 0.0) c.achieved_flops_per_s = c.flops / c.latency_s;
     const double peak = k.matrix ? p_.gpu.peak_matrix_flops_per_s(k.precision)
                                  : p_.gpu.vector_fp32_flops_per_cycle_per_core *
                                        static_cast<double>(p_.gpu.core_count) * p_.gpu.clock_hz;
     c.pct_of_peak = peak > 0.0 ? c.achieved_flops_per_s / peak : 0.0;
-    if (!k.collective) {
+    if (graph && !k.collective) {
       const double busy_max = std::max({c.compute_time_s, c.hbm_time_s, c.l2_time_s});
       if (c.overhead_s >= busy_max) c.bottleneck = Bottleneck::overhead;
       else if (c.compute_time_s >= std::max(c.hbm_time_s, c.l2_time_s)) c.bottleneck = Bottleneck::compute;
@@ -604,8 +608,85 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
       if (done[i]) continue;
       const wl::Operator& op = b.nodes[i].op;
-      // flash attention: batched_gemm -> softmax -> batched_gemm
-      if (flash && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3) {
+      // FlashAttention backward (training). workload::append_backward derives from
+      // qk -> softmax [-> dropout] -> av the chain dP = dO V^T (av.bwd_a), dV = P^T dO
+      // (av.bwd_b) [, the dropout's backward], dS (the softmax backward), dQ = dS K
+      // (qk.bwd_a), dK = dS^T Q (qk.bwd_b). FlashAttention-2 runs it as one kernel
+      // (Dao 2023, Algorithm 2) that recomputes S = Q K^T and P from the row
+      // log-sum-exp saved by the forward instead of reading them: matrix work five
+      // products of the score shape (the four above and S, whose shape dP has), vector
+      // work the softmax backward and P's recompute (taken at the softmax backward's
+      // time), the dropout mask regenerated on chip; HBM traffic Q, K, V, O and dO in,
+      // dQ, dK and dV out (O has dO's size), no score-sized tensor. Causal: the masked
+      // tiles are skipped as in the forward.
+      if (flash && op.kind == wl::OpKind::batched_gemm && op.pass == wl::Pass::backward_data &&
+          op.tensors.size() == 3) {
+        const auto next = [&](std::size_t x) { return cons[x].size() == 1 ? cons[x][0] : b.nodes.size(); };
+        const auto bwd = [&](std::size_t x, wl::OpKind kind) {
+          return x < b.nodes.size() && b.nodes[x].op.pass == wl::Pass::backward_data && b.nodes[x].op.kind == kind &&
+                 (kind != wl::OpKind::batched_gemm || b.nodes[x].op.tensors.size() == 3);
+        };
+        const auto dropout_bwd = [&](std::size_t x) {
+          if (!bwd(x, wl::OpKind::elementwise)) return false;
+          for (const auto& t : b.nodes[x].op.tensors)
+            if (t.role == wl::TensorRole::input && t.name == "mask") return true;
+          return false;
+        };
+        const std::size_t dv = next(i);
+        std::size_t sm = dv < b.nodes.size() ? next(dv) : b.nodes.size();
+        std::size_t drop = b.nodes.size();
+        if (dropout_bwd(sm)) {
+          drop = sm;
+          sm = next(sm);
+        }
+        const std::size_t dq = bwd(sm, wl::OpKind::softmax) ? next(sm) : b.nodes.size();
+        const std::size_t dk = bwd(dq, wl::OpKind::batched_gemm) ? next(dq) : b.nodes.size();
+        if (bwd(dv, wl::OpKind::batched_gemm) && bwd(sm, wl::OpKind::softmax) && bwd(dq, wl::OpKind::batched_gemm) &&
+            bwd(dk, wl::OpKind::batched_gemm)) {
+          const auto& n = b.nodes;
+          const bool with_drop = drop < n.size();
+          const double d_o = wl::bytes(op.tensors.at(0));
+          const double traffic = d_o /* dO */ + wl::bytes(op.tensors.at(1)) /* V */ + d_o /* O */ +
+                                 wl::bytes(n[dv].op.tensors.at(2)) /* dV */ + wl::bytes(n[dq].op.tensors.at(1)) /* K */ +
+                                 wl::bytes(n[dq].op.tensors.at(2)) /* dQ */ + wl::bytes(n[dk].op.tensors.at(0)) /* Q */ +
+                                 wl::bytes(n[dk].op.tensors.at(2)) /* dK */;
+          const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
+          const double matrix_s = 2.0 * ks[i].cost.compute_time_s + ks[dv].cost.compute_time_s +
+                                  ks[dq].cost.compute_time_s + ks[dk].cost.compute_time_s;
+          const double vector_s = 2.0 * ks[sm].cost.compute_time_s + (with_drop ? ks[drop].cost.compute_time_s : 0.0);
+          const double compute = kept * (matrix_s + vector_s);
+          const double matrix_flops =
+              kept * (2.0 * wl::flops(op) + wl::flops(n[dv].op) + wl::flops(n[dq].op) + wl::flops(n[dk].op));
+          const double vector_flops = kept * (2.0 * wl::flops(n[sm].op) + (with_drop ? wl::flops(n[drop].op) : 0.0));
+          LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
+          r.type = "fused_attention";
+          r.flops = matrix_flops + vector_flops;  // executed, the recompute included
+          r.dram_bytes = traffic;
+          r.l2_bytes = traffic;
+          const double busy = std::max(compute, traffic / bw);
+          r.latency_s = busy + overhead;
+          r.bottleneck = overhead >= busy ? Bottleneck::overhead
+                         : compute >= traffic / bw ? Bottleneck::compute : Bottleneck::memory;
+          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
+          const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision);
+          r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
+          r.mapping.kernel = "flash_attention_bwd";
+          r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
+                                   (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
+                                   n[dq].op.name + "+" + n[dk].op.name + ")";
+          r.energy_j = matrix_flops * matrix_flop_energy(platform.energy, ks[i].precision) +
+                       vector_flops * platform.energy.vector_flop_j + traffic * platform.energy.hbm_byte_j +
+                       traffic * platform.energy.l2_byte_j;
+          done[dv] = done[sm] = done[dq] = done[dk] = true;
+          if (with_drop) done[drop] = true;
+          note_fusion(FusionKind::flash_attention);
+          push(std::move(r), false);
+          continue;
+        }
+      }
+      // flash attention: batched_gemm -> softmax -> batched_gemm (forward, or its recompute)
+      if (flash && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3 &&
+          (op.pass == wl::Pass::forward || op.pass == wl::Pass::recompute)) {
         const std::size_t s = cons[i][0];
         const auto& sop = b.nodes[s].op;
         // A dropout on the probabilities (training) runs inside the fused kernel

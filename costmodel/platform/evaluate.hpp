@@ -157,7 +157,7 @@ struct LayerResult {
   double energy_j = 0.0;   // dynamic, one occurrence
   Bottleneck bottleneck = Bottleneck::compute;
   double stall_fraction = 0.0;
-  double pct_of_peak = 0.0;
+  double pct_of_peak = 0.0;  // achieved FLOP/s over the peak (matrix or vector), a fraction: 0.86, not 86
   LayerMapping mapping;
 };
 

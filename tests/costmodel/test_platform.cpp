@@ -42,6 +42,13 @@ TEST(Platform, SingleGemmEqualsEvaluateGemm) {
   EXPECT_DOUBLE_EQ(e.totals.latency_s, ref.latency_s);
   // MFU = flops / (latency x 312 TFLOP/s), 312e12 = 108 x 1024 x 2 x 1.41e9.
   EXPECT_NEAR(e.totals.mfu, 2.0 * std::pow(4096.0, 3) / (ref.latency_s * 108 * 1024 * 2 * 1.41e9), 1e-12);
+  // The layer's share of peak is that same fraction under either launch mode (it was
+  // evaluate_gemm's percent figure, 100x, under framework launch).
+  EXPECT_NEAR(e.layers[0].pct_of_peak, e.totals.mfu, 1e-12);
+  EXPECT_NEAR(e.layers[0].pct_of_peak, ref.pct_of_peak / 100.0, 1e-12);
+  o.launch = pf::LaunchMode::graph;
+  const pf::GraphEval eg = pf::evaluate_graph(p, g, o);
+  EXPECT_NEAR(eg.layers[0].pct_of_peak, eg.layers[0].flops / (eg.layers[0].latency_s * 108 * 1024 * 2 * 1.41e9), 1e-12);
 }
 
 // Totals are the per-layer figures times the block repeats, summed.
@@ -410,6 +417,62 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
   double flops = 0.0;
   for (const auto& n : g.blocks[0].nodes) flops += wl::flops(n.op);
   EXPECT_DOUBLE_EQ(fu.layers[0].flops, flops);
+}
+
+// Training with FlashAttention: the backward of qk -> sm [-> dr] -> av (16 heads, 512 x 512
+// scores, head dim 64, bf16) is one FlashAttention-2 backward kernel (Dao 2023, Algorithm 2),
+// not score-sized GEMMs. By hand: HBM traffic Q, K, V, O, dO in and dQ, dK, dV out, 8 tensors
+// of 16 x 512 x 64 x 2 B = 8,388,608 B; matrix FLOPs five products of 2 x 16 x 512 x 512 x 64
+// (dP, dV, dQ, dK and the recomputed S) = 2,684,354,560, plus the softmax backward's FLOPs
+// twice (its own and P's recompute). Its time: the members' compute times (latency x (1 -
+// stall) of each, evaluated unfused), S at dP's, P at the softmax backward's, against the
+// traffic at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it.
+TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::bf16;
+  for (const bool with_dropout : {false, true}) {
+    std::vector<wl::Node> nodes{wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
+                                wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}}};
+    if (with_dropout) nodes.push_back(wl::Node{wl::make_dropout("dr", wl::LayerType::attention, 16 * 512, 512, P), {"sm"}});
+    nodes.push_back(wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P),
+                             {with_dropout ? "dr" : "sm"}});
+    auto g = one_block(std::move(nodes));
+    wl::append_backward(g, false);
+    ASSERT_EQ(g.blocks.size(), 2u);
+    pf::EvalOptions o;
+    o.phase.precision = P;
+    o.fusion = pf::FusionStrategy::none;
+    const pf::GraphEval none = pf::evaluate_graph(p, g, o);
+    o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+    const pf::GraphEval fa = pf::evaluate_graph(p, g, o);
+    ASSERT_EQ(fa.layers.size(), 2u);  // the forward kernel and the backward kernel
+    const pf::LayerResult& bw = fa.layers[1];
+    EXPECT_EQ(bw.type, "fused_attention");
+    EXPECT_EQ(bw.mapping.kernel, "flash_attention_bwd");
+    EXPECT_EQ(bw.mapping.fusion_group, with_dropout ? "flash_attention_bwd(av.bwd_a+av.bwd_b+dr.bwd+sm.bwd+qk.bwd_a+qk.bwd_b)"
+                                                    : "flash_attention_bwd(av.bwd_a+av.bwd_b+sm.bwd+qk.bwd_a+qk.bwd_b)");
+    EXPECT_DOUBLE_EQ(bw.dram_bytes, 8388608.0);
+    double sm_flops = 0.0, drop_flops = 0.0;
+    for (const auto& n : g.blocks[1].nodes) {
+      if (n.op.name == "sm.bwd") sm_flops = wl::flops(n.op);
+      if (n.op.name == "dr.bwd") drop_flops = wl::flops(n.op);
+    }
+    EXPECT_DOUBLE_EQ(bw.flops, 2684354560.0 + 2.0 * sm_flops + drop_flops);
+    // The unfused backward layers, in the chain's order after the forward's 3 or 4.
+    const std::size_t f = with_dropout ? 4 : 3;
+    ASSERT_EQ(none.layers.size(), f + f + 2);  // the forward ops, then their backward ops (each GEMM two)
+    auto compute = [&](std::size_t k) { return none.layers[k].latency_s * (1.0 - none.layers[k].stall_fraction); };
+    const std::size_t dp = f, dv = f + 1, dr = f + 2, sm = with_dropout ? f + 3 : f + 2, dq = sm + 1, dk = sm + 2;
+    EXPECT_EQ(none.layers[sm].name, "sm.bwd");
+    EXPECT_EQ(none.layers[dk].name, "qk.bwd_b");
+    const double c = 2.0 * compute(dp) + compute(dv) + compute(dq) + compute(dk) + 2.0 * compute(sm) +
+                     (with_dropout ? compute(dr) : 0.0);
+    const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) + p.graph_kernel_overhead_s;
+    EXPECT_NEAR(bw.latency_s, want, 1e-9 * want);
+    double unfused = 0.0;
+    for (std::size_t k = f; k < none.layers.size(); ++k) unfused += none.layers[k].latency_s;
+    EXPECT_LT(bw.latency_s, unfused);
+  }
 }
 
 // A static-shape serving stack (ServingOptions::static_kv_tokens, prompt_bucket_tokens):
