@@ -252,6 +252,8 @@ double model_flops(const pf::GraphEval& g) {
   return f;
 }
 
+pf::LaunchMode launch_of(const io::MapReader& m);
+
 CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m) {
   CaseResult cr;
   cr.name = c.string("name");
@@ -301,8 +303,16 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
       io::fail(c.place("decode_attention"), c.node("decode_attention"), "expected per_kv_head or per_query_head", how);
     r.phase.kv_read_per_query_head = *per_query_head;
   }
+  // A training case's stack: the method's training fusion at the end-to-end launch, or the
+  // measured stack's own `fusions` (the kinds it applies) and `launch` (framework: eager PyTorch).
+  if (c.has("launch") && kind != "training_mfu")
+    io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu cases only", kind);
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
-  cr.constants = constants_text(p, m.e2e_launch, r.options.fusion) + ", tp " + std::to_string(tp);
+  if (kind == "training_mfu" && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
+  if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
+  cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
+                                         : constants_text(p, r.options.launch, r.options.fusion)) +
+                 ", tp " + std::to_string(tp);
   // llm_offline lengths: the method's (the MLPerf dataset means) unless the case gives its
   // own (a benchmark run at fixed input and output lengths).
   const int prompt = static_cast<int>(c.positive_integer_or("prompt_tokens", m.prompt));
@@ -401,11 +411,22 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     // the (p-1)/(m+p-1) pipeline bubble, stage sends and exposed collectives.
     // Model FLOPs exclude the recomputed forward operators (they count in HFU,
     // not MFU); the step time includes them.
+    // unit tokens/s/chip instead: the step's tokens (m micro-batches of `batch` sequences
+    // of `seq`) over its time, per chip of the tp x pp chips that run them (what training
+    // benchmark tables such as llm-foundry's give as tokens/s/GPU).
+    if (cr.unit != "mfu" && cr.unit != "tokens/s/chip")
+      io::fail(c.place("unit"), c.node("unit"), "expected mfu or tokens/s/chip (a training_mfu case)", cr.unit);
     const double peak = p.gpu.peak_matrix_flops_per_s(pf::kernel_precision(p.gpu, r.phase.precision));
-    cr.predicted = e.step_latency_s > 0 && peak > 0
-                       ? model_flops(e.chip) * static_cast<double>(micro) /
-                             (static_cast<double>(pp) * e.step_latency_s * peak)
-                       : 0.0;
+    if (cr.unit == "mfu")
+      cr.predicted = e.step_latency_s > 0 && peak > 0
+                         ? model_flops(e.chip) * static_cast<double>(micro) /
+                               (static_cast<double>(pp) * e.step_latency_s * peak)
+                         : 0.0;
+    else
+      cr.predicted = e.step_latency_s > 0 ? static_cast<double>(micro) * static_cast<double>(r.phase.batch) *
+                                                static_cast<double>(r.phase.seq) /
+                                                (e.step_latency_s * static_cast<double>(tp) * static_cast<double>(pp))
+                                          : 0.0;
     cr.constants += ", pp " + std::to_string(pp) +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
@@ -416,6 +437,10 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   }
   if (kind == "llm_offline" || kind == "vision_offline" || kind == "encoder_offline")
     cr.benchmark = kind + ":" + c.string("workload");
+  // Training throughput of one workload, micro-batch and length on several platforms.
+  if (kind == "training_mfu" && cr.unit == "tokens/s/chip")
+    cr.benchmark = kind + ":" + c.string("workload") + ":b" + std::to_string(r.phase.batch) + ":s" +
+                   std::to_string(r.phase.seq);
   // A run at its own lengths is its own benchmark (rank order within it only).
   if (kind == "llm_offline" && (c.has("prompt_tokens") || c.has("output_tokens")))
     cr.benchmark += ":" + std::to_string(prompt) + "/" + std::to_string(output);
@@ -535,9 +560,10 @@ int cmd_validate(const Args& args) {
                            "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
-                           "fusions", "source"});
-    if (c.has("fusions") && c.string("kind") != "llm_step_csv")
-      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv cases only", c.string("kind"));
+                           "fusions", "launch", "source"});
+    if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
+      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
+               c.string("kind"));
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "costmodel/workload/presets.hpp"
 #include "dse/error.hpp"
@@ -50,6 +51,21 @@ TEST(WorkloadReader, BuilderFileMatchesThePreset) {
   EXPECT_DOUBLE_EQ(a.parameters, 6738415616.0);
   EXPECT_DOUBLE_EQ(a.flops, b.flops);
   EXPECT_DOUBLE_EQ(a.bytes, b.bytes);
+}
+
+TEST(WorkloadReader, MptFilesHaveTheBenchmarkTablesParameterCounts) {
+  // scenarios/validation/mpt-*.yaml against the NumParams column of llm-foundry's training
+  // benchmark tables (P: mosaicml/llm-foundry scripts/train/benchmarking/README.md, the
+  // 2,048-token rows): the learned position table, linear biases and layer-norm biases included.
+  const std::string dir = std::string(DSE_SOURCE_DIR) + "/scenarios/validation/";
+  const std::pair<const char*, double> rows[] = {{"mpt-125m.yaml", 125311488.0},  {"mpt-350m.yaml", 355985408.0},
+                                                 {"mpt-760m.yaml", 760470528.0},  {"mpt-1b.yaml", 1315950592.0},
+                                                 {"mpt-3b.yaml", 2651837440.0},   {"mpt-7b.yaml", 6658859008.0},
+                                                 {"mpt-13b.yaml", 12853954560.0}};
+  for (const auto& [f, params] : rows) {
+    const auto spec = dse::io::read_workload_file(dir + f);
+    EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(spec, prefill(1, 2048))).parameters, params) << f;
+  }
 }
 
 TEST(WorkloadReader, ShippedExamplesParseAndBuild) {
