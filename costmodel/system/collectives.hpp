@@ -27,12 +27,13 @@
 // Torus (dims n1 x n2 [x n3], every dimension a ring with k links per
 // direction; a chip with one full-duplex link to each neighbour of a dimension
 // has k = 2 there: its ring collectives run as two counter-rotating rings on S/2
-// each, whose bandwidth term is the formula's with k = 2): dimension by dimension. Reduce-scatter runs along dim 1 on S,
-// then along dim 2 on S/n1, ...; all-gather runs the same phases in reverse;
-// all-reduce = RS + AG; all-to-all runs one all-to-all of the full S per
-// dimension (dimension-ordered routing). Each phase uses the ring formulas
-// above with n = n_i. Links of different dimensions are distinct, so the
-// busiest link is the busiest dimension's.
+// each, whose bandwidth term is the formula's with k = 2): dimension by
+// dimension. Reduce-scatter runs along dim 1 on S, then along dim 2 on S/n1,
+// ...; all-gather runs the same phases in reverse; all-reduce = RS + AG;
+// all-to-all runs one all-to-all of the full S per dimension (dimension-ordered
+// routing). Each phase uses the ring formulas above with n = n_i. Links of
+// different dimensions are distinct, so the busiest link is the busiest
+// dimension's.
 // Switch (non-blocking, full bisection; each chip has k ports of bandwidth B
 // into the switch; every port crossing costs one alpha):
 //   ring             same as the ring topology: 2(n-1) alpha + 2(n-1)/n S/(kB) for AR
