@@ -432,6 +432,20 @@ LayerResult layer_of(const Platform& p, const wl::Operator& op, std::int64_t rep
   return r;
 }
 
+// A fused kernel (FlashAttention forward or backward): the longer of its compute time
+// and its HBM traffic at `bw`, plus one launch overhead; its bottleneck, stall
+// fraction and share of `peak` follow (the caller sets r.flops first).
+void finish_fused(LayerResult& r, double compute_s, double traffic_bytes, double bw, double overhead_s, double peak) {
+  r.dram_bytes = traffic_bytes;
+  r.l2_bytes = traffic_bytes;
+  const double busy = std::max(compute_s, traffic_bytes / bw);
+  r.latency_s = busy + overhead_s;
+  r.bottleneck = overhead_s >= busy ? Bottleneck::overhead
+                 : compute_s >= traffic_bytes / bw ? Bottleneck::compute : Bottleneck::memory;
+  r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute_s) / r.latency_s, 0.0, 1.0) : 0.0;
+  r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
+}
+
 // The consumers of each node of a block (by index).
 std::vector<std::vector<std::size_t>> consumers(const wl::Block& b) {
   std::vector<std::vector<std::size_t>> out(b.nodes.size());
@@ -661,15 +675,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
           r.type = "fused_attention";
           r.flops = matrix_flops + vector_flops;  // executed, the recompute included
-          r.dram_bytes = traffic;
-          r.l2_bytes = traffic;
-          const double busy = std::max(compute, traffic / bw);
-          r.latency_s = busy + overhead;
-          r.bottleneck = overhead >= busy ? Bottleneck::overhead
-                         : compute >= traffic / bw ? Bottleneck::compute : Bottleneck::memory;
-          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
-          const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision);
-          r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
+          finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
           r.mapping.kernel = "flash_attention_bwd";
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
@@ -740,15 +746,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           if (with_drop) compute += kept * ks[drop].cost.compute_time_s;
           // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
           r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
-          r.dram_bytes = traffic;
-          r.l2_bytes = traffic;
-          const double busy = std::max(compute, traffic / bw);
-          r.latency_s = busy + overhead;
-          r.bottleneck = overhead >= busy ? Bottleneck::overhead
-                         : compute >= traffic / bw ? Bottleneck::compute : Bottleneck::memory;
-          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
-          const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision);
-          r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
+          finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
           r.mapping.kernel = "flash_attention";
           r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
                                    (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
