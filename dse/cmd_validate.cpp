@@ -305,8 +305,6 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   }
   // A training case's stack: the method's training fusion at the end-to-end launch, or the
   // measured stack's own `fusions` (the kinds it applies) and `launch` (framework: eager PyTorch).
-  if (c.has("launch") && kind != "training_mfu")
-    io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu cases only", kind);
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
   if (kind == "training_mfu" && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
   if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
@@ -564,6 +562,8 @@ int cmd_validate(const Args& args) {
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
+    if (c.has("launch") && c.string("kind") != "training_mfu")
+      io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

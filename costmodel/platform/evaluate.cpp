@@ -306,7 +306,7 @@ class Evaluator {
       if (c.latency_s < best.latency_s || !best.feasible) {
         c.achieved_flops_per_s = c.flops / c.latency_s;
         const double peak = p_.gpu.peak_matrix_flops_per_s(s.precision);
-        c.pct_of_peak = peak > 0 ? c.achieved_flops_per_s / peak : 0.0;
+        c.pct_of_peak = peak > 0 ? 100.0 * c.achieved_flops_per_s / peak : 0.0;  // in percent, as GpuKernelCost's
         c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
         c.bottleneck_detail = "split_k=" + std::to_string(parts);
         best = c;
