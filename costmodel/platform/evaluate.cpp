@@ -446,16 +446,6 @@ void finish_fused(LayerResult& r, double compute_s, double traffic_bytes, double
   r.pct_of_peak = peak > 0 && r.latency_s > 0 ? r.flops / r.latency_s / peak : 0.0;
 }
 
-// The consumers of each node of a block (by index).
-std::vector<std::vector<std::size_t>> consumers(const wl::Block& b) {
-  std::vector<std::vector<std::size_t>> out(b.nodes.size());
-  for (std::size_t i = 0; i < b.nodes.size(); ++i)
-    for (const auto& in : b.nodes[i].inputs)
-      for (std::size_t j = 0; j < i; ++j)
-        if (b.nodes[j].op.name == in) out[j].push_back(i);
-  return out;
-}
-
 // An element-wise op with exactly one activation input (other tensors are
 // weights such as a bias or a batch-norm scale): it can run in a GEMM epilogue.
 bool epilogue_op(const wl::Operator& op) {
@@ -607,7 +597,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       bi = last;
       continue;
     }
-    const auto cons = consumers(b);
+    const auto cons = wl::consumers(b);
     std::vector<Kernel> ks;
     ks.reserve(b.nodes.size());
     for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
@@ -690,78 +680,70 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           continue;
         }
       }
-      // flash attention: batched_gemm -> softmax -> batched_gemm (forward, or its recompute)
-      if (flash && op.kind == wl::OpKind::batched_gemm && cons[i].size() == 1 && op.tensors.size() == 3 &&
-          (op.pass == wl::Pass::forward || op.pass == wl::Pass::recompute)) {
-        const std::size_t s = cons[i][0];
+      // flash attention: batched_gemm -> softmax -> batched_gemm (forward, or its recompute).
+      // A dropout on the probabilities (training) runs inside the fused kernel
+      // (FlashAttention draws its mask on chip): its flops join, its traffic goes.
+      const auto core = flash ? wl::attention_core_at(b, cons, i) : std::nullopt;
+      if (core) {
+        const std::size_t s = core->softmax;
         const auto& sop = b.nodes[s].op;
-        // A dropout on the probabilities (training) runs inside the fused kernel
-        // (FlashAttention draws its mask on chip): its flops join, its traffic goes.
-        std::size_t after = cons[s].size() == 1 ? cons[s][0] : b.nodes.size();
-        std::size_t drop = b.nodes.size();
-        if (after < b.nodes.size() && wl::is_dropout(b.nodes[after].op) && cons[after].size() == 1) {
-          drop = after;
-          after = cons[after][0];
-        }
-        const bool with_drop = drop < b.nodes.size();
-        if (sop.kind == wl::OpKind::softmax && after < b.nodes.size() &&
-            b.nodes[after].op.kind == wl::OpKind::batched_gemm && b.nodes[after].op.tensors.size() == 3) {
-          const std::size_t a = after;
-          const wl::Operator& av = b.nodes[a].op;
-          // Q, K (qk's operands), V and O (av's second operand and output), as the
-          // tensor lists count them (K and V once per KV head under GQA).
-          const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
-                                 wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
-          double compute = ks[i].cost.compute_time_s + ks[s].cost.compute_time_s + ks[a].cost.compute_time_s;
-          // Causal mask (prefill, training): the kernel skips the (query block, key block)
-          // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
-          // so the matrix and softmax work is that of the tiles it keeps.
-          const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
-          compute *= kept;
-          // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
-          // XQA kernels pack the query heads that share a KV head (GQA group g =
-          // query heads / KV heads, read off the K tensor) into the M dimension and
-          // pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
-          // thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k
-          // x (batch / g) per product, qk and av, at the sustained matrix peak.
-          // A kernel that streams K once per query head (PhaseSpec::kv_read_per_query_head)
-          // carries K elements per query head, so g reads 1: nothing is packed.
-          if (op.m < kDecodeAttentionMaxRows && op.n > 0 && op.k > 0) {
-            const double k_el = static_cast<double>(op.tensors.at(1).elements);
-            const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
-            const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;
-            const double mma_m = static_cast<double>(std::max<std::int64_t>(1, platform.gpu.mma_shape[0]));
-            const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
-            const double groups = static_cast<double>(op.batch) / g;
-            const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision) *
-                                platform.gpu.sustained_fraction(ks[i].precision);
-            if (peak > 0) {
-              const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
-              compute = std::min(compute, mm + ks[s].cost.compute_time_s);
-            }
+        const std::size_t drop = core->dropout.value_or(b.nodes.size());
+        const bool with_drop = core->dropout.has_value();
+        const std::size_t a = core->av;
+        const wl::Operator& av = b.nodes[a].op;
+        // Q, K (qk's operands), V and O (av's second operand and output), as the
+        // tensor lists count them (K and V once per KV head under GQA).
+        const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
+                               wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
+        double compute = ks[i].cost.compute_time_s + ks[s].cost.compute_time_s + ks[a].cost.compute_time_s;
+        // Causal mask (prefill, training): the kernel skips the (query block, key block)
+        // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
+        // so the matrix and softmax work is that of the tiles it keeps.
+        const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
+        compute *= kept;
+        // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
+        // XQA kernels pack the query heads that share a KV head (GQA group g =
+        // query heads / KV heads, read off the K tensor) into the M dimension and
+        // pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
+        // thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k
+        // x (batch / g) per product, qk and av, at the sustained matrix peak.
+        // A kernel that streams K once per query head (PhaseSpec::kv_read_per_query_head)
+        // carries K elements per query head, so g reads 1: nothing is packed.
+        if (op.m < kDecodeAttentionMaxRows && op.n > 0 && op.k > 0) {
+          const double k_el = static_cast<double>(op.tensors.at(1).elements);
+          const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
+          const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;
+          const double mma_m = static_cast<double>(std::max<std::int64_t>(1, platform.gpu.mma_shape[0]));
+          const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
+          const double groups = static_cast<double>(op.batch) / g;
+          const double peak = platform.gpu.peak_matrix_flops_per_s(ks[i].precision) *
+                              platform.gpu.sustained_fraction(ks[i].precision);
+          if (peak > 0) {
+            const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
+            compute = std::min(compute, mm + ks[s].cost.compute_time_s);
           }
-          LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
-          r.type = "fused_attention";
-          const double drop_flops = kept * (with_drop ? wl::flops(b.nodes[drop].op) : 0.0);
-          if (with_drop) compute += kept * ks[drop].cost.compute_time_s;
-          // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
-          r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
-          finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
-          r.mapping.kernel = "flash_attention";
-          r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
-                                   (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
-                                   av.name + ")";
-          r.energy_j = kept * wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
-                       kept * wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
-                       (kept * wl::flops(sop) + drop_flops) * platform.energy.vector_flop_j +
-                       traffic * platform.energy.hbm_byte_j +
-                       traffic * platform.energy.l2_byte_j;
-          done[s] = done[a] = true;
-          if (with_drop) done[drop] = true;
-          note_fusion(FusionKind::flash_attention);
-          push(std::move(r), false);
-          continue;
         }
+        LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
+        r.type = "fused_attention";
+        const double drop_flops = kept * (with_drop ? wl::flops(b.nodes[drop].op) : 0.0);
+        if (with_drop) compute += kept * ks[drop].cost.compute_time_s;
+        // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
+        r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
+        finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
+        r.mapping.kernel = "flash_attention";
+        r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
+                                 (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
+                                 av.name + ")";
+        r.energy_j = kept * wl::flops(op) * matrix_flop_energy(platform.energy, ks[i].precision) +
+                     kept * wl::flops(av) * matrix_flop_energy(platform.energy, ks[a].precision) +
+                     (kept * wl::flops(sop) + drop_flops) * platform.energy.vector_flop_j +
+                     traffic * platform.energy.hbm_byte_j +
+                     traffic * platform.energy.l2_byte_j;
+        done[s] = done[a] = true;
+        if (with_drop) done[drop] = true;
+        note_fusion(FusionKind::flash_attention);
+        push(std::move(r), false);
+        continue;
       }
       // GEMM epilogue: GEMM-like -> its only consumer, an element-wise op with one
       // activation input (bias / scale-shift / activation), and so on down a chain.
@@ -863,7 +845,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   t.energy_j = t.dynamic_energy_j + t.static_energy_j;
   t.tokens = static_cast<double>(ph.batch * ph.seq);
   t.tokens_per_s = t.latency_s > 0 ? t.tokens / t.latency_s : 0.0;
-  const wl::MemoryFootprint fp = wl::memory_footprint(graph, ph);
+  const wl::MemoryFootprint fp =
+      wl::memory_footprint(graph, ph, applies_fusion(options, FusionKind::flash_attention));
   t.memory_bytes = fp.total_bytes();
   t.hbm_bytes_capacity = platform.gpu.hbm_bytes;
   out.fits_memory = t.memory_bytes <= platform.gpu.hbm_bytes;

@@ -1,6 +1,8 @@
 #include "costmodel/workload/footprint.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 namespace dse::costmodel::workload {
 
@@ -10,37 +12,67 @@ double activation_inputs(const Operator& op) {
   return bytes_of_role(op, TensorRole::input);
 }
 
+// A tensor's bytes when it is an activation (an operator's input or output), else 0.
+double activation(const Tensor& t) {
+  return t.role == TensorRole::input || t.role == TensorRole::output ? bytes(t) : 0.0;
+}
+
 }  // namespace
 
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase) noexcept {
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention) noexcept {
   MemoryFootprint f;
   const GraphTotals t = totals(g);
   f.weight_bytes = t.parameter_bytes;
   f.kv_cache_bytes = g.kv_cache_bytes;
-  if (phase.phase == Phase::training) {
+  const bool training = phase.phase == Phase::training;
+  for (const Block& b : g.blocks) {
+    // Per node, the bytes it holds: training, the inputs it saves for the backward
+    // pass (forward nodes only); inference, its live inputs and outputs.
+    std::vector<double> held(b.nodes.size(), 0.0);
+    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+      const Operator& op = b.nodes[i].op;
+      if (training && op.pass != Pass::forward) continue;
+      held[i] = activation_inputs(op) + (training ? 0.0 : bytes_of_role(op, TensorRole::output));
+    }
+    const bool selective = training && phase.recompute_attention && !phase.recompute && b.checkpoint;
+    if (flash_attention || selective) {
+      const auto cons = consumers(b);
+      for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+        const auto core = attention_core_at(b, cons, i);
+        if (!core || b.nodes[i].op.pass != Pass::forward) continue;
+        const Operator& qk = b.nodes[core->qk].op;
+        const Operator& av = b.nodes[core->av].op;
+        held[core->softmax] = 0.0;
+        if (core->dropout) held[*core->dropout] = 0.0;
+        if (training) {
+          held[core->av] -= bytes(av.tensors.at(0));  // P; V stays
+          if (!selective) held[core->qk] += 4.0 * static_cast<double>(qk.batch * qk.m);  // log-sum-exp
+        } else {
+          // Q, K, V, O; a K or V read from the KV cache is in kv_cache_bytes already.
+          held[core->qk] = activation(qk.tensors.at(0)) + activation(qk.tensors.at(1)) +
+                           activation(av.tensors.at(1)) + activation(av.tensors.at(2));
+          held[core->av] = 0.0;
+        }
+      }
+    }
+    if (!training) {
+      for (const double h : held) f.activation_bytes = std::max(f.activation_bytes, h);
+      continue;
+    }
+    double saved = 0.0;
+    for (const double h : held) saved += h;
+    if (saved == 0.0) continue;  // a backward block
+    const double repeat = static_cast<double>(b.repeat);
+    if (phase.recompute && b.checkpoint && !b.nodes.empty()) {
+      f.activation_bytes += repeat * activation_inputs(b.nodes.front().op) + saved;
+    } else {
+      f.activation_bytes += repeat * saved;
+    }
+  }
+  if (training) {
     f.gradient_bytes = t.parameter_bytes;
     const double master = phase.precision == Precision::fp32 ? 0.0 : 4.0;
     f.optimizer_bytes = t.parameters * (master + 4.0 + 4.0);
-    for (const Block& b : g.blocks) {
-      double saved = 0.0;
-      for (const Node& n : b.nodes) {
-        if (n.op.pass == Pass::forward) saved += activation_inputs(n.op);
-      }
-      if (saved == 0.0) continue;  // a backward block
-      const double repeat = static_cast<double>(b.repeat);
-      if (phase.recompute && b.checkpoint && !b.nodes.empty()) {
-        f.activation_bytes += repeat * activation_inputs(b.nodes.front().op) + saved;
-      } else {
-        f.activation_bytes += repeat * saved;
-      }
-    }
-  } else {
-    for (const Block& b : g.blocks) {
-      for (const Node& n : b.nodes) {
-        const double live = activation_inputs(n.op) + bytes_of_role(n.op, TensorRole::output);
-        f.activation_bytes = std::max(f.activation_bytes, live);
-      }
-    }
   }
   return f;
 }

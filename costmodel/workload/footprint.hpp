@@ -25,7 +25,18 @@ struct MemoryFootprint {
 // backward pass (per occurrence, times the repeat count). With recomputation, a
 // checkpointed block keeps only the inputs of its first operator per occurrence,
 // plus one occurrence's full set while it is being recomputed.
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase) noexcept;
+//
+// flash_attention: the stack runs each attention core (graph.hpp AttentionCore) as one
+// FlashAttention kernel. The score-shaped tensors S and P never reach memory
+// (Dao et al. 2022, section 3.1), so inference counts the kernel's live set Q, K,
+// V, O instead of the core's members', and training saves Q, K, V (O is the next
+// operator's saved input) and the row log-sum-exp, one fp32 per query row and head
+// (FlashAttention-2's backward recomputes P from it), instead of S, P and the
+// dropout's input. Selective recomputation (PhaseSpec::recompute_attention) of a
+// checkpointed block saves no score-shaped tensor either (Korthikanti et al. 2022,
+// section 4.2: the recomputed core keeps only Q, K, V), with or without FlashAttention.
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
+                                 bool flash_attention = false) noexcept;
 
 enum class FootprintStatus { fits, exceeds_capacity };
 

@@ -94,4 +94,36 @@ FoundOp find_op(const OperatorGraph& g, std::string_view name) noexcept {
   return {};
 }
 
+std::vector<std::vector<std::size_t>> consumers(const Block& b) {
+  std::vector<std::vector<std::size_t>> out(b.nodes.size());
+  for (std::size_t i = 0; i < b.nodes.size(); ++i)
+    for (const auto& in : b.nodes[i].inputs)
+      for (std::size_t j = 0; j < i; ++j)
+        if (b.nodes[j].op.name == in) out[j].push_back(i);
+  return out;
+}
+
+std::optional<AttentionCore> attention_core_at(const Block& b, const std::vector<std::vector<std::size_t>>& cons,
+                                               std::size_t i) {
+  const std::size_t none = b.nodes.size();
+  const auto only = [&](std::size_t x) { return x < none && cons[x].size() == 1 ? cons[x][0] : none; };
+  const Operator& qk = b.nodes[i].op;
+  if (qk.kind != OpKind::batched_gemm || qk.tensors.size() != 3 ||
+      (qk.pass != Pass::forward && qk.pass != Pass::recompute))
+    return std::nullopt;
+  AttentionCore c;
+  c.qk = i;
+  c.softmax = only(i);
+  if (c.softmax == none || b.nodes[c.softmax].op.kind != OpKind::softmax) return std::nullopt;
+  std::size_t after = only(c.softmax);
+  if (after < none && is_dropout(b.nodes[after].op) && cons[after].size() == 1) {
+    c.dropout = after;
+    after = cons[after][0];
+  }
+  if (after == none || b.nodes[after].op.kind != OpKind::batched_gemm || b.nodes[after].op.tensors.size() != 3)
+    return std::nullopt;
+  c.av = after;
+  return c;
+}
+
 }  // namespace dse::costmodel::workload

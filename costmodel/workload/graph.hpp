@@ -3,7 +3,9 @@
 // stored once with a repeat count; totals multiply by it. Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +67,22 @@ struct FoundOp {
   std::int64_t repeat = 0;
 };
 FoundOp find_op(const OperatorGraph& g, std::string_view name) noexcept;
+
+// The nodes of a block that read each node (indices, ascending).
+std::vector<std::vector<std::size_t>> consumers(const Block& b);
+
+// An attention core of a forward (or recompute) pass: qk = Q K^T (a batched GEMM,
+// tensors Q, K, S) -> softmax [-> dropout] -> av = P V (a batched GEMM, tensors P,
+// V, O), each node the only consumer of the one before. A FlashAttention kernel runs
+// it whole; the score-shaped tensors S and P never reach memory.
+struct AttentionCore {
+  std::size_t qk = 0;
+  std::size_t softmax = 0;
+  std::optional<std::size_t> dropout;
+  std::size_t av = 0;
+};
+// The core whose qk is node i of b (cons = consumers(b)), if there is one.
+std::optional<AttentionCore> attention_core_at(const Block& b, const std::vector<std::vector<std::size_t>>& cons,
+                                               std::size_t i);
 
 }  // namespace dse::costmodel::workload

@@ -226,6 +226,46 @@ TEST(WorkloadFootprint, TrainingAdamIsSixteenBytesPerParameter) {
   EXPECT_GT(fr.activation_bytes, 32.0 * 128.0 * 4096.0 * 2.0);
 }
 
+TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
+  // FlashAttention never writes S = Q K^T or P = softmax(S) to memory and its backward
+  // recomputes P from the row log-sum-exp it saves (Dao et al. 2022, section 3.1;
+  // FlashAttention-2 saves L = m + log l, one fp32 per query row and head). Eager
+  // attention saves softmax's input S and the AV product's input P, each heads x s x s
+  // bf16 per sequence and layer. Llama-2-7B: 32 layers, 32 heads, no dropout.
+  const double layers = 32.0, heads = 32.0, s = 128.0, b = 2.0;
+  const auto ph = phase(wl::Phase::training, 2, 128);
+  const auto g = wl::build_graph(llama("llama2-7b"), ph);
+  const auto eager = wl::memory_footprint(g, ph);
+  const auto flash = wl::memory_footprint(g, ph, true);
+  const double scores = b * heads * s * s * 2.0;  // one of S or P, one layer
+  const double lse = b * heads * s * 4.0;
+  EXPECT_DOUBLE_EQ(eager.activation_bytes - flash.activation_bytes, layers * (2.0 * scores - lse));
+  EXPECT_DOUBLE_EQ(eager.weight_bytes + eager.optimizer_bytes, flash.weight_bytes + flash.optimizer_bytes);
+
+  // Selective recomputation (Korthikanti et al. 2022, section 4.2) keeps Q, K, V of the
+  // recomputed core and no score-shaped tensor, nor the log-sum-exp.
+  auto sel = ph;
+  sel.recompute_attention = true;
+  const auto fs = wl::memory_footprint(wl::build_graph(llama("llama2-7b"), sel), sel);
+  EXPECT_DOUBLE_EQ(eager.activation_bytes - fs.activation_bytes, layers * 2.0 * scores);
+
+  // With attention dropout (GPT-style training), its input P goes too.
+  auto gpt = llama("llama2-7b");
+  gpt.attention_dropout = 0.1;
+  const auto gd = wl::build_graph(gpt, ph);
+  EXPECT_DOUBLE_EQ(wl::memory_footprint(gd, ph).activation_bytes - wl::memory_footprint(gd, ph, true).activation_bytes,
+                   layers * (3.0 * scores - lse));
+
+  // Inference: at a long prompt the eager peak is softmax's S in and P out
+  // (2 x 32 x 4096^2 x 2 bytes = 2.1 GB); the fused kernel's live set is Q, K, V, O.
+  const auto pf = phase(wl::Phase::prefill, 1, 4096);
+  const auto gp = wl::build_graph(llama("llama2-7b"), pf);
+  EXPECT_DOUBLE_EQ(wl::memory_footprint(gp, pf).activation_bytes, 2.0 * 32.0 * 4096.0 * 4096.0 * 2.0);
+  const double fp = wl::memory_footprint(gp, pf, true).activation_bytes;
+  EXPECT_GE(fp, 4.0 * 4096.0 * 4096.0 * 2.0);
+  EXPECT_LT(fp, 32.0 * 4096.0 * 4096.0 * 2.0);
+}
+
 TEST(WorkloadFootprint, Llama2_70bNeedsTensorParallelismOn80GB) {
   // Weights alone: 68,976,648,192 parameters x 2 bytes = 138 GB > 80 GB.
   const double capacity = 80e9;

@@ -85,6 +85,20 @@ ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
 want_tps = 6 * 2048 / ev["totals"]["latency_s"]
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
+# Capacity: llm-foundry ran MPT-125M at micro-batch 40 of 2,048 tokens on A100 80GB with FlashAttention
+# (the table above's row). FlashAttention saves no score-shaped tensor: eager attention's S and P in
+# bf16, 12 layers x 2 x (40 x 12 heads x 2048^2 x 2 B) = 96.6 GB, against the row log-sum-exp
+# 12 x 40 x 12 x 2048 x 4 B; eager does not fit the card's 85.9 GB, the measured stack does.
+def mpt125(fusions):
+    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
+                          os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-125m.yaml"),
+                          "--phase", "train", "--batch", "40", "--seq", "2048", "--fusions", fusions,
+                          "--launch", "framework", "--no-serving", "--json"))["totals"]
+fa, eager = mpt125("flash_attention"), mpt125("")
+want_saved = 12 * (2 * 40 * 12 * 2048**2 * 2 - 40 * 12 * 2048 * 4)
+if not fa["fits_memory"] or eager["fits_memory"] or eager["memory_bytes"] - fa["memory_bytes"] != want_saved:
+    sys.exit(f"MPT-125M mb40 on A100: FlashAttention {fa['memory_bytes']} B (fits {fa['fits_memory']}), eager "
+             f"{eager['memory_bytes']} B (fits {eager['fits_memory']}); want a difference of {want_saved} B")
 # PaLM's slice (scenarios/systems/tpu-v4-pod-3072.yaml, a 12 x 16 x 16 torus, 2 links of 45 GB/s per
 # dimension, alpha 1 us): a TP-12 group is the 12-chip ring of dims[0], so one TP all-reduce of a
 # 4 x 2048-token activation (8192 x 18432 x 2 B = 301,989,888 B) takes, by hand,
