@@ -27,8 +27,10 @@ namespace wl = dse::costmodel::workload;
 int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
                                                fusion_name = "standard", launch_name = "graph", fusions_list,
-                                               decode_attention = "per_kv_head";
-  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0;
+                                               decode_attention = "per_kv_head", recompute = "none",
+                                               sharding = "none";
+  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
+      micro_batches = 1, virtual_stages = 1;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0;
   po::options_description named(
@@ -53,6 +55,17 @@ int cmd_eval(const Args& args) {
       "context", po::value<std::int64_t>(&context), "decode: tokens already in the KV cache (default 1024)")(
       "precision", po::value<std::string>(&precision_name)->default_value("bf16"),
       "fp32 | bf16 | fp16 | fp8 | int8 | int4")(
+      "recompute", po::value<std::string>(&recompute)->default_value("none"),
+      "train: activation recomputation, none | selective (the attention core of each layer, "
+      "Korthikanti et al. 2022) | full (each layer's forward)")(
+      "micro-batches", po::value<int>(&micro_batches)->default_value(1),
+      "train: micro-batches of --batch sequences per step (the pipeline schedule's m)")(
+      "virtual-stages", po::value<int>(&virtual_stages)->default_value(1),
+      "train with --pp: model chunks per chip, > 1 for the interleaved 1F1B schedule")(
+      "sharding", po::value<std::string>(&sharding)->default_value("none"),
+      "train with --dp: none (replicated states, one gradient all-reduce per step) | full (ZeRO-3 / "
+      "FSDP FULL_SHARD: states partitioned over --dp, per micro-batch two parameter all-gathers and "
+      "a gradient reduce-scatter)")(
       "fusion", po::value<std::string>(&fusion_name)->default_value("standard"), "none | standard | aggressive")(
       "fusions", po::value<std::string>(&fusions_list),
       "comma-separated fusion kinds the stack applies, replacing --fusion's set: gemm_epilogue, "
@@ -103,6 +116,15 @@ int cmd_eval(const Args& args) {
   phase.kv_read_per_query_head = *per_query_head;
   if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
+  if (micro_batches < 1 || virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
+  if (recompute == "full") phase.recompute = true;
+  else if (recompute == "selective") phase.recompute_attention = true;
+  else if (recompute != "none") throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
+  if (sharding != "none" && sharding != "full")
+    throw InputError("--sharding: expected none or full (got " + sharding + ")");
+  if ((phase.phase != wl::Phase::training) &&
+      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none"))
+    throw InputError("--recompute, --micro-batches, --virtual-stages and --sharding apply to --phase train");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
   std::optional<std::vector<pf::FusionKind>> fusion_kinds;
@@ -137,6 +159,9 @@ int cmd_eval(const Args& args) {
   req.spec = io::resolve_workload(workload);
   req.phase = phase;
   req.degrees = {tp, pp, dp, ep};
+  req.micro_batches = micro_batches;
+  req.virtual_stages = virtual_stages;
+  req.shard_states = sharding == "full";
   req.options.fusion = *fusion;
   req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;

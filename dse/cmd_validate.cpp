@@ -268,21 +268,29 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   const int pp = static_cast<int>(c.positive_integer_or("pp", 1));
   const int micro = static_cast<int>(c.positive_integer_or("micro_batches", 1));
   const int virtual_stages = static_cast<int>(c.positive_integer_or("virtual_stages", 1));
+  // dp, sharding (training_mfu cases): data-parallel replicas and whether they shard the
+  // states (full: ZeRO-3 / FSDP FULL_SHARD, costmodel/system/parallelism.hpp).
+  const int dp = static_cast<int>(c.positive_integer_or("dp", 1));
+  const std::string sharding = c.string_or("sharding", "none");
+  if (sharding != "none" && sharding != "full")
+    io::fail(c.place("sharding"), c.node("sharding"), "expected none or full", sharding);
   if (c.has("system")) {
     io::SystemFile sf = io::resolve_system(c.string("system"));
     p = sf.chip;
     sys = sf.system;
   } else {
     p = io::resolve_platform(c.string("hardware"));
-    sys = pf::default_system(p, tp * pp);
+    sys = pf::default_system(p, tp * pp * dp);
   }
   // A pipeline longer than the system preset (e.g. PP across DGX nodes): a
-  // switch of tp x pp chips on the chip's own links (stage sends are small).
-  if (tp * pp > sys.chips) sys = pf::default_system(p, tp * pp);
+  // switch of tp x pp x dp chips on the chip's own links (stage sends are small).
+  if (tp * pp * dp > sys.chips) sys = pf::default_system(p, tp * pp * dp);
   pf::SystemRequest r;
   r.spec = case_workload(c, suite_dir);
   r.degrees.tp = tp;
   r.degrees.pp = pp;
+  r.degrees.dp = dp;
+  r.shard_states = sharding == "full";
   r.micro_batches = micro;
   r.virtual_stages = virtual_stages;
   r.options.fusion = m.e2e_fusion;
@@ -425,7 +433,10 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                                                 static_cast<double>(r.phase.seq) /
                                                 (e.step_latency_s * static_cast<double>(tp) * static_cast<double>(pp))
                                           : 0.0;
-    cr.constants += ", pp " + std::to_string(pp) +
+    cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) +
+                    (r.shard_states ? " (states sharded: ZeRO-3 / FSDP, collectives " +
+                                          fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, exposed)"
+                                    : std::string()) +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
@@ -555,15 +566,16 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
+                           "tp", "pp", "dp", "sharding", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
                            "fusions", "launch", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
-    if (c.has("launch") && c.string("kind") != "training_mfu")
-      io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu cases only", c.string("kind"));
+    for (const char* key : {"launch", "dp", "sharding"})
+      if (c.has(key) && c.string("kind") != "training_mfu")
+        io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

@@ -76,6 +76,7 @@
 #include "costmodel/gpu.hpp"
 #include "costmodel/roofline.hpp"
 #include "costmodel/system/collectives.hpp"
+#include "costmodel/workload/footprint.hpp"
 #include "costmodel/workload/graph.hpp"
 #include "costmodel/workload/spec.hpp"
 
@@ -186,6 +187,9 @@ struct GraphEval {
   int unsupported_fusion_groups = 0;
   std::int64_t cache_hits = 0;
   std::int64_t cache_misses = 0;
+  // The step's memory on one chip, by kind (totals.memory_bytes is its sum, or on a
+  // pipeline the stage's share: platform/system.hpp).
+  workload::MemoryFootprint footprint;
   bool fits_memory = true;
 };
 

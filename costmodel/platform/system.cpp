@@ -46,6 +46,45 @@ double hidden_of(const wl::WorkloadSpec& s) {
   return 0.0;
 }
 
+// Pipeline parallelism: a chip holds its stage's 1/p of the layers, so 1/p of the
+// weights, gradients, optimizer state and KV cache. Training activations follow the
+// 1F1B schedule (Korthikanti et al. 2022, section 4.2.3): the first stage keeps
+// min(m, p) micro-batches in flight over its L/p layers, i.e. min(m, p)/p of one
+// micro-batch's activations of the whole model, times 1 + (p - 1) / (p v) under the
+// interleaved schedule of v chunks per chip. An inference step's peak is one
+// operator's live set, which a stage does not change. (The embedding and the head sit
+// on the first and last stage; they are spread here like the layers.)
+//
+// Sharded states (ZeRO-3 / FSDP FULL_SHARD over d = dp chips): each chip keeps 1/d of
+// the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5.3:
+// (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
+// the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
+// consecutive FSDP instances"), the unit being the largest block (a layer).
+void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r,
+                  double capacity_bytes) {
+  const int p = r.degrees.pp;
+  const bool shard = r.shard_states && phase.phase == wl::Phase::training && r.degrees.dp > 1;
+  if (p <= 1 && !shard) return;
+  const wl::MemoryFootprint& f = chip.footprint;
+  const double pd = static_cast<double>(p);
+  double states = (f.weight_bytes + f.gradient_bytes + f.optimizer_bytes) / pd;
+  if (shard) {
+    double unit = 0.0;
+    for (const wl::Block& b : g.blocks) unit = std::max(unit, wl::totals(b).parameter_bytes);
+    states = states / static_cast<double>(r.degrees.dp) + 2.0 * unit;
+  }
+  double held = states + f.kv_cache_bytes / pd;
+  double act = f.activation_bytes;
+  if (phase.phase == wl::Phase::training) {
+    const double m = static_cast<double>(std::max(1, r.micro_batches));
+    const double v = static_cast<double>(std::max(1, r.virtual_stages));
+    act *= std::min(m, pd) / pd * (v > 1.0 ? 1.0 + (pd - 1.0) / (pd * v) : 1.0);
+  }
+  held += act;
+  chip.totals.memory_bytes = held;
+  chip.fits_memory = held <= capacity_bytes;
+}
+
 StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
                  KernelCache& cache) {
   StepOut o;
@@ -61,6 +100,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   opt.phase = phase;
   opt.interconnect = system.interconnect;
   o.chip = evaluate_graph(p, g, opt, &cache);
+  stage_memory(o.chip, g, phase, r, p.gpu.hbm_bytes);
   sys::StepWork work;
   const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
   const double tokens = static_cast<double>(phase.batch * phase.seq);
@@ -79,7 +119,10 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   work.virtual_stages = r.virtual_stages;
   work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
                               wl::bytes_per_element(phase.precision);
-  if (phase.phase == wl::Phase::training) work.gradient_bytes = wl::totals(g).parameter_bytes;
+  // Each chip holds its stage's 1/pp of the parameters, and reduces their gradients.
+  if (phase.phase == wl::Phase::training)
+    work.gradient_bytes = wl::totals(g).parameter_bytes / static_cast<double>(std::max(1, r.degrees.pp));
+  work.shard_states = r.shard_states;
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, sys::OverlapFractions{},
                                        sys::CollectiveAlgorithm::ring);
   if (!o.step.feasible) {
@@ -87,14 +130,15 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     o.reason = "parallelism: " + std::string(sys::to_string(o.step.status));
     return o;
   }
-  // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp; with PP
-  // each chip runs its share of the same graph) over the step, plus static power, capped
-  // at the TDP (power.hpp). The step runs at the clock the cap allows.
+  // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp per
+  // micro-batch, m of them; with PP each chip runs its share of the same graph) over the
+  // step, plus static power, capped at the TDP (power.hpp). The step runs at the clock
+  // the cap allows.
   const auto& d = r.degrees;
   const double micro = static_cast<double>(std::max(1, r.micro_batches));
   sys::PowerInput pin;
   pin.busy_time_s = o.step.step_time_s;
-  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp);
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro;
   pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
                                                 : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
   pin.requests = static_cast<double>(phase.batch * d.dp);

@@ -102,6 +102,10 @@ struct SystemRequest {
   // Model chunks per chip (v): > 1 selects the interleaved schedule, (m + (p-1)/v)
   // slowest-chip times (parallelism.hpp).
   int virtual_stages = 1;
+  // Training: partition parameters, gradients and optimizer state over the DP group
+  // (ZeRO-3, PyTorch FSDP FULL_SHARD): memory and communication as in
+  // system/parallelism.hpp and stage_memory (system.cpp).
+  bool shard_states = false;
 };
 
 struct ServingResult {

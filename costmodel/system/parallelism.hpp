@@ -24,7 +24,12 @@
 //    chunk none) and a step takes (m + (p - 1) / v) t.
 //  * DP: replicas run independently (inference); when gradient_bytes > 0
 //    (training) one all-reduce of them over the DP group ends the step,
-//    exposed by (1 - overlap.data).
+//    exposed by (1 - overlap.data). With shard_states (ZeRO-3, PyTorch FSDP
+//    FULL_SHARD: parameters, gradients and optimizer state partitioned over the
+//    DP group) every micro-batch all-gathers the parameters before its forward
+//    and again before its backward and reduce-scatters its gradients
+//    (Rajbhandari et al. 2020, section 7.2.2: 3 x the parameter bytes moved per
+//    micro-batch, 1.5x data parallelism's all-reduce), by the same exposure rule.
 //  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
@@ -70,6 +75,7 @@ struct StepWork {
   int virtual_stages = 1;                // v: model chunks per chip (interleaved 1F1B when > 1)
   double stage_boundary_bytes = 0.0;     // activation sent between stages per micro-batch
   double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
+  bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
 };
 

@@ -12,6 +12,20 @@ double activation_inputs(const Operator& op) {
   return bytes_of_role(op, TensorRole::input);
 }
 
+// What the forward keeps of an operator for the backward pass: its inputs, nothing for an
+// addition, a dropout's 1-byte mask (Korthikanti et al. 2022, section 4.1: "dropout
+// mask", 1 byte per element).
+double saved_for_backward(const Operator& op) {
+  if (!op.saves_inputs) return 0.0;
+  if (is_dropout(op)) {
+    double mask = 0.0;
+    for (const Tensor& t : op.tensors)
+      if (t.role == TensorRole::output && t.name == "mask") mask += bytes(t);
+    return mask;
+  }
+  return activation_inputs(op);
+}
+
 // A tensor's bytes when it is an activation (an operator's input or output), else 0.
 double activation(const Tensor& t) {
   return t.role == TensorRole::input || t.role == TensorRole::output ? bytes(t) : 0.0;
@@ -32,7 +46,7 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
       const Operator& op = b.nodes[i].op;
       if (training && op.pass != Pass::forward) continue;
-      held[i] = activation_inputs(op) + (training ? 0.0 : bytes_of_role(op, TensorRole::output));
+      held[i] = training ? saved_for_backward(op) : activation_inputs(op) + bytes_of_role(op, TensorRole::output);
     }
     const bool selective = training && phase.recompute_attention && !phase.recompute && b.checkpoint;
     if (flash_attention || selective) {

@@ -22,7 +22,10 @@ struct MemoryFootprint {
 };
 
 // Training activations: every forward operator keeps its input tensors for the
-// backward pass (per occurrence, times the repeat count). With recomputation, a
+// backward pass (per occurrence, times the repeat count), except an addition or a
+// collective (nothing) and a dropout (its 1-byte mask): for a GPT layer this is
+// Korthikanti et al. 2022's sbh (34 + 5as/h) less the hidden-dropout masks the graph
+// does not model (test GptLayerActivationsAreKorthikantisFormula). With recomputation, a
 // checkpointed block keeps only the inputs of its first operator per occurrence,
 // plus one occurrence's full set while it is being recomputed.
 //

@@ -257,6 +257,12 @@ Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, 
   return op;
 }
 
+Operator make_add(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, int inputs, Precision p) {
+  Operator op = make_elementwise(std::move(name), layer, rows, cols, 1.0, inputs, p);
+  op.saves_inputs = false;
+  return op;
+}
+
 Operator make_dropout(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p) {
   Operator op = make_elementwise(std::move(name), layer, rows, cols, 2.0, 1, p);
   op.tensors.push_back(tensor("mask", TensorRole::output, rows * cols, Precision::int8));
@@ -336,6 +342,9 @@ Operator make_collective(std::string name, OpKind kind, std::int64_t rows, std::
   op.cols = cols;
   op.participants = participants;
   op.tensors = {tensor("x", TensorRole::input, rows * cols, p), tensor("y", TensorRole::output, rows * cols, p)};
+  // Its backward is the conjugate collective of the gradient (Megatron-LM's f and g
+  // operators, Shoeybi et al. 2019): nothing of the forward is kept.
+  op.saves_inputs = false;
   return op;
 }
 

@@ -98,6 +98,11 @@ struct Operator {
   // tokens 0..i). Counting conventions stay those of the full product; a fused
   // attention kernel skips the blocks wholly above the diagonal (platform/evaluate.cpp).
   bool causal = false;
+  // Training: the backward pass reads this operator's inputs, so the forward keeps them
+  // (an addition's gradient passes through unchanged and a collective's backward is the
+  // conjugate collective: they keep nothing; a dropout keeps only its mask, a rule of
+  // workload/footprint.cpp).
+  bool saves_inputs = true;
 };
 
 // Counting conventions (per occurrence of the operator):
@@ -126,6 +131,8 @@ Operator make_batched_gemm(std::string name, LayerType layer, std::int64_t batch
                            std::int64_t n, std::int64_t k, Precision p);
 Operator make_conv2d(std::string name, LayerType layer, const ConvShape& shape, Precision p, bool bias = false);
 // inputs input tensors of rows*cols elements each and one output.
+// An element-wise addition of `inputs` tensors (residual adds): saves_inputs false.
+Operator make_add(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, int inputs, Precision p);
 Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols,
                           double flops_per_element, int inputs, Precision p);
 Operator make_softmax(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);

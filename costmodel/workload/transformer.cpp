@@ -122,7 +122,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     add(make_collective("allreduce_attn", OpKind::all_reduce, T, D, static_cast<int>(tp), cp), {"out_proj"});
     attn_out = "allreduce_attn";
   }
-  add(make_elementwise("residual_attn", LayerType::elementwise, T, D, 1.0, 2, p), {attn_out});
+  add(make_add("residual_attn", LayerType::elementwise, T, D, 2, p), {attn_out});
   add(make_norm("norm_ffn", s.norm, T, D, p), {"residual_attn"});
 
   std::string ffn_out = "ffn_down";
@@ -168,7 +168,7 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     add(make_collective("allreduce_ffn", OpKind::all_reduce, T, D, static_cast<int>(tp), cp), {ffn_out});
     ffn_out = "allreduce_ffn";
   }
-  add(make_elementwise("residual_ffn", LayerType::elementwise, T, D, 1.0, 2, p), {ffn_out, "residual_attn"});
+  add(make_add("residual_ffn", LayerType::elementwise, T, D, 2, p), {ffn_out, "residual_attn"});
   return b;
 }
 

@@ -25,7 +25,7 @@ OperatorGraph build_vit(const VitSpec& s, const PhaseSpec& phase) {
   ConvShape patch{B, s.channels, s.image_size, s.image_size, D, s.patch, s.patch, s.patch, 0, 1};
   embed.nodes.push_back(Node{make_conv2d("patch_embed", LayerType::embedding, patch, p, true), {}});
   // Prepend [CLS] and add the learned position embeddings.
-  Operator pos = make_elementwise("pos_embed", LayerType::embedding, B * tokens, D, 1.0, 1, p);
+  Operator pos = make_add("pos_embed", LayerType::embedding, B * tokens, D, 1, p);
   pos.tensors.push_back(Tensor{"positions", TensorRole::weight, tokens * D, p, -1});
   pos.tensors.push_back(Tensor{"cls", TensorRole::weight, D, p, -1});
   embed.nodes.push_back(Node{std::move(pos), {"patch_embed"}});
@@ -100,7 +100,7 @@ Block bottleneck(std::string name, std::int64_t repeat, std::int64_t n, std::int
   }
   const std::int64_t rows = n * 4 * width;
   const std::int64_t cols = out_hw * out_hw;
-  b.nodes.push_back(Node{make_elementwise(name + ".add", LayerType::elementwise, rows, cols, 1.0, 2, p), add_inputs});
+  b.nodes.push_back(Node{make_add(name + ".add", LayerType::elementwise, rows, cols, 2, p), add_inputs});
   b.nodes.push_back(
       Node{make_elementwise(name + ".relu", LayerType::elementwise, rows, cols, 1.0, 1, p), {name + ".add"}});
   return b;

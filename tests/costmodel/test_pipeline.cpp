@@ -195,6 +195,31 @@ TEST(Parallelism, ExpertAndDataParallel) {
   EXPECT_NEAR(h.step_time_s, 2e-3 + 0.25 * d.dp_comm_s, 1e-12);
 }
 
+// ZeRO-3 / FSDP FULL_SHARD over 8 chips of a switch (ring algorithm), G = 100 MB of
+// parameters (= gradients), 3 micro-batches: each micro-batch all-gathers twice and
+// reduce-scatters once, each (n - 1) alpha + (n - 1)/n G/B = 14 us + 0.875 ms, so
+// 3 x 3 x 0.889 ms = 8.001 ms, exposed after the 3 x 2 ms of blocks; unsharded, one
+// all-reduce per step, 2 x 7 alpha + 2 x 7/8 G/B = 1.778 ms.
+TEST(Parallelism, ShardedStatesGatherTwiceAndReduceScatterPerMicroBatch) {
+  cs::StepWork w;
+  w.blocks.push_back(cs::BlockWork{1e-3, 0.0, 0.0});
+  w.blocks.push_back(cs::BlockWork{1e-3, 0.0, 0.0});
+  w.micro_batches = 3;
+  w.gradient_bytes = 100e6;
+  const auto sys = cs::make_switch(8, kBw, kAlpha);
+  const auto plain = cs::evaluate_parallel_step(sys, {1, 1, 8, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(plain.feasible);
+  EXPECT_NEAR(plain.dp_comm_s, 1.778e-3, 1e-12);
+  w.shard_states = true;
+  const auto z3 = cs::evaluate_parallel_step(sys, {1, 1, 8, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(z3.feasible);
+  EXPECT_NEAR(z3.dp_comm_s, 8.001e-3, 1e-12);
+  EXPECT_NEAR(z3.step_time_s, 6e-3 + 8.001e-3, 1e-12);
+  EXPECT_NEAR(z3.exposed_comm_s, 8.001e-3, 1e-12);
+  // One replica: nothing to gather.
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {1, 1, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring).dp_comm_s, 0.0);
+}
+
 TEST(Parallelism, InfeasibleConfigurationsAreValues) {
   const auto w = uniform_blocks(4, 1e-3, 1);
   const auto sys = cs::make_switch(8, kBw, kAlpha);

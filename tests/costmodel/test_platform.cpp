@@ -644,3 +644,43 @@ TEST(Platform, SystemStepsRunAtTheClockTheTdpAllows) {
   EXPECT_FALSE(off.feasible);
   EXPECT_EQ(off.reason, "power: static_power_exceeds_tdp");
 }
+
+// Memory of one chip under pipeline parallelism and sharded states, by hand from the
+// unsharded footprint (costmodel/platform/system.cpp stage_memory): a stage holds 1/p of
+// the weights, gradients and optimizer state; the first stage keeps min(m, p) of p
+// micro-batches' activations of its L/p layers (Korthikanti et al. 2022, 4.2.3), times
+// 1 + (p - 1)/(p v) interleaved; ZeRO-3 keeps 1/dp of the states plus two gathered units,
+// a Llama-2-7B layer being 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360
+// parameters (404,766,720 bytes in bf16). Power: m micro-batches draw m times one's
+// dynamic energy over m times its time, so the same power.
+TEST(Platform, PipelineAndShardedStatesDivideTheMemory) {
+  const pf::Platform p = a100();
+  pf::SystemRequest r;
+  r.spec = *wl::workload_preset("llama2-7b");
+  r.phase.phase = wl::Phase::training;
+  r.phase.batch = 1;
+  r.phase.seq = 512;
+  r.serving.enabled = false;
+  const auto run = [&](int pp, int dp, int m, int v, bool shard) {
+    pf::SystemRequest q = r;
+    q.degrees.pp = pp;
+    q.degrees.dp = dp;
+    q.micro_batches = m;
+    q.virtual_stages = v;
+    q.shard_states = shard;
+    const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, pp * dp), q);
+    EXPECT_TRUE(e.feasible) << e.reason;
+    return e;
+  };
+  const pf::SystemEval one = run(1, 1, 1, 1, false);
+  const wl::MemoryFootprint& f = one.chip.footprint;
+  const double states = f.weight_bytes + f.gradient_bytes + f.optimizer_bytes;
+  EXPECT_DOUBLE_EQ(one.chip.totals.memory_bytes, states + f.activation_bytes);
+  EXPECT_NEAR(run(4, 1, 8, 1, false).chip.totals.memory_bytes, states / 4 + f.activation_bytes, 1.0);
+  EXPECT_NEAR(run(4, 1, 2, 1, false).chip.totals.memory_bytes, states / 4 + f.activation_bytes * 2 / 4, 1.0);
+  EXPECT_NEAR(run(4, 1, 8, 2, false).chip.totals.memory_bytes, states / 4 + f.activation_bytes * (1 + 3.0 / 8), 1.0);
+  EXPECT_NEAR(run(1, 8, 1, 1, true).chip.totals.memory_bytes, states / 8 + 2 * 404766720.0 + f.activation_bytes, 1.0);
+  EXPECT_DOUBLE_EQ(run(1, 8, 1, 1, false).chip.totals.memory_bytes, one.chip.totals.memory_bytes);
+  const pf::SystemEval two = run(1, 1, 2, 1, false);
+  EXPECT_NEAR(two.power.power_w, one.power.power_w, 1e-9 * one.power.power_w);
+}

@@ -75,14 +75,15 @@ for c in v["cases"]:
 for g in ("operators", "end_to_end", "training_mfu"):
     need(v["groups"], [g], "validate.groups")
     need(v["groups"][g], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], f"validate.groups.{g}")
-# A training case in tokens/s/chip (llm-foundry's MPT-7B row on A100: micro-batch 6 of 2,048 tokens,
-# eager PyTorch with FlashAttention) is 6 x 2048 tokens over the step `dse eval` gives that stack.
+# A training case in tokens/s/chip (llm-foundry's MPT-7B row on A100: 8 GPUs with FSDP FULL_SHARD, 2
+# micro-batches of 6 x 2,048 tokens per step, eager PyTorch with FlashAttention) is 2 x 6 x 2048 tokens over
+# the step `dse eval` gives that stack and configuration.
 mpt = [c for c in v["cases"] if c["name"] == "mosaicml-mpt-7b-a100-mb6"]
-ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
-                    os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
+ev = json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
+                    "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
                     "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                     "--launch", "framework", "--no-serving", "--json"))
-want_tps = 6 * 2048 / ev["totals"]["latency_s"]
+want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
 # Capacity: llm-foundry ran MPT-125M at micro-batch 40 of 2,048 tokens on A100 80GB with FlashAttention
@@ -99,6 +100,24 @@ want_saved = 12 * (2 * 40 * 12 * 2048**2 * 2 - 40 * 12 * 2048 * 4)
 if not fa["fits_memory"] or eager["fits_memory"] or eager["memory_bytes"] - fa["memory_bytes"] != want_saved:
     sys.exit(f"MPT-125M mb40 on A100: FlashAttention {fa['memory_bytes']} B (fits {fa['fits_memory']}), eager "
              f"{eager['memory_bytes']} B (fits {eager['fits_memory']}); want a difference of {want_saved} B")
+# Training options of dse eval: bad values and inference phases are refused.
+for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expected none or full (got half)"),
+                  (["--phase", "train", "--recompute", "some"], "--recompute: expected none, selective or full (got some)"),
+                  (["--phase", "decode", "--micro-batches", "4"], "apply to --phase train"),
+                  (["--phase", "train", "--micro-batches", "0"], "--micro-batches and --virtual-stages must be >= 1")):
+    p = subprocess.run([dse, "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--no-serving"] + args,
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr:
+        sys.exit(f"dse eval {args}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+# The validation's Megatron-LM configuration (GPT-3 175B on A100 80GB, TP 8, PP 8, 64 micro-batches of 1,
+# 3 chunks per chip, selective recomputation) ran, so it fits: 1/8 of the TP-8 states (16 B per parameter)
+# plus the first stage's activations (Korthikanti et al. 2022) is 78 GB, not the 405 GB of one unpipelined chip.
+meg = [c for c in v["cases"] if c["name"] == "megatron-gpt3-175b-a100-mfu"]
+ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
+                    "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
+                    "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json"))
+if len(meg) != 1 or not ev["totals"]["fits_memory"]:
+    sys.exit(f"megatron case {meg}, dse eval memory {ev['totals']['memory_bytes']} (fits {ev['totals']['fits_memory']})")
 # PaLM's slice (scenarios/systems/tpu-v4-pod-3072.yaml, a 12 x 16 x 16 torus, 2 links of 45 GB/s per
 # dimension, alpha 1 us): a TP-12 group is the 12-chip ring of dims[0], so one TP all-reduce of a
 # 4 x 2048-token activation (8192 x 18432 x 2 B = 301,989,888 B) takes, by hand,
@@ -164,7 +183,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        "a key of training_mfu cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
-                       "a key of llm_step_csv and training_mfu cases only")):
+                       "a key of llm_step_csv and training_mfu cases only"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, dp: 8, source: s}",
+                       "cases[0].dp: a key of training_mfu cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, dp: 8, sharding: half, measured: 1, unit: mfu, source: s}",
+                       "cases[0].sharding: expected none or full (got half)")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
