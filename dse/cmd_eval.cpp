@@ -32,7 +32,7 @@ int cmd_eval(const Args& args) {
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1;
   std::int64_t batch = 1, seq = -1, context = -1;
-  double rate = 0.0, sla_ms = 0.0;
+  double rate = 0.0, sla_ms = 0.0, overlap_data = 0.0;
   po::options_description named(
       "dse eval --hardware H --workload W [options]\n\n"
       "Evaluates one step of a workload on a GPU-class platform (per-layer mapping sheet and\n"
@@ -66,6 +66,9 @@ int cmd_eval(const Args& args) {
       "train with --dp: none (replicated states, one gradient all-reduce per step) | full (ZeRO-3 / "
       "FSDP FULL_SHARD: states partitioned over --dp, per micro-batch two parameter all-gathers and "
       "a gradient reduce-scatter)")(
+      "overlap-data", po::value<double>(&overlap_data)->default_value(0.0),
+      "train with --dp: fraction of the data-parallel collectives (all-reduce, or with --sharding full the "
+      "all-gathers and reduce-scatters) hidden under compute, 0..1; default 0, all exposed")(
       "fusion", po::value<std::string>(&fusion_name)->default_value("standard"), "none | standard | aggressive")(
       "fusions", po::value<std::string>(&fusions_list),
       "comma-separated fusion kinds the stack applies, replacing --fusion's set: gemm_epilogue, "
@@ -120,11 +123,13 @@ int cmd_eval(const Args& args) {
   if (recompute == "full") phase.recompute = true;
   else if (recompute == "selective") phase.recompute_attention = true;
   else if (recompute != "none") throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
+  if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
+    throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
   if (sharding != "none" && sharding != "full")
     throw InputError("--sharding: expected none or full (got " + sharding + ")");
   if ((phase.phase != wl::Phase::training) &&
-      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none"))
-    throw InputError("--recompute, --micro-batches, --virtual-stages and --sharding apply to --phase train");
+      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none" || overlap_data > 0.0))
+    throw InputError("--recompute, --micro-batches, --virtual-stages, --sharding and --overlap-data apply to --phase train");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
   std::optional<std::vector<pf::FusionKind>> fusion_kinds;
@@ -162,6 +167,7 @@ int cmd_eval(const Args& args) {
   req.micro_batches = micro_batches;
   req.virtual_stages = virtual_stages;
   req.shard_states = sharding == "full";
+  req.overlap.data = overlap_data;
   req.options.fusion = *fusion;
   req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;

@@ -81,6 +81,12 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
      << eng(t.flops * 1e-12) << " TFLOP, MFU " << eng(100 * t.mfu, 3) << " %, energy " << eng(t.energy_j)
      << " J, memory " << eng(t.memory_bytes / 1e9) << " GB of " << eng(t.hbm_bytes_capacity / 1e9) << " GB"
      << (e.chip.fits_memory ? "" : " (DOES NOT FIT)") << '\n';
+  const auto& f = e.chip.footprint;
+  os << "memory (GB): weights " << eng(f.weight_bytes / 1e9) << ", activations " << eng(f.activation_bytes / 1e9);
+  if (f.gradient_bytes > 0 || f.optimizer_bytes > 0)
+    os << ", gradients " << eng(f.gradient_bytes / 1e9) << ", optimizer " << eng(f.optimizer_bytes / 1e9);
+  if (f.kv_cache_bytes > 0) os << ", KV cache " << eng(f.kv_cache_bytes / 1e9);
+  os << '\n';
   os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
      << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms), tokens/s " << eng(e.tokens_per_s)
      << "\npower " << eng(e.power.power_w) << " W"
@@ -116,6 +122,11 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
      << ", \"mfu\": " << json_number(t.mfu) << ", \"energy_j\": " << json_number(t.energy_j)
      << ", \"dynamic_energy_j\": " << json_number(t.dynamic_energy_j) << ", \"memory_bytes\": "
      << json_number(t.memory_bytes) << ", \"fits_memory\": " << (e.chip.fits_memory ? "true" : "false")
+     << ", \"memory\": {\"weight_bytes\": " << json_number(e.chip.footprint.weight_bytes)
+     << ", \"activation_bytes\": " << json_number(e.chip.footprint.activation_bytes)
+     << ", \"gradient_bytes\": " << json_number(e.chip.footprint.gradient_bytes)
+     << ", \"optimizer_bytes\": " << json_number(e.chip.footprint.optimizer_bytes)
+     << ", \"kv_cache_bytes\": " << json_number(e.chip.footprint.kv_cache_bytes) << "}"
      << ", \"dram_bytes\": " << json_number(t.dram_bytes);
   if (t.tokens > 0) os << ", \"tokens_per_s\": " << json_number(e.tokens_per_s);
   os << "}, \"chips\": " << e.chips << ", \"layers\": [";

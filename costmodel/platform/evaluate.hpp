@@ -187,8 +187,8 @@ struct GraphEval {
   int unsupported_fusion_groups = 0;
   std::int64_t cache_hits = 0;
   std::int64_t cache_misses = 0;
-  // The step's memory on one chip, by kind (totals.memory_bytes is its sum, or on a
-  // pipeline the stage's share: platform/system.hpp).
+  // The step's memory on one chip, by kind; totals.memory_bytes is its sum. Under
+  // pipeline parallelism or sharded states, the stage's and shard's (platform/system.cpp).
   workload::MemoryFootprint footprint;
   bool fits_memory = true;
 };

@@ -65,24 +65,25 @@ void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSp
   const int p = r.degrees.pp;
   const bool shard = r.shard_states && phase.phase == wl::Phase::training && r.degrees.dp > 1;
   if (p <= 1 && !shard) return;
-  const wl::MemoryFootprint& f = chip.footprint;
-  const double pd = static_cast<double>(p);
-  double states = (f.weight_bytes + f.gradient_bytes + f.optimizer_bytes) / pd;
+  wl::MemoryFootprint& f = chip.footprint;
+  const double share = 1.0 / static_cast<double>(p) / (shard ? static_cast<double>(r.degrees.dp) : 1.0);
+  f.weight_bytes *= share;
+  f.gradient_bytes *= share;
+  f.optimizer_bytes *= share;
   if (shard) {
     double unit = 0.0;
     for (const wl::Block& b : g.blocks) unit = std::max(unit, wl::totals(b).parameter_bytes);
-    states = states / static_cast<double>(r.degrees.dp) + 2.0 * unit;
+    f.weight_bytes += 2.0 * unit;
   }
-  double held = states + f.kv_cache_bytes / pd;
-  double act = f.activation_bytes;
+  f.kv_cache_bytes /= static_cast<double>(p);
   if (phase.phase == wl::Phase::training) {
+    const double pd = static_cast<double>(p);
     const double m = static_cast<double>(std::max(1, r.micro_batches));
     const double v = static_cast<double>(std::max(1, r.virtual_stages));
-    act *= std::min(m, pd) / pd * (v > 1.0 ? 1.0 + (pd - 1.0) / (pd * v) : 1.0);
+    f.activation_bytes *= std::min(m, pd) / pd * (v > 1.0 ? 1.0 + (pd - 1.0) / (pd * v) : 1.0);
   }
-  held += act;
-  chip.totals.memory_bytes = held;
-  chip.fits_memory = held <= capacity_bytes;
+  chip.totals.memory_bytes = f.total_bytes();
+  chip.fits_memory = chip.totals.memory_bytes <= capacity_bytes;
 }
 
 StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
@@ -123,7 +124,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   if (phase.phase == wl::Phase::training)
     work.gradient_bytes = wl::totals(g).parameter_bytes / static_cast<double>(std::max(1, r.degrees.pp));
   work.shard_states = r.shard_states;
-  o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, sys::OverlapFractions{},
+  o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
   if (!o.step.feasible) {
     o.ok = false;

@@ -13,8 +13,8 @@ double activation_inputs(const Operator& op) {
 }
 
 // What the forward keeps of an operator for the backward pass: its inputs, nothing for an
-// addition, a dropout's 1-byte mask (Korthikanti et al. 2022, section 4.1: "dropout
-// mask", 1 byte per element).
+// addition or a collective (Operator::saves_inputs), a dropout's 1-byte mask (Korthikanti
+// et al. 2022, section 4.1: "dropout mask", 1 byte per element).
 double saved_for_backward(const Operator& op) {
   if (!op.saves_inputs) return 0.0;
   if (is_dropout(op)) {
@@ -33,7 +33,7 @@ double activation(const Tensor& t) {
 
 }  // namespace
 
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention) noexcept {
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention) {
   MemoryFootprint f;
   const GraphTotals t = totals(g);
   f.weight_bytes = t.parameter_bytes;

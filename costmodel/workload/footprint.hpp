@@ -38,8 +38,7 @@ struct MemoryFootprint {
 // dropout's input. Selective recomputation (PhaseSpec::recompute_attention) of a
 // checkpointed block saves no score-shaped tensor either (Korthikanti et al. 2022,
 // section 4.2: the recomputed core keeps only Q, K, V), with or without FlashAttention.
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
-                                 bool flash_attention = false) noexcept;
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention = false);
 
 enum class FootprintStatus { fits, exceeds_capacity };
 

@@ -84,6 +84,15 @@ ev = json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding",
                     "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                     "--launch", "framework", "--no-serving", "--json"))
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
+# --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time).
+half = json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
+                      "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
+                      "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
+                      "--launch", "framework", "--no-serving", "--overlap-data", "0.5", "--json"))["parallel"]
+full_exp = ev["parallel"]["exposed_comm_s"]
+if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
+        or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp)) > 1e-9):
+    sys.exit(f"--overlap-data 0.5: exposed {half['exposed_comm_s']} vs {full_exp}, step {half['step_time_s']}")
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
 # Capacity: llm-foundry ran MPT-125M at micro-batch 40 of 2,048 tokens on A100 80GB with FlashAttention
@@ -104,6 +113,7 @@ if not fa["fits_memory"] or eager["fits_memory"] or eager["memory_bytes"] - fa["
 for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expected none or full (got half)"),
                   (["--phase", "train", "--recompute", "some"], "--recompute: expected none, selective or full (got some)"),
                   (["--phase", "decode", "--micro-batches", "4"], "apply to --phase train"),
+                  (["--phase", "train", "--overlap-data", "1.5"], "--overlap-data: expected a fraction in [0, 1]"),
                   (["--phase", "train", "--micro-batches", "0"], "--micro-batches and --virtual-stages must be >= 1")):
     p = subprocess.run([dse, "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--no-serving"] + args,
                        capture_output=True, text=True, timeout=60)
@@ -118,6 +128,12 @@ ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-
                     "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json"))
 if len(meg) != 1 or not ev["totals"]["fits_memory"]:
     sys.exit(f"megatron case {meg}, dse eval memory {ev['totals']['memory_bytes']} (fits {ev['totals']['fits_memory']})")
+# Its breakdown (totals.memory) sums to the total; mixed-precision Adam: gradients = weights (2 B per
+# parameter), optimizer = 6 x weights (fp32 master, momentum, variance: 12 B).
+mem = ev["totals"]["memory"]
+if (abs(sum(mem.values()) - ev["totals"]["memory_bytes"]) > 1e-6 * ev["totals"]["memory_bytes"]
+        or abs(mem["gradient_bytes"] - mem["weight_bytes"]) > 1 or abs(mem["optimizer_bytes"] - 6 * mem["weight_bytes"]) > 8):
+    sys.exit(f"megatron memory breakdown {mem} vs total {ev['totals']['memory_bytes']}")
 # PaLM's slice (scenarios/systems/tpu-v4-pod-3072.yaml, a 12 x 16 x 16 torus, 2 links of 45 GB/s per
 # dimension, alpha 1 us): a TP-12 group is the 12-chip ring of dims[0], so one TP all-reduce of a
 # 4 x 2048-token activation (8192 x 18432 x 2 B = 301,989,888 B) takes, by hand,
