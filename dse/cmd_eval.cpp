@@ -66,6 +66,9 @@ int cmd_eval(const Args& args) {
       "train with --dp: none (replicated states, one gradient all-reduce per step) | full (ZeRO-3 / "
       "FSDP FULL_SHARD: states partitioned over --dp, per micro-batch two parameter all-gathers and "
       "a gradient reduce-scatter)")(
+      "sequence-parallel",
+      "train with --tp: Megatron-LM sequence parallelism (norm and GEMM-input activations sharded over "
+      "the TP group; the same collective bytes)")(
       "overlap-data", po::value<double>(&overlap_data)->default_value(0.0),
       "train with --dp: fraction of the data-parallel collectives (all-reduce, or with --sharding full the "
       "all-gathers and reduce-scatters) hidden under compute, 0..1; default 0, all exposed")(
@@ -128,8 +131,11 @@ int cmd_eval(const Args& args) {
   if (sharding != "none" && sharding != "full")
     throw InputError("--sharding: expected none or full (got " + sharding + ")");
   if ((phase.phase != wl::Phase::training) &&
-      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none" || overlap_data > 0.0))
-    throw InputError("--recompute, --micro-batches, --virtual-stages, --sharding and --overlap-data apply to --phase train");
+      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none" || overlap_data > 0.0 ||
+       vm.count("sequence-parallel") != 0))
+    throw InputError(
+        "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel and --overlap-data apply to "
+        "--phase train");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
   std::optional<std::vector<pf::FusionKind>> fusion_kinds;
@@ -168,6 +174,7 @@ int cmd_eval(const Args& args) {
   req.virtual_stages = virtual_stages;
   req.shard_states = sharding == "full";
   req.overlap.data = overlap_data;
+  req.sequence_parallel = vm.count("sequence-parallel") != 0;
   req.options.fusion = *fusion;
   req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;

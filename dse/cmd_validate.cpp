@@ -291,6 +291,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.pp = pp;
   r.degrees.dp = dp;
   r.shard_states = sharding == "full";
+  // sequence_parallel: true (training_mfu): Megatron-LM's sequence parallelism (memory only).
+  r.sequence_parallel = c.boolean_or("sequence_parallel", false);
   r.micro_batches = micro;
   r.virtual_stages = virtual_stages;
   r.options.fusion = m.e2e_fusion;
@@ -566,14 +568,14 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "dp", "sharding", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
+                           "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
                            "fusions", "launch", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
-    for (const char* key : {"launch", "dp", "sharding"})
+    for (const char* key : {"launch", "dp", "sharding", "sequence_parallel"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

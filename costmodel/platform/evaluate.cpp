@@ -845,7 +845,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   t.energy_j = t.dynamic_energy_j + t.static_energy_j;
   t.tokens = static_cast<double>(ph.batch * ph.seq);
   t.tokens_per_s = t.latency_s > 0 ? t.tokens / t.latency_s : 0.0;
-  out.footprint = wl::memory_footprint(graph, ph, applies_fusion(options, FusionKind::flash_attention));
+  out.footprint = wl::memory_footprint(
+      graph, ph, {applies_fusion(options, FusionKind::flash_attention), options.sequence_parallel});
   t.memory_bytes = out.footprint.total_bytes();
   t.hbm_bytes_capacity = platform.gpu.hbm_bytes;
   out.fits_memory = t.memory_bytes <= platform.gpu.hbm_bytes;

@@ -135,6 +135,11 @@ struct EvalOptions {
   // interconnect; unset: on a switch of the platform's own links.
   std::optional<system::Interconnect> interconnect;
   workload::PhaseSpec phase;  // for memory footprint and tokens/s
+  // Training under tensor parallelism with sequence parallelism (Megatron-LM
+  // --sequence-parallel): the memory footprint's replicated activations are sharded
+  // (workload/footprint.hpp). Its collectives move the all-reduces' bytes as an
+  // all-gather plus a reduce-scatter, which the graph's all-reduces already cost.
+  bool sequence_parallel = false;
 };
 // Whether the options apply fusion kind k (their fusion_kinds, else their strategy's).
 bool applies_fusion(const EvalOptions& o, FusionKind k);

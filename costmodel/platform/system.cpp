@@ -100,6 +100,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   EvalOptions opt = r.options;
   opt.phase = phase;
   opt.interconnect = system.interconnect;
+  opt.sequence_parallel = r.sequence_parallel;
   o.chip = evaluate_graph(p, g, opt, &cache);
   stage_memory(o.chip, g, phase, r, p.gpu.hbm_bytes);
   sys::StepWork work;

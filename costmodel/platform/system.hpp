@@ -106,6 +106,8 @@ struct SystemRequest {
   // (ZeRO-3, PyTorch FSDP FULL_SHARD): memory and communication as in
   // system/parallelism.hpp and stage_memory (system.cpp).
   bool shard_states = false;
+  // Training: Megatron-LM sequence parallelism over the TP group (EvalOptions).
+  bool sequence_parallel = false;
   // Fractions of each kind of communication hidden under compute (system/parallelism.hpp);
   // default none, each exposed.
   system::OverlapFractions overlap;

@@ -33,7 +33,8 @@ double activation(const Tensor& t) {
 
 }  // namespace
 
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention) {
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, const FootprintOptions& options) {
+  const bool flash_attention = options.flash_attention;
   MemoryFootprint f;
   const GraphTotals t = totals(g);
   f.weight_bytes = t.parameter_bytes;
@@ -47,6 +48,8 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
       const Operator& op = b.nodes[i].op;
       if (training && op.pass != Pass::forward) continue;
       held[i] = training ? saved_for_backward(op) : activation_inputs(op) + bytes_of_role(op, TensorRole::output);
+      if (training && options.sequence_parallel && op.input_replicas > 1)
+        held[i] /= static_cast<double>(op.input_replicas);
     }
     const bool selective = training && phase.recompute_attention && !phase.recompute && b.checkpoint;
     if (flash_attention || selective) {

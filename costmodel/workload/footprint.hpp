@@ -38,7 +38,16 @@ struct MemoryFootprint {
 // dropout's input. Selective recomputation (PhaseSpec::recompute_attention) of a
 // checkpointed block saves no score-shaped tensor either (Korthikanti et al. 2022,
 // section 4.2: the recomputed core keeps only Q, K, V), with or without FlashAttention.
-MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, bool flash_attention = false);
+//
+// sequence_parallel (training): the saved inputs of operators with input_replicas > 1
+// (operator.hpp) are kept 1/input_replicas per chip: a GPT layer under tensor parallelism
+// t then keeps sbh (34 / t + 5as / (ht)), Korthikanti et al.'s equation 4 (32 / t here:
+// no hidden dropouts).
+struct FootprintOptions {
+  bool flash_attention = false;
+  bool sequence_parallel = false;
+};
+MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, const FootprintOptions& options = {});
 
 enum class FootprintStatus { fits, exceeds_capacity };
 

@@ -103,6 +103,11 @@ struct Operator {
   // conjugate collective: they keep nothing; a dropout keeps only its mask, a rule of
   // workload/footprint.cpp).
   bool saves_inputs = true;
+  // Under tensor parallelism, the chips of the TP group holding a copy of this operator's
+  // (full-width) inputs: a layer's norms and the GEMMs that read them. Sequence
+  // parallelism (Korthikanti et al. 2022, section 4.2.2) shards those along the sequence,
+  // so each keeps 1/input_replicas of them for the backward pass. 1: sharded or no TP.
+  int input_replicas = 1;
 };
 
 // Counting conventions (per occurrence of the operator):

@@ -82,14 +82,19 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     b.nodes.push_back(Node{std::move(op), std::move(inputs)});
   };
 
-  add(make_norm("norm_attn", s.norm, T, D, p), {});
+  // The ops whose inputs every chip of the TP group holds whole (Operator::input_replicas).
+  const auto replicated = [tp](Operator op) {
+    op.input_replicas = static_cast<int>(tp);
+    return op;
+  };
+  add(replicated(make_norm("norm_attn", s.norm, T, D, p)), {});
 
   Operator qkv = make_linear("qkv_proj", LayerType::attention, T, (h + 2 * kvh) * hd, D, p, s.bias);
   qkv.tensors.pop_back();  // y: split into q and the new keys and values
   qkv.tensors.push_back(Tensor{"q", TensorRole::output, T * h * hd, p, -1});
   qkv.tensors.push_back(
       Tensor{"kv", d.write_cache ? TensorRole::kv_cache_write : TensorRole::output, T * 2 * kvh * hd, kvp, -1});
-  add(std::move(qkv), {"norm_attn"});
+  add(replicated(std::move(qkv)), {"norm_attn"});
   std::string q_source = "qkv_proj";
   if (s.position == PositionEncoding::rope) {
     // Rotary embedding of q and k: x*cos + rotate(x)*sin, 3 flops per element.
@@ -123,11 +128,11 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     attn_out = "allreduce_attn";
   }
   add(make_add("residual_attn", LayerType::elementwise, T, D, 2, p), {attn_out});
-  add(make_norm("norm_ffn", s.norm, T, D, p), {"residual_attn"});
+  add(replicated(make_norm("norm_ffn", s.norm, T, D, p)), {"residual_attn"});
 
   std::string ffn_out = "ffn_down";
   if (s.experts > 0) {
-    add(make_linear("moe_router", LayerType::ffn, T, s.experts, D, p, false), {"norm_ffn"});
+    add(replicated(make_linear("moe_router", LayerType::ffn, T, s.experts, D, p, false)), {"norm_ffn"});
     // Uniform routing: T tokens each pick top_k of E experts, so an expert is hit
     // with probability 1 - (1 - k/E)^T; the active experts share the T*k routed
     // token slots. Weights of every expert stay resident; only active ones are read.
@@ -153,13 +158,13 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
     }
     add(expert("ffn_down", D, F), {"ffn_act"});
   } else if (s.ffn == Ffn::swiglu) {
-    add(make_linear("ffn_gate", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
-    add(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
+    add(replicated(make_linear("ffn_gate", LayerType::ffn, T, F, D, p, s.bias)), {"norm_ffn"});
+    add(replicated(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias)), {"norm_ffn"});
     // silu(gate) * up: x * sigmoid(x) (about 4 flops) and a multiply.
     add(make_elementwise("ffn_act", LayerType::ffn, T, F, 5.0, 2, p), {"ffn_gate", "ffn_up"});
     add(make_linear("ffn_down", LayerType::ffn, T, D, F, p, s.bias), {"ffn_act"});
   } else {
-    add(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias), {"norm_ffn"});
+    add(replicated(make_linear("ffn_up", LayerType::ffn, T, F, D, p, s.bias)), {"norm_ffn"});
     // GELU with the tanh approximation: about 8 flops per element.
     add(make_elementwise("ffn_act", LayerType::ffn, T, F, 8.0, 1, p), {"ffn_up"});
     add(make_linear("ffn_down", LayerType::ffn, T, D, F, p, s.bias), {"ffn_act"});

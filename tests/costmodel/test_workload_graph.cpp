@@ -237,9 +237,9 @@ TEST(WorkloadFootprint, GptLayerActivationsAreKorthikantisFormula) {
   // between 2 and 1 layers.
   auto s = std::get<wl::TransformerSpec>(*wl::workload_preset("gpt3-175b"));
   const auto ph = phase(wl::Phase::training, 1, 2048);
-  const auto at = [&](std::int64_t layers, wl::PhaseSpec p) {
+  const auto at = [&](std::int64_t layers, wl::PhaseSpec p, bool sp = false) {
     s.layers = layers;
-    return wl::memory_footprint(wl::build_graph(s, p), p).activation_bytes;
+    return wl::memory_footprint(wl::build_graph(s, p), p, {false, sp}).activation_bytes;
   };
   const double sbh = 2048.0 * 1.0 * 12288.0, as2b = 96.0 * 2048.0 * 2048.0 * 1.0;
   EXPECT_DOUBLE_EQ(at(2, ph) - at(1, ph), 32.0 * sbh + 5.0 * as2b);
@@ -251,6 +251,13 @@ TEST(WorkloadFootprint, GptLayerActivationsAreKorthikantisFormula) {
   // replicated sbh hold the two masks, so 8 here. t = 8: 11 sbh + 5 a s^2 b / 8.
   s.tensor_parallel = 8;
   EXPECT_DOUBLE_EQ(at(2, ph) - at(1, ph), 11.0 * sbh + 5.0 * as2b / 8.0);
+  // With sequence parallelism (equation 4): sbh (34 / t + 5 a s / (h t)), 32 / t here; and
+  // with selective recomputation as well (equation 5 without the masks): 32 sbh / t.
+  EXPECT_DOUBLE_EQ(at(2, ph, true) - at(1, ph, true), 4.0 * sbh + 5.0 * as2b / 8.0);
+  EXPECT_DOUBLE_EQ(at(2, sel, true) - at(1, sel, true), 4.0 * sbh);
+  // Without tensor parallelism nothing is replicated: sequence parallelism changes nothing.
+  s.tensor_parallel = 1;
+  EXPECT_DOUBLE_EQ(at(2, ph, true) - at(1, ph, true), 32.0 * sbh + 5.0 * as2b);
 }
 
 TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
@@ -263,7 +270,7 @@ TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
   const auto ph = phase(wl::Phase::training, 2, 128);
   const auto g = wl::build_graph(llama("llama2-7b"), ph);
   const auto eager = wl::memory_footprint(g, ph);
-  const auto flash = wl::memory_footprint(g, ph, true);
+  const auto flash = wl::memory_footprint(g, ph, {true});
   const double scores = b * heads * s * s * 2.0;  // one of S or P, one layer
   const double lse = b * heads * s * 4.0;
   EXPECT_DOUBLE_EQ(eager.activation_bytes - flash.activation_bytes, layers * (2.0 * scores - lse));
@@ -280,7 +287,7 @@ TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
   auto gpt = llama("llama2-7b");
   gpt.attention_dropout = 0.1;
   const auto gd = wl::build_graph(gpt, ph);
-  EXPECT_DOUBLE_EQ(wl::memory_footprint(gd, ph).activation_bytes - wl::memory_footprint(gd, ph, true).activation_bytes,
+  EXPECT_DOUBLE_EQ(wl::memory_footprint(gd, ph).activation_bytes - wl::memory_footprint(gd, ph, {true}).activation_bytes,
                    layers * (2.5 * scores - lse));
 
   // Inference: at a long prompt the eager peak is softmax's S in and P out
@@ -288,7 +295,7 @@ TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
   const auto pf = phase(wl::Phase::prefill, 1, 4096);
   const auto gp = wl::build_graph(llama("llama2-7b"), pf);
   EXPECT_DOUBLE_EQ(wl::memory_footprint(gp, pf).activation_bytes, 2.0 * 32.0 * 4096.0 * 4096.0 * 2.0);
-  const double fp = wl::memory_footprint(gp, pf, true).activation_bytes;
+  const double fp = wl::memory_footprint(gp, pf, {true}).activation_bytes;
   EXPECT_GE(fp, 4.0 * 4096.0 * 4096.0 * 2.0);
   EXPECT_LT(fp, 32.0 * 4096.0 * 4096.0 * 2.0);
 }

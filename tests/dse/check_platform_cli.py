@@ -128,6 +128,15 @@ ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-
                     "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json"))
 if len(meg) != 1 or not ev["totals"]["fits_memory"]:
     sys.exit(f"megatron case {meg}, dse eval memory {ev['totals']['memory_bytes']} (fits {ev['totals']['fits_memory']})")
+# Sequence parallelism shards the 8 sbh of replicated activations per layer (two norm inputs, the QKV and
+# FFN-up GEMM inputs; Korthikanti et al. 2022, section 4.2.2) over the 8 TP chips: 96 layers x 7/8 x 8 x
+# 2048 x 12288 B, times the interleaved first stage's 1 + 7/24 = 21,843,935,232 B less.
+sp = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
+                    "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
+                    "--virtual-stages", "3", "--recompute", "selective", "--sequence-parallel", "--no-serving",
+                    "--json"))["totals"]
+if abs(ev["totals"]["memory"]["activation_bytes"] - sp["memory"]["activation_bytes"] - 21843935232) > 1:
+    sys.exit(f"sequence parallelism: activations {sp['memory']['activation_bytes']} vs {ev['totals']['memory']}")
 # Its breakdown (totals.memory) sums to the total; mixed-precision Adam: gradients = weights (2 B per
 # parameter), optimizer = 6 x weights (fp32 master, momentum, variance: 12 B).
 mem = ev["totals"]["memory"]
