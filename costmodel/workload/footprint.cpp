@@ -81,7 +81,12 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     if (saved == 0.0) continue;  // a backward block
     const double repeat = static_cast<double>(b.repeat);
     if (phase.recompute && b.checkpoint && !b.nodes.empty()) {
-      f.activation_bytes += repeat * activation_inputs(b.nodes.front().op) + saved;
+      // The checkpoint keeps the block's input (sharded too under sequence parallelism).
+      const Operator& first = b.nodes.front().op;
+      const double keep = activation_inputs(first) / (options.sequence_parallel && first.input_replicas > 1
+                                                           ? static_cast<double>(first.input_replicas)
+                                                           : 1.0);
+      f.activation_bytes += repeat * keep + saved;
     } else {
       f.activation_bytes += repeat * saved;
     }

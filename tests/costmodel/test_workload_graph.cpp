@@ -255,6 +255,12 @@ TEST(WorkloadFootprint, GptLayerActivationsAreKorthikantisFormula) {
   // with selective recomputation as well (equation 5 without the masks): 32 sbh / t.
   EXPECT_DOUBLE_EQ(at(2, ph, true) - at(1, ph, true), 4.0 * sbh + 5.0 * as2b / 8.0);
   EXPECT_DOUBLE_EQ(at(2, sel, true) - at(1, sel, true), 4.0 * sbh);
+  // Full recomputation keeps each layer's input, 2 sbh, sharded over t as well (section 5:
+  // 2 sbh L / t with sequence parallelism), plus one layer's saved set while it reruns.
+  auto full = ph;
+  full.recompute = true;
+  EXPECT_DOUBLE_EQ(at(2, full, true) - at(1, full, true), 2.0 * sbh / 8.0);
+  EXPECT_DOUBLE_EQ(at(2, full) - at(1, full), 2.0 * sbh);
   // Without tensor parallelism nothing is replicated: sequence parallelism changes nothing.
   s.tensor_parallel = 1;
   EXPECT_DOUBLE_EQ(at(2, ph, true) - at(1, ph, true), 32.0 * sbh + 5.0 * as2b);
