@@ -136,10 +136,10 @@ Operator make_batched_gemm(std::string name, LayerType layer, std::int64_t batch
                            std::int64_t n, std::int64_t k, Precision p);
 Operator make_conv2d(std::string name, LayerType layer, const ConvShape& shape, Precision p, bool bias = false);
 // inputs input tensors of rows*cols elements each and one output.
-// An element-wise addition of `inputs` tensors (residual adds): saves_inputs false.
-Operator make_add(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, int inputs, Precision p);
 Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols,
                           double flops_per_element, int inputs, Precision p);
+// An element-wise addition of `inputs` tensors (residual adds): saves_inputs false.
+Operator make_add(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, int inputs, Precision p);
 Operator make_softmax(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);
 // Dropout (training): element-wise, 2 flops per element (compare with a random
 // threshold, scale by 1 / (1 - p)); reads x, writes y and a 1-byte keep mask
