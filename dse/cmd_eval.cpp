@@ -123,9 +123,8 @@ int cmd_eval(const Args& args) {
   if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   if (micro_batches < 1 || virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
-  if (recompute == "full") phase.recompute = true;
-  else if (recompute == "selective") phase.recompute_attention = true;
-  else if (recompute != "none") throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
+  if (!wl::apply_recompute(recompute, phase))
+    throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
   if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
     throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
   if (sharding != "none" && sharding != "full")

@@ -407,9 +407,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     // Activation recomputation of the cited run: none, selective (attention
     // core, Korthikanti et al. 2022) or full (every checkpointed layer).
     const std::string rc = c.string_or("recompute", "none");
-    if (rc == "full") r.phase.recompute = true;
-    else if (rc == "selective") r.phase.recompute_attention = true;
-    else if (rc != "none")
+    if (!wl::apply_recompute(rc, r.phase))
       io::fail(c.place("recompute"), c.node("recompute"), "expected none, selective or full", rc);
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);

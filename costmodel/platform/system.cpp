@@ -60,8 +60,7 @@ double hidden_of(const wl::WorkloadSpec& s) {
 // (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
 // the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
 // consecutive FSDP instances"), the unit being the largest block (a layer).
-void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r,
-                  double capacity_bytes) {
+void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r) {
   const int p = r.degrees.pp;
   const bool shard = r.shard_states && phase.phase == wl::Phase::training && r.degrees.dp > 1;
   if (p <= 1 && !shard) return;
@@ -83,7 +82,7 @@ void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSp
     f.activation_bytes *= std::min(m, pd) / pd * (v > 1.0 ? 1.0 + (pd - 1.0) / (pd * v) : 1.0);
   }
   chip.totals.memory_bytes = f.total_bytes();
-  chip.fits_memory = chip.totals.memory_bytes <= capacity_bytes;
+  chip.fits_memory = chip.totals.memory_bytes <= chip.totals.hbm_bytes_capacity;
 }
 
 StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
@@ -102,7 +101,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   opt.interconnect = system.interconnect;
   opt.sequence_parallel = r.sequence_parallel;
   o.chip = evaluate_graph(p, g, opt, &cache);
-  stage_memory(o.chip, g, phase, r, p.gpu.hbm_bytes);
+  stage_memory(o.chip, g, phase, r);
   sys::StepWork work;
   const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
   const double tokens = static_cast<double>(phase.batch * phase.seq);

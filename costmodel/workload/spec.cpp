@@ -94,6 +94,13 @@ std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexc
   return std::nullopt;
 }
 
+bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept {
+  if (s != "none" && s != "selective" && s != "full") return false;
+  phase.recompute = s == "full";
+  phase.recompute_attention = s == "selective";
+  return true;
+}
+
 bool is_symbol(std::string_view s) noexcept {
   return s == "batch" || s == "seq" || s == "context" || s == "kv_len" || s == "tokens";
 }

@@ -52,6 +52,10 @@ struct PhaseSpec {
   // its group (FlashDecoding, XQA, FlashInfer).
   bool kv_read_per_query_head = false;
 };
+// Training's activation recomputation by name: "none", "selective" (PhaseSpec::
+// recompute_attention) or "full" (PhaseSpec::recompute) set the phase's flags and
+// return true; anything else returns false and leaves the phase as it was.
+bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept;
 
 enum class Arch { decoder, encoder };
 enum class Ffn { swiglu, gelu };
