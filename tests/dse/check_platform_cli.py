@@ -79,16 +79,15 @@ for g in ("operators", "end_to_end", "training_mfu"):
 # micro-batches of 6 x 2,048 tokens per step, eager PyTorch with FlashAttention) is 2 x 6 x 2048 tokens over
 # the step `dse eval` gives that stack and configuration.
 mpt = [c for c in v["cases"] if c["name"] == "mosaicml-mpt-7b-a100-mb6"]
-ev = json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
-                    "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
-                    "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
-                    "--launch", "framework", "--no-serving", "--json"))
+def mpt7b(*extra):
+    return json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
+                          "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
+                          "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
+                          "--launch", "framework", "--no-serving", "--json", *extra))
+ev = mpt7b()
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
 # --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time).
-half = json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
-                      "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
-                      "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
-                      "--launch", "framework", "--no-serving", "--overlap-data", "0.5", "--json"))["parallel"]
+half = mpt7b("--overlap-data", "0.5")["parallel"]
 full_exp = ev["parallel"]["exposed_comm_s"]
 if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
         or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp)) > 1e-9):
@@ -123,18 +122,17 @@ for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expe
 # 3 chunks per chip, selective recomputation) ran, so it fits: 1/8 of the TP-8 states (16 B per parameter)
 # plus the first stage's activations (Korthikanti et al. 2022) is 78 GB, not the 405 GB of one unpipelined chip.
 meg = [c for c in v["cases"] if c["name"] == "megatron-gpt3-175b-a100-mfu"]
-ev = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
-                    "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
-                    "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json"))
+def megatron(*extra):
+    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
+                          "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
+                          "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json", *extra))
+ev = megatron()
 if len(meg) != 1 or not ev["totals"]["fits_memory"]:
     sys.exit(f"megatron case {meg}, dse eval memory {ev['totals']['memory_bytes']} (fits {ev['totals']['fits_memory']})")
 # Sequence parallelism shards the 8 sbh of replicated activations per layer (two norm inputs, the QKV and
 # FFN-up GEMM inputs; Korthikanti et al. 2022, section 4.2.2) over the 8 TP chips: 96 layers x 7/8 x 8 x
 # 2048 x 12288 B, times the interleaved first stage's 1 + 7/24 = 21,843,935,232 B less.
-sp = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
-                    "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
-                    "--virtual-stages", "3", "--recompute", "selective", "--sequence-parallel", "--no-serving",
-                    "--json"))["totals"]
+sp = megatron("--sequence-parallel")["totals"]
 if abs(ev["totals"]["memory"]["activation_bytes"] - sp["memory"]["activation_bytes"] - 21843935232) > 1:
     sys.exit(f"sequence parallelism: activations {sp['memory']['activation_bytes']} vs {ev['totals']['memory']}")
 # Its breakdown (totals.memory) sums to the total; mixed-precision Adam: gradients = weights (2 B per
