@@ -227,13 +227,19 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
 
   // One wave of `active` tiles: a prologue that fills the first pipeline stage
   // (not overlapped), k-steps each bounded by the slowest of matrix engine, L2,
-  // HBM and the load latency spread over the pipeline depth, and an epilogue
-  // that writes the C tiles.
+  // HBM and the load stream, and an epilogue that writes the C tiles.
+  // The load stream: a core keeps stages - 1 k-steps of loads in flight, and one
+  // k-step's loads complete a round trip plus their own transfer after issue (the
+  // wave's active cores share the HBM bandwidth, so a core's share of one step
+  // moves in hbm_step). By Little's law a step then takes at least
+  // (latency + hbm_step) / (stages - 1): with one step in flight, latency and
+  // transfer add, which is what a single wave of memory-bound tiles waits for
+  // (a skinny GEMM with one block per core); deeper pipelines hide the latency.
   auto wave_time = [&](std::int64_t active) {
     const double a = d(active);
     const double l2_step = a * (rows + cols) * k_step_bytes / hw.l2_bandwidth_bytes_per_s;
     const double hbm_step = wave_panel_bytes_per_step(active) * hbm_scale / hbm_bw;
-    const double latency_step = hw.hbm_latency_s / d(stages - 1);
+    const double latency_step = (hw.hbm_latency_s + hbm_step) / d(stages - 1);
     const double step = std::max({step_compute_s, l2_step, hbm_step, latency_step});
     const double prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
     const double epilogue = a * rows * cols * e / hbm_bw;

@@ -82,6 +82,27 @@ TEST(GpuGemm, WaveQuantisationStepsWhenTilesCrossACoreMultiple) {
   EXPECT_EQ(c4.bottleneck, Bottleneck::compute);
 }
 
+// The load stream of a pipelined main loop (Little's law). One core, one
+// 128x128x320 tile: 10 k-steps, each loading (128 + 128) x 32 x 2 B = 16,384 B.
+// HBM at 16.384 GB/s moves one step's loads in 1 us; the round trip is 1 us; the
+// matrix engine needs 512 ns a step. Both operands (163,840 B) fit the L2 and
+// are read once. With 2 stages one step's loads are in flight: each step waits
+// 1 us + 1 us = 2 us. Prologue 1 us latency + 1 us transfer, epilogue the C tile,
+// 32,768 B / 16.384 GB/s = 2 us: 2 + 10 x 2 + 2 = 24 us. With 3 stages two steps
+// are in flight, 2 us / 2 = 1 us a step, the bandwidth's own bound: 2 + 10 + 2 = 14 us.
+TEST(GpuGemm, OneStepInFlightAddsLatencyToTransfer) {
+  GpuHardware hw = toy(1);
+  hw.hbm_peak_bandwidth_bytes_per_s = 16.384e9;
+  hw.hbm_latency_s = 1e-6;
+  const auto two = dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 320});
+  ASSERT_TRUE(two.feasible);
+  EXPECT_NEAR(two.hbm_bytes, 163840.0 + 32768.0, 1e-6);
+  EXPECT_NEAR(two.latency_s, 24e-6, 1e-12);
+  EXPECT_EQ(two.bottleneck, Bottleneck::memory);
+  hw.gemm_pipeline_stages = 3;
+  EXPECT_NEAR(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 320}).latency_s, 14e-6, 1e-12);
+}
+
 TEST(GpuGemm, OpsPerByteRidgeSeparatesMemoryAndComputeBound) {
   GpuHardware hw = toy(32);
   hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
