@@ -215,7 +215,10 @@ TEST(KnownGap, Mi210GemmMaxWithinTwentyPercent) {
              "PGR2, 256 threads). The model picks the fastest tile of the preset's list instead, "
              "128x128x64 (64-deep steps halve the round trips), and gives 380-383 us (-31% to -35%); "
              "the list (R, tiles common in MI200 logic files) and the pick-the-fastest rule stay, as no "
-             "source ties the library's choice to shapes in general. The compute-bound rows use "
+             "source ties the library's choice to shapes in general. The preset's 2 stages are R too: "
+             "solution 47 is PGR2 (global reads two k-steps ahead), which under the same rule would hide "
+             "the round trip, so a load latency that grows near HBM saturation (the preset holds one "
+             "low-load figure) is the likelier remainder. The compute-bound rows use "
              "sustained_fraction 0.716, worked back from an independent MI210 sweep (mi210.yaml); no "
              "constant was fitted to this file.");
 }
