@@ -26,6 +26,13 @@ double saved_for_backward(const Operator& op) {
   return activation_inputs(op);
 }
 
+// The chips one copy of an operator's saved inputs is spread over: under sequence
+// parallelism, the TP group's input_replicas for the inputs every chip holds whole
+// (Operator::input_replicas), else 1.
+double saved_input_shards(const Operator& op, const FootprintOptions& options) {
+  return options.sequence_parallel && op.input_replicas > 1 ? static_cast<double>(op.input_replicas) : 1.0;
+}
+
 // A tensor's bytes when it is an activation (an operator's input or output), else 0.
 double activation(const Tensor& t) {
   return t.role == TensorRole::input || t.role == TensorRole::output ? bytes(t) : 0.0;
@@ -47,9 +54,8 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
       const Operator& op = b.nodes[i].op;
       if (training && op.pass != Pass::forward) continue;
-      held[i] = training ? saved_for_backward(op) : activation_inputs(op) + bytes_of_role(op, TensorRole::output);
-      if (training && options.sequence_parallel && op.input_replicas > 1)
-        held[i] /= static_cast<double>(op.input_replicas);
+      held[i] = training ? saved_for_backward(op) / saved_input_shards(op, options)
+                         : activation_inputs(op) + bytes_of_role(op, TensorRole::output);
     }
     const bool selective = training && phase.recompute_attention && !phase.recompute && b.checkpoint;
     if (flash_attention || selective) {
@@ -83,10 +89,7 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     if (phase.recompute && b.checkpoint && !b.nodes.empty()) {
       // The checkpoint keeps the block's input (sharded too under sequence parallelism).
       const Operator& first = b.nodes.front().op;
-      const double keep = activation_inputs(first) / (options.sequence_parallel && first.input_replicas > 1
-                                                           ? static_cast<double>(first.input_replicas)
-                                                           : 1.0);
-      f.activation_bytes += repeat * keep + saved;
+      f.activation_bytes += repeat * (activation_inputs(first) / saved_input_shards(first, options)) + saved;
     } else {
       f.activation_bytes += repeat * saved;
     }
