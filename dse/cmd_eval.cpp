@@ -127,10 +127,10 @@ int cmd_eval(const Args& args) {
     throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
   if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
     throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
-  if (sharding != "none" && sharding != "full")
-    throw InputError("--sharding: expected none or full (got " + sharding + ")");
+  const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
+  if (!shard_states) throw InputError("--sharding: expected none or full (got " + sharding + ")");
   if ((phase.phase != wl::Phase::training) &&
-      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || sharding != "none" || overlap_data > 0.0 ||
+      (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
        vm.count("sequence-parallel") != 0))
     throw InputError(
         "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel and --overlap-data apply to "
@@ -171,7 +171,7 @@ int cmd_eval(const Args& args) {
   req.degrees = {tp, pp, dp, ep};
   req.micro_batches = micro_batches;
   req.virtual_stages = virtual_stages;
-  req.shard_states = sharding == "full";
+  req.shard_states = *shard_states;
   req.overlap.data = overlap_data;
   req.sequence_parallel = vm.count("sequence-parallel") != 0;
   req.options.fusion = *fusion;

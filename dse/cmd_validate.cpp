@@ -272,8 +272,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // states (full: ZeRO-3 / FSDP FULL_SHARD, costmodel/system/parallelism.hpp).
   const int dp = static_cast<int>(c.positive_integer_or("dp", 1));
   const std::string sharding = c.string_or("sharding", "none");
-  if (sharding != "none" && sharding != "full")
-    io::fail(c.place("sharding"), c.node("sharding"), "expected none or full", sharding);
+  const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
+  if (!shard_states) io::fail(c.place("sharding"), c.node("sharding"), "expected none or full", sharding);
   if (c.has("system")) {
     io::SystemFile sf = io::resolve_system(c.string("system"));
     p = sf.chip;
@@ -290,7 +290,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.tp = tp;
   r.degrees.pp = pp;
   r.degrees.dp = dp;
-  r.shard_states = sharding == "full";
+  r.shard_states = *shard_states;
   // sequence_parallel: true (training_mfu): Megatron-LM's sequence parallelism (memory only).
   r.sequence_parallel = c.boolean_or("sequence_parallel", false);
   r.micro_batches = micro;

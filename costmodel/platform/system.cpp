@@ -12,6 +12,12 @@ namespace dse::costmodel::platform {
 namespace wl = dse::costmodel::workload;
 namespace sys = dse::costmodel::system;
 
+std::optional<bool> shard_states_from_string(std::string_view s) noexcept {
+  if (s == "none") return false;
+  if (s == "full") return true;
+  return std::nullopt;
+}
+
 SystemSpec default_system(const Platform& p, int chips) {
   SystemSpec s;
   s.name = p.gpu.name + "-x" + std::to_string(chips);

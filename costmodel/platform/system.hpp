@@ -36,6 +36,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "costmodel/platform/evaluate.hpp"
@@ -112,6 +113,9 @@ struct SystemRequest {
   // default none, each exposed.
   system::OverlapFractions overlap;
 };
+// SystemRequest::shard_states by name: "none" (replicated states, one gradient all-reduce
+// per step) gives false, "full" (ZeRO-3 / FSDP FULL_SHARD) true, anything else nullopt.
+std::optional<bool> shard_states_from_string(std::string_view s) noexcept;
 
 struct ServingResult {
   bool evaluated = false;
