@@ -25,6 +25,9 @@ GEMM of the power run, which no constant was derived from.
 With --verify (a ctest): exits 1 unless the preset's constants are the ones derived here (to 0.5%:
 they are written with 4 digits) and the model's sustained FP8 decode-shaped GEMM is within 8% of the
 measured rate (the per-operator median target of issue 4; that GEMM set no constant).
+For the H200, --verify also checks the presets whose energies are carried from these constants by
+the rule their platform files state: the H100's equal them, the A100's FLOP energies are them x sqrt(7/4)
+(the presets' node rule, 4 -> 7 nm) and its byte energy equals the H200's.
 
 Several runs (--dir repeated): each run's constants are derived as above and the preset takes their mean.
 
@@ -37,6 +40,7 @@ import datetime
 import json
 import os
 import statistics
+import math
 import subprocess
 import sys
 import re
@@ -164,6 +168,17 @@ def main():
     if a.verify:
         bad = [f"{k}: preset {energy[k]:.4g}, derived {v:.4g}" for k, v in out.items()
                if abs(energy[k] / v - 1) > 0.005]
+        # Presets whose energies are carried from these measurements by a stated rule (their platform
+        # files say so): the H100 (same GH100 die) takes them as they are; the A100 takes the FLOP
+        # energies times sqrt(7 / 4), the presets' node rule from 4 nm to 7 nm, and the byte energy as is.
+        if a.hardware == "h200":
+            base = os.path.dirname(a.platform_file or "scenarios/hardware/platform/h200.yaml")
+            for name, flop_scale in (("h100-sxm5", 1.0), ("a100-sxm4-80gb", math.sqrt(7 / 4))):
+                other = energy_section(os.path.join(base, f"{name}.yaml"))
+                for k, scale in (("matrix_flop_fp16_j", flop_scale), ("matrix_flop_int8_j", flop_scale),
+                                 ("hbm_byte_j", 1.0)):
+                    if abs(other[k] / (out[k] * scale) - 1) > 0.005:
+                        bad.append(f"{name} {k}: preset {other[k]:.4g}, derived {out[k] * scale:.4g}")
         if gemm_error is None or abs(gemm_error) > 0.08:
             bad.append(f"sustained FP8 1024x28672x8192: {'no check run' if gemm_error is None else f'{100 * gemm_error:+.1f}%'}"
                        " (bound 8%)")
