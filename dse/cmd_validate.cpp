@@ -440,7 +440,12 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
-                    "%), recompute " + rc;
+                    "%), recompute " + rc +
+                    // Where the step's time goes (to tell a compute-phase gap from a
+                    // communication or power one): the micro-batches' compute share of the
+                    // step at the nominal clock, and the clock the TDP allows.
+                    ", compute " + fmt(e.step.step_time_s > 0 ? 100 * e.step.compute_s / e.step.step_time_s : 0.0, 3) +
+                    "% of the step, clock " + fmt(100 * e.power.throttle_factor, 3) + "% of nominal";
   } else {
     throw InputError(cr.name + ": unknown kind " + kind);
   }

@@ -4,6 +4,7 @@
 usage: check_platform_cli.py DSE_EXECUTABLE
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -94,6 +95,15 @@ if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
     sys.exit(f"--overlap-data 0.5: exposed {half['exposed_comm_s']} vs {full_exp}, step {half['step_time_s']}")
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
+# Its constants end with the compute share of the step and the clock, as `dse eval` gives them for the
+# same configuration: m x the chip's micro-batch latency over the step (both at the nominal clock), and
+# the throttle factor (fails if either is left out or taken from another quantity, e.g. the throttled step).
+share = 100 * 2 * ev["totals"]["chip_latency_s"] / ev["parallel"]["step_time_s"]
+m = re.search(r"compute ([0-9.]+)% of the step, clock ([0-9.]+)% of nominal$", mpt[0]["constants"])
+if (not m or abs(float(m.group(1)) - share) > 0.051 * max(1.0, share / 100)
+        or abs(float(m.group(2)) - 100 * ev["throttle_factor"]) > 0.051):
+    sys.exit(f"validate mosaicml-mpt-7b-a100-mb6 constants: {mpt[0]['constants']!r}, want compute {share:.3f}%, "
+             f"clock {100 * ev['throttle_factor']:.3f}%")
 # Capacity: llm-foundry ran MPT-125M at micro-batch 40 of 2,048 tokens on A100 80GB with FlashAttention
 # (the table above's row). FlashAttention saves no score-shaped tensor: eager attention's S and P in
 # bf16, 12 layers x 2 x (40 x 12 heads x 2048^2 x 2 B) = 96.6 GB, against the row log-sum-exp
