@@ -26,6 +26,20 @@ void BM_GpuEvaluateGemm(benchmark::State& state) {
 }
 BENCHMARK(BM_GpuEvaluateGemm);
 
+// The MI210 preset's FP16 GEMMs go through rocBLAS's selection table (3,169
+// tuned sizes, nearest by Euclidean distance: a scan of the table per call).
+void BM_GpuEvaluateGemmMi210Library(benchmark::State& state) {
+  const auto hw = dse::io::load_gpu_hardware(DSE_SOURCE_DIR "/scenarios/hardware/mi210.yaml");
+  std::int64_t m = 64;
+  for (auto _ : state) {
+    const auto c = dse::costmodel::evaluate_gemm(hw, {m, 12288, 12288});
+    benchmark::DoNotOptimize(c.latency_s);
+    m = m == 32768 ? 64 : m * 2;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GpuEvaluateGemmMi210Library);
+
 void BM_GpuEvaluateSoftmax(benchmark::State& state) {
   const auto hw = a100();
   for (auto _ : state) {

@@ -205,9 +205,20 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
   const double b_bytes = d(s.k) * d(s.n) * e * d(s.batch);
   const double c_bytes = d(s.m) * d(s.n) * e * d(s.batch);
   const bool operands_resident = a_bytes + b_bytes <= hw.l2_bytes;
+  // The kernel's tile order (t.group_m) sets which panels a wave shares: row by
+  // row, a wave of `active` tiles spans ceil(active / tiles_n) rows of tiles;
+  // in groups of g rows, a wave within one group spans g rows and
+  // ceil(active / g) columns.
+  const std::int64_t group = std::min(std::max<std::int64_t>(1, t.group_m), tiles_m * s.batch);
   auto wave_panel_bytes_per_step = [&](std::int64_t active) {
-    const std::int64_t dn = std::min(active, tiles_n);
-    const std::int64_t dm = std::min(ceil_div(active, tiles_n), tiles_m * s.batch);
+    std::int64_t dn = std::min(active, tiles_n);
+    std::int64_t dm = std::min(ceil_div(active, tiles_n), tiles_m * s.batch);
+    if (group > 1 && active <= group * tiles_n) {
+      dm = group;
+      dn = std::min(tiles_n, ceil_div(active, group));
+    } else if (group > 1) {
+      dm = std::min(tiles_m * s.batch, group * ceil_div(active, group * tiles_n));
+    }
     return (d(dm) * rows + d(dn) * cols) * k_step_bytes;
   };
   const double panel_total = d(full_waves) * d(k_steps) * wave_panel_bytes_per_step(hw.core_count) +
@@ -268,14 +279,146 @@ GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
   return gemm_tile(hw, s, t);
 }
 
-GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept {
+namespace {
+
+// The fastest tile of hw.gemm_tiles (hw passed check()).
+GpuKernelCost fastest_tile(const GpuHardware& hw, const GemmShape& s) noexcept {
   GpuKernelCost best = infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
-  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
   for (const GemmTile& t : hw.gemm_tiles) {
     GpuKernelCost c = gemm_tile(hw, s, t);
     if (c.feasible && (!best.feasible || c.latency_s < best.latency_s)) best = std::move(c);
   }
   return best;
+}
+
+// evaluate_gemm_split for a description that passed check().
+GpuKernelCost split_gemm(const GpuHardware& hw, const GemmShape& s, std::int64_t parts, const GemmTile* tile) {
+  if (parts <= 1) return tile != nullptr ? gemm_tile(hw, s, *tile) : fastest_tile(hw, s);
+  GemmShape slice = s;
+  slice.k = ceil_div(s.k, parts);
+  slice.batch = s.batch * parts;
+  GpuKernelCost c = tile != nullptr ? gemm_tile(hw, slice, *tile) : fastest_tile(hw, slice);
+  if (!c.feasible) return c;
+  const double partial = 2.0 * 4.0 * d(parts) * d(s.m) * d(s.n) * d(s.batch);
+  const double extra = partial / hw.hbm_bandwidth_bytes_per_s();
+  c.latency_s += extra;
+  c.hbm_time_s += extra;
+  c.hbm_bytes += partial;
+  c.flops = 2.0 * d(s.m) * d(s.n) * d(s.k) * d(s.batch);
+  c.achieved_flops_per_s = c.flops / c.latency_s;
+  const double peak = hw.peak_matrix_flops_per_s(s.precision);
+  c.pct_of_peak = peak > 0.0 ? 100.0 * c.achieved_flops_per_s / peak : 0.0;
+  c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
+  c.bottleneck_detail = "split_k=" + std::to_string(parts);
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+// The four coordinates of a tuned size, as library_kernel compares them.
+std::int64_t coord(const GemmLibraryEntry& e, int dim) noexcept {
+  switch (dim) {
+    case 0: return e.m;
+    case 1: return e.n;
+    case 2: return e.batch;
+    default: return e.k;
+  }
+}
+std::int64_t coord(const GemmShape& s, int dim) noexcept {
+  switch (dim) {
+    case 0: return s.m;
+    case 1: return s.n;
+    case 2: return s.batch;
+    default: return s.k;
+  }
+}
+
+struct Nearest {
+  const GemmLibraryEntry* entry = nullptr;
+  double d2 = std::numeric_limits<double>::infinity();
+  void offer(const GemmLibraryEntry& e, const GemmShape& s) noexcept {
+    double d2e = 0.0;
+    for (int dim = 0; dim < 4; ++dim) {
+      const double x = d(coord(e, dim) - coord(s, dim));
+      d2e += x * x;
+    }
+    if (d2e < d2 || (d2e == d2 && entry != nullptr && e.order < entry->order)) {
+      d2 = d2e;
+      entry = &e;
+    }
+  }
+};
+
+// Ranges of at most this many entries are leaves, scanned in full.
+constexpr std::size_t kLeaf = 8;
+
+// The implicit k-d tree: the node of [lo, hi) is its middle entry, split on
+// dimension depth % 4; the left part holds coordinates <= the node's, the right
+// part >= (index_gemm_library). A part is searched when the query's distance to
+// the splitting plane does not exceed the best distance so far (ties included).
+void search(const std::vector<GemmLibraryEntry>& t, std::size_t lo, std::size_t hi, int depth,
+            const GemmShape& s, Nearest& best) noexcept {
+  if (hi - lo <= kLeaf) {
+    for (std::size_t i = lo; i < hi; ++i) best.offer(t[i], s);
+    return;
+  }
+  const std::size_t mid = lo + (hi - lo) / 2;
+  const int dim = depth % 4;
+  best.offer(t[mid], s);
+  const double diff = d(coord(s, dim) - coord(t[mid], dim));
+  const bool left_first = diff <= 0.0;
+  search(t, left_first ? lo : mid + 1, left_first ? mid : hi, depth + 1, s, best);
+  if (diff * diff <= best.d2)
+    search(t, left_first ? mid + 1 : lo, left_first ? hi : mid, depth + 1, s, best);
+}
+
+void build(std::vector<GemmLibraryEntry>& t, std::size_t lo, std::size_t hi, int depth) {
+  if (hi - lo <= kLeaf) return;
+  const std::size_t mid = lo + (hi - lo) / 2;
+  const int dim = depth % 4;
+  std::nth_element(t.begin() + static_cast<std::ptrdiff_t>(lo), t.begin() + static_cast<std::ptrdiff_t>(mid),
+                   t.begin() + static_cast<std::ptrdiff_t>(hi),
+                   [dim](const GemmLibraryEntry& a, const GemmLibraryEntry& b) { return coord(a, dim) < coord(b, dim); });
+  build(t, lo, mid, depth + 1);
+  build(t, mid + 1, hi, depth + 1);
+}
+
+}  // namespace
+
+const GemmLibraryEntry* library_kernel(const GpuHardware& hw, const GemmShape& s) noexcept {
+  if (hw.gemm_library.empty() || s.precision != hw.gemm_library_precision) return nullptr;
+  Nearest best;
+  if (hw.gemm_library_indexed) {
+    search(hw.gemm_library, 0, hw.gemm_library.size(), 0, s, best);
+  } else {
+    for (const GemmLibraryEntry& e : hw.gemm_library) best.offer(e, s);
+  }
+  return best.entry;
+}
+
+void index_gemm_library(GpuHardware& hw) {
+  build(hw.gemm_library, 0, hw.gemm_library.size(), 0);
+  hw.gemm_library_indexed = true;
+}
+
+GpuKernelCost evaluate_gemm_split(const GpuHardware& hw, const GemmShape& s, std::int64_t parts,
+                                  const GemmTile* tile) noexcept {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+  return split_gemm(hw, s, parts, tile);
+}
+
+GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept {
+  if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
+  if (const GemmLibraryEntry* e = library_kernel(hw, s)) {
+    GpuKernelCost c = split_gemm(hw, s, e->split_k, &e->tile);
+    if (c.feasible) {
+      c.library_solution = e->solution;
+      return c;
+    }
+  }
+  return fastest_tile(hw, s);
 }
 
 GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape& s) noexcept {

@@ -41,11 +41,30 @@ enum class DispatchPath : std::uint8_t {
 std::string_view to_string(DispatchPath p);
 
 // A thread-block tile a GEMM library may choose: output tile m x n, k-step k.
+// `group_m`: the kernel's tile order. The tiles of a wave are handed out in
+// groups of group_m tile rows (along m), all columns (along n) of a group
+// before the next group (Tensile's WorkGroupMapping: ContractionSolution
+// numFullBlocks = tiles along dimension 1 / workGroupMapping); 1 = row by row.
 struct GemmTile {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  std::int64_t group_m = 1;
   friend bool operator==(const GemmTile&, const GemmTile&) = default;
+};
+
+// One entry of a GEMM library's selection table (a Tensile logic file's
+// size -> solution list): the tuned problem size and the kernel the library
+// runs for it. `split_k` is the kernel's k split (Tensile GlobalSplitU).
+struct GemmLibraryEntry {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  GemmTile tile;
+  std::int64_t split_k = 1;
+  std::int64_t solution = -1;  // the library's own index, for reports
+  std::int64_t order = 0;      // position in the library's table: of equally near sizes the first wins
 };
 
 struct GpuHardware {
@@ -85,6 +104,15 @@ struct GpuHardware {
   double launch_overhead_compiled_s = 0.0;
   std::int64_t gemm_pipeline_stages = 2;  // main-loop software pipeline depth
   std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles
+  // The library's own kernel selection for one precision, where the file gives
+  // it: a GEMM of that precision runs the kernel of the nearest tuned size
+  // (Euclidean distance over m, n, batch, k, as Tensile's MatchingLibrary does)
+  // instead of the fastest tile of gemm_tiles. Empty = fastest tile.
+  std::vector<GemmLibraryEntry> gemm_library;
+  Precision gemm_library_precision = Precision::fp16;
+  // gemm_library is laid out as a k-d tree by index_gemm_library (nearest-size
+  // lookups in about log n steps); false = scanned in full.
+  bool gemm_library_indexed = false;
   // Kernel-structure limits of the software stack (row kernels):
   // eager softmax keeps a row in one warp's registers (one pass over the
   // input) when it has at most this many elements and bytes; longer rows use
@@ -181,9 +209,25 @@ struct GpuKernelCost {
   GemmTile tile;
   std::int64_t tile_count = 0;
   std::int64_t waves = 0;
+  std::int64_t library_solution = -1;  // the library table's kernel index, -1 = fastest tile
 };
 
+// The fastest tile of hw.gemm_tiles, or, where hw.gemm_library covers the
+// precision, the library's kernel for the nearest tuned size (split into its
+// split_k slices as evaluate_gemm_split does).
 GpuKernelCost evaluate_gemm(const GpuHardware& hw, const GemmShape& s) noexcept;
+// The entry of hw.gemm_library whose size is nearest to s (nullptr when the
+// table is empty or is for another precision). Of equally near entries the one
+// with the smallest `order` wins.
+const GemmLibraryEntry* library_kernel(const GpuHardware& hw, const GemmShape& s) noexcept;
+// Reorders hw.gemm_library into an implicit k-d tree over (m, n, batch, k) and
+// sets gemm_library_indexed; library_kernel's answers are unchanged.
+void index_gemm_library(GpuHardware& hw);
+// s with k cut into `parts` slices run as extra batches (best tile, or `tile`
+// when given), plus the fp32 partial sums written and read back once at HBM
+// bandwidth; flops and rates are those of the whole GEMM. parts = 1: plain.
+GpuKernelCost evaluate_gemm_split(const GpuHardware& hw, const GemmShape& s, std::int64_t parts,
+                                  const GemmTile* tile = nullptr) noexcept;
 // The same model for one fixed tile (for tests and mapping sheets).
 GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
                                       const GemmTile& t) noexcept;

@@ -75,7 +75,11 @@ std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, const s
     if (g.matrix_sustained_fraction_by_precision[i] > 0.0)
       s += " (" + std::string(costmodel::to_string(static_cast<costmodel::Precision>(i))) + " " +
            fmt(g.matrix_sustained_fraction_by_precision[i]) + ")";
-  s += ", HBM " + fmt(g.hbm_achievable_fraction) + " of peak, launch " + std::string(pf::to_string(launch));
+  s += ", HBM " + fmt(g.hbm_achievable_fraction) + " of peak";
+  if (!g.gemm_library.empty())
+    s += ", " + std::string(costmodel::to_string(g.gemm_library_precision)) + " GEMM kernels from the library table (" +
+         std::to_string(g.gemm_library.size()) + " tuned sizes)";
+  s += ", launch " + std::string(pf::to_string(launch));
   if (launch == pf::LaunchMode::framework)
     s += " (lib " + fmt(g.launch_overhead_library_s * 1e6) + " / eager " + fmt(g.launch_overhead_eager_s * 1e6) +
          " / compiled " + fmt(g.launch_overhead_compiled_s * 1e6) + " us)";

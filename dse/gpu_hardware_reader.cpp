@@ -3,6 +3,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <sstream>
 #include <vector>
 
 #include "dse/yaml_reader.hpp"
@@ -87,6 +89,83 @@ void read_software(const MapReader& m, GpuHardware& hw) {
   }
 }
 
+constexpr const char* kLibraryHeader = "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution";
+
+// The selection table of `gemm_library` (see the header): `file` is the table's path.
+std::vector<costmodel::GemmLibraryEntry> read_library_table(const std::string& text, const std::string& file) {
+  std::vector<costmodel::GemmLibraryEntry> out;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (!header) {
+      if (line != kLibraryHeader) throw ConfigError(file, line_no, 1, "header", kLibraryHeader, line);
+      header = true;
+      continue;
+    }
+    std::array<std::int64_t, 10> v{};
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::size_t end = i + 1 < v.size() ? line.find(',', at) : line.size();
+      const std::string cell = line.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      const int column = static_cast<int>(at) + 1;
+      std::size_t used = 0;
+      long long x = 0;
+      try {
+        x = std::stoll(cell, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      const std::int64_t min_value = i == 9 ? 0 : 1;
+      if (end == std::string::npos || used == 0 || used != cell.size() || x < min_value || x > (1LL << 40))
+        throw ConfigError(file, line_no, column, "row",
+                          std::string("10 comma-separated integers (") + kLibraryHeader + "), each >= 1 (solution >= 0)",
+                          line);
+      v[i] = x;
+      at = end + 1;
+    }
+    costmodel::GemmLibraryEntry e;
+    e.m = v[0];
+    e.n = v[1];
+    e.batch = v[2];
+    e.k = v[3];
+    e.tile = GemmTile{v[4], v[5], v[6], v[7]};
+    e.split_k = v[8];
+    e.solution = v[9];
+    e.order = static_cast<std::int64_t>(out.size());
+    out.push_back(e);
+  }
+  if (out.empty()) throw ConfigError(file, line_no, 1, "rows", "at least one row after the header", "none");
+  return out;
+}
+
+void read_gemm_library(const MapReader& m, const std::string& file, GpuHardware& hw) {
+  const std::string precision = m.string("precision");
+  bool known = false;
+  for (Precision p : kPrecisions)
+    if (costmodel::to_string(p) == precision) {
+      hw.gemm_library_precision = p;
+      known = true;
+    }
+  if (!known) fail(m.place("precision"), m.node("precision"), "one of fp32, tf32, fp16, bf16, fp8, int8", precision);
+  const std::string table = m.string("table");
+  // A plain file name beside the hardware file: no folders, so a file cannot
+  // reach outside the scenarios (or a device such as /dev/zero).
+  if (table.empty() || table.find('/') != std::string::npos || table.find('\\') != std::string::npos ||
+      table.size() < 5 || table.substr(table.size() - 4) != ".csv")
+    fail(m.place("table"), m.node("table"), "a file name ending in .csv in the hardware file's folder", table);
+  const std::filesystem::path path = std::filesystem::path(file).parent_path() / table;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail(m.place("table"), m.node("table"), "an existing file (" + path.string() + ")", table);
+  hw.gemm_library = read_library_table(read_text_file(path.string(), "GEMM library table"), path.string());
+  costmodel::index_gemm_library(hw);
+}
+
 }  // namespace
 
 costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::string& file) {
@@ -123,8 +202,12 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
                            "eager_softmax_single_pass_max_row_elements",
                            "eager_softmax_single_pass_max_row_bytes",
                            "compiled_reduction_single_pass_max_row_elements",
-                           "compiled_reduction_threads_per_block"}),
+                           "compiled_reduction_threads_per_block", "gemm_library"}),
                 hw);
+  if (const YAML::Node sw = m.node("software"); sw["gemm_library"]) {
+    const Place at = m.place("software").child("gemm_library");
+    read_gemm_library(MapReader(sw["gemm_library"], at, {"precision", "table"}), file, hw);
+  }
   return hw;
 }
 

@@ -32,7 +32,16 @@
 //     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
 //     compiled_reduction_single_pass_max_row_elements: INT > 0
 //     compiled_reduction_threads_per_block: INT > 0   # optional (Inductor num_warps x 32)
+//     gemm_library:                 # optional: the GEMM library's own kernel selection
+//       precision: fp16|bf16|...    #   GEMMs of this precision use the table
+//       table: FILE.csv             #   a file name in this file's folder (no path)
 //
+// The table (CSV, '#' lines are comments) has the header line
+//   m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution
+// and one row per tuned size: the size, the kernel's tile (m x n x k-step), its
+// tile order (group_m >= 1, costmodel::GemmTile), its k split (>= 1) and the
+// library's index of the kernel (>= 0). Every value is an integer > 0 except
+// solution; a bad row is refused with the table's file:line.
 // Unknown keys are refused with file:line:col and a did-you-mean.
 #pragma once
 

@@ -283,36 +283,38 @@ class Evaluator {
   // Split-K (as cuBLAS / hipBLASLt heuristics choose it for skinny GEMMs): the
   // k dimension is cut into `parts` slices run as extra batches, and the fp32
   // partial sums are written and read back once (charged at HBM bandwidth, no
-  // extra launch). The fastest of parts = 1, 2, 4, ..., 64 with k/parts >= 256.
+  // extra launch; evaluate_gemm_split). The fastest of parts = 1, 2, 4, ..., 64
+  // with k/parts >= 256. Where the hardware file gives the library's own
+  // selection table for the precision, its kernel and split are taken as they
+  // are (evaluate_gemm), with no search.
   GpuKernelCost split_k_gemm(const GemmShape& s) const {
     GpuKernelCost best = evaluate_gemm(p_.gpu, s);
+    if (const GemmLibraryEntry* e = library_kernel(p_.gpu, s); e != nullptr && best.library_solution >= 0) {
+      compulsory_floor(s, e->split_k > 1 ? partial_bytes(s, e->split_k) : 0.0, best);
+      refresh_rates(s, best);
+      return best;
+    }
     if (best.feasible) compulsory_floor(s, 0.0, best);
-    const double bw = p_.gpu.hbm_bandwidth_bytes_per_s();
     for (std::int64_t parts = 2; parts <= 64 && s.k / parts >= 256; parts *= 2) {
-      GemmShape t = s;
-      t.k = (s.k + parts - 1) / parts;
-      t.batch = s.batch * parts;
-      GpuKernelCost c = evaluate_gemm(p_.gpu, t);
+      GpuKernelCost c = evaluate_gemm_split(p_.gpu, s, parts);
       if (!c.feasible) continue;
-      const double partial = 2.0 * 4.0 * static_cast<double>(parts * s.m * s.n * s.batch);
-      const double extra = partial / bw;
-      c.latency_s += extra;
-      c.hbm_time_s += extra;
-      c.hbm_bytes += partial;
-      GemmShape whole = s;  // the floor counts A, B and C of the unsplit GEMM
-      compulsory_floor(whole, partial, c);
-      c.flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
-                static_cast<double>(s.batch);
+      compulsory_floor(s, partial_bytes(s, parts), c);  // the floor counts A, B and C of the unsplit GEMM
       if (c.latency_s < best.latency_s || !best.feasible) {
-        c.achieved_flops_per_s = c.flops / c.latency_s;
-        const double peak = p_.gpu.peak_matrix_flops_per_s(s.precision);
-        c.pct_of_peak = peak > 0 ? 100.0 * c.achieved_flops_per_s / peak : 0.0;  // in percent, as GpuKernelCost's
-        c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
-        c.bottleneck_detail = "split_k=" + std::to_string(parts);
+        refresh_rates(s, c);
         best = c;
       }
     }
     return best;
+  }
+  static double partial_bytes(const GemmShape& s, std::int64_t parts) {
+    return 2.0 * 4.0 * static_cast<double>(parts * s.m * s.n * s.batch);
+  }
+  void refresh_rates(const GemmShape& s, GpuKernelCost& c) const {
+    if (!c.feasible || !(c.latency_s > 0.0)) return;
+    c.achieved_flops_per_s = c.flops / c.latency_s;
+    const double peak = p_.gpu.peak_matrix_flops_per_s(s.precision);
+    c.pct_of_peak = peak > 0 ? 100.0 * c.achieved_flops_per_s / peak : 0.0;  // in percent, as GpuKernelCost's
+    c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
   }
   GpuKernelCost elementwise(const ElementwiseShape& s, int tag) {
     return memo(Key{10 + tag, s.elements, s.inputs, s.outputs,
@@ -393,8 +395,10 @@ class Evaluator {
 std::string tile_text(const GpuKernelCost& c) {
   if (c.tile.m == 0) return "";
   const std::string split = c.bottleneck_detail.rfind("split_k", 0) == 0 ? c.bottleneck_detail + ", " : "";
+  const std::string library =
+      c.library_solution >= 0 ? ", library kernel " + std::to_string(c.library_solution) : std::string();
   return split + std::to_string(c.tile.m) + "x" + std::to_string(c.tile.n) + "x" + std::to_string(c.tile.k) +
-         ", " + std::to_string(c.tile_count) + " tiles, " + std::to_string(c.waves) + " waves";
+         ", " + std::to_string(c.tile_count) + " tiles, " + std::to_string(c.waves) + " waves" + library;
 }
 
 bool supported(const Platform& p, FusionKind f) {

@@ -220,4 +220,107 @@ TEST(GpuGemm, InfeasibleIsAValue) {
   EXPECT_FALSE(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 128}).feasible);
 }
 
+// The kernel's tile order (GemmTile::group_m, Tensile's WorkGroupMapping). Four
+// cores, 128x128x32 tiles, 512 x 512 x 32 FP16: 4 x 4 = 16 tiles, 4 waves of 4,
+// one k-step whose panel rows are 32 x 2 B = 64 B. Row by row a wave is 1 tile
+// row x 4 columns: (1 x 128 + 4 x 128) x 64 B = 40,960 B per wave, 163,840 B in
+// all. In groups of 2 tile rows a wave is 2 x 2: (2 x 128 + 2 x 128) x 64 B =
+// 32,768 B, 131,072 B in all. Groups of 4 make a wave 4 rows x 1 column: 40,960
+// B again. The L2 (16,384 B) holds one A + B panel pair, so grouping across
+// waves adds nothing (16 x 16,384 = 262,144 B), and the operands (65,536 B) do
+// not fit it; C adds 512 x 512 x 2 = 524,288 B.
+TEST(GpuGemm, TileOrderSetsThePanelsAWaveShares) {
+  GpuHardware hw = toy(4);
+  hw.l2_bytes = 16384;
+  const GemmShape s{512, 512, 32};
+  const auto rows = dse::costmodel::evaluate_gemm_with_tile(hw, s, GemmTile{128, 128, 32, 1});
+  const auto pairs = dse::costmodel::evaluate_gemm_with_tile(hw, s, GemmTile{128, 128, 32, 2});
+  const auto column = dse::costmodel::evaluate_gemm_with_tile(hw, s, GemmTile{128, 128, 32, 4});
+  ASSERT_TRUE(rows.feasible && pairs.feasible && column.feasible);
+  EXPECT_DOUBLE_EQ(rows.hbm_bytes, 163840.0 + 524288.0);
+  EXPECT_DOUBLE_EQ(pairs.hbm_bytes, 131072.0 + 524288.0);
+  EXPECT_DOUBLE_EQ(column.hbm_bytes, 163840.0 + 524288.0);
+}
+
+// A library selection table: the kernel of the nearest tuned size (Euclidean
+// over m, n, batch, k), the earlier entry on a tie, nothing for another
+// precision; its split runs as evaluate_gemm_split with the entry's tile.
+TEST(GpuLibrary, NearestTunedSizeSetsTheKernel) {
+  GpuHardware hw = toy(1);
+  dse::costmodel::GemmLibraryEntry small;
+  small.m = small.n = small.k = 128;
+  small.tile = GemmTile{128, 128, 32, 1};
+  small.solution = 5;
+  small.order = 0;
+  dse::costmodel::GemmLibraryEntry big = small;
+  big.m = big.n = big.k = 1024;
+  big.tile = GemmTile{64, 64, 32, 1};
+  big.solution = 9;
+  big.order = 1;
+  dse::costmodel::GemmLibraryEntry split = small;  // same distance from (576, 576, 576) as `big`
+  split.m = split.n = split.k = 128;
+  split.split_k = 2;
+  split.solution = 11;
+  split.order = 2;
+  hw.gemm_library = {small, big, split};
+  EXPECT_EQ(dse::costmodel::library_kernel(hw, GemmShape{100, 100, 100})->solution, 5);
+  EXPECT_EQ(dse::costmodel::library_kernel(hw, GemmShape{900, 900, 900})->solution, 9);
+  // (576, 576, 576) is 448 from 128 and from 1024 on every axis: a tie of
+  // `small` (order 0), `big` (1) and `split` (2) -> the first.
+  EXPECT_EQ(dse::costmodel::library_kernel(hw, GemmShape{576, 576, 576})->solution, 5);
+  GemmShape bf{100, 100, 100};
+  bf.precision = Precision::bf16;
+  EXPECT_EQ(dse::costmodel::library_kernel(hw, bf), nullptr);
+  const auto c = dse::costmodel::evaluate_gemm(hw, GemmShape{900, 900, 900});
+  EXPECT_EQ(c.library_solution, 9);
+  EXPECT_EQ(c.tile, (GemmTile{64, 64, 32, 1}));
+  // Only the split entry left: 128 x 128 x 64 in 2 slices of k = 32 run as a
+  // batch of 2 on the one core: 2 waves x 1 k-step x 512 ns. HBM: A and B of the
+  // sliced GEMM (2 x 128 x 32 x 2 B each, 32,768 B, all fit L2), C of both slices
+  // (2 x 128 x 128 x 2 B = 65,536 B) and the fp32 partial sums written and read
+  // back (2 x 4 B x 2 slices x 128 x 128 = 262,144 B).
+  hw.gemm_library = {split};
+  const auto sc = dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 64});
+  EXPECT_EQ(sc.library_solution, 11);
+  EXPECT_EQ(sc.bottleneck_detail, "split_k=2");
+  EXPECT_DOUBLE_EQ(sc.hbm_bytes, 32768.0 + 65536.0 + 262144.0);
+  EXPECT_NEAR(sc.compute_time_s, 2 * kStepS, 1e-12);
+  EXPECT_DOUBLE_EQ(sc.flops, 2.0 * 128 * 128 * 64);
+}
+
+// index_gemm_library (the k-d tree) answers exactly as the full scan does,
+// ties included: a deterministic pseudo-random table of 600 sizes on a coarse
+// grid (many equal distances) and 3,000 queries.
+TEST(GpuLibrary, IndexedLookupEqualsTheFullScan) {
+  GpuHardware hw = toy(1);
+  std::uint64_t x = 12345;
+  const auto next = [&x](std::int64_t mod) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::int64_t>((x >> 33) % static_cast<std::uint64_t>(mod));
+  };
+  for (int i = 0; i < 600; ++i) {
+    dse::costmodel::GemmLibraryEntry e;
+    e.m = 64 * (1 + next(16));
+    e.n = 64 * (1 + next(16));
+    e.batch = 1 + next(3);
+    e.k = 64 * (1 + next(16));
+    e.tile = GemmTile{128, 128, 32, 1};
+    e.solution = i;
+    e.order = i;
+    hw.gemm_library.push_back(e);
+  }
+  GpuHardware indexed = hw;
+  dse::costmodel::index_gemm_library(indexed);
+  ASSERT_TRUE(indexed.gemm_library_indexed);
+  for (int q = 0; q < 3000; ++q) {
+    GemmShape s{32 * (1 + next(40)), 32 * (1 + next(40)), 32 * (1 + next(40))};
+    s.batch = 1 + next(4);
+    const auto* a = dse::costmodel::library_kernel(hw, s);
+    const auto* b = dse::costmodel::library_kernel(indexed, s);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    ASSERT_EQ(a->solution, b->solution) << s.m << "x" << s.n << "x" << s.k << " batch " << s.batch;
+  }
+}
+
 }  // namespace
