@@ -313,10 +313,6 @@ GpuKernelCost split_gemm(const GpuHardware& hw, const GemmShape& s, std::int64_t
   return c;
 }
 
-}  // namespace
-
-namespace {
-
 // The four coordinates of a tuned size, as library_kernel compares them.
 std::int64_t coord(const GemmLibraryEntry& e, int dim) noexcept {
   switch (dim) {
