@@ -27,7 +27,8 @@ void BM_GpuEvaluateGemm(benchmark::State& state) {
 BENCHMARK(BM_GpuEvaluateGemm);
 
 // The MI210 preset's FP16 GEMMs go through rocBLAS's selection table (3,169
-// tuned sizes, nearest by Euclidean distance: a scan of the table per call).
+// tuned sizes, nearest by Euclidean distance: a k-d tree lookup per call, laid
+// out by the reader's index_gemm_library).
 void BM_GpuEvaluateGemmMi210Library(benchmark::State& state) {
   const auto hw = dse::io::load_gpu_hardware(DSE_SOURCE_DIR "/scenarios/hardware/mi210.yaml");
   std::int64_t m = 64;
