@@ -82,6 +82,12 @@ struct GpuHardware {
   // measured ceiling (e.g. FP8 on Hopper sustains a smaller share of its
   // doubled peak than BF16); 0 = use matrix_sustained_fraction.
   std::array<double, kPrecisionCount> matrix_sustained_fraction_by_precision{};
+  // Share of the matrix rate left to kernels written for the previous generation's
+  // warp-level MMA instruction (mma.sync on Hopper, whose full rate needs the
+  // warpgroup-wide wgmma): FlashAttention v1/v2 and pre-2024 Triton kernels. 1 = no
+  // such limit. Used by the fused attention of those kernel generations
+  // (platform::AttentionKernel).
+  double warp_mma_fraction = 1.0;
   // --- vector and special-function units (per core, per cycle)
   double vector_fp32_flops_per_cycle_per_core = 0.0;  // an FMA counts 2
   double vector_fp16_flops_per_cycle_per_core = 0.0;  // packed half, an FMA counts 2

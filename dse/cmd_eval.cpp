@@ -28,7 +28,7 @@ int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
                                                fusion_name = "standard", launch_name = "graph", fusions_list,
                                                decode_attention = "per_kv_head", recompute = "none",
-                                               sharding = "none";
+                                               sharding = "none", attention_kernel = "native";
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1;
   std::int64_t batch = 1, seq = -1, context = -1;
@@ -80,6 +80,11 @@ int cmd_eval(const Args& args) {
       "launch", po::value<std::string>(&launch_name)->default_value("graph"),
       "graph (CUDA/HPU graphs, XLA: the platform's graph_kernel_overhead_s per kernel) | framework "
       "(PyTorch eager dispatch overheads of the hardware file)")(
+      "attention-kernel", po::value<std::string>(&attention_kernel)->default_value("native"),
+      "the stack's fused attention kernel (prefill, training): native (FlashAttention-2-class, built for "
+      "the chip) | flash2 (FlashAttention-2 itself: on Hopper its matrix work at the hardware file's "
+      "warp_mma_fraction) | flash1 (FlashAttention v1 or the 2022-23 Triton FlashAttention, e.g. "
+      "llm-foundry's attn_impl: triton: twice flash2's compute time, Dao 2023)")(
       "prompt", po::value<int>(&prompt)->default_value(1024), "serving: prompt tokens per request")(
       "output", po::value<int>(&output)->default_value(256), "serving: output tokens per request")(
       "static-kv-tokens", po::value<int>(&static_kv),
@@ -152,6 +157,9 @@ int cmd_eval(const Args& args) {
   }
   const auto launch = pf::launch_mode_from_string(launch_name);
   if (!launch) throw InputError("--launch: expected graph or framework (got " + launch_name + ")");
+  const auto attention = pf::attention_kernel_from_string(attention_kernel);
+  if (!attention)
+    throw InputError("--attention-kernel: expected native, flash2 or flash1 (got " + attention_kernel + ")");
 
   pf::Platform platform;
   pf::SystemSpec system;
@@ -177,6 +185,7 @@ int cmd_eval(const Args& args) {
   req.options.fusion = *fusion;
   req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;
+  req.options.attention_kernel = *attention;
   req.serving.enabled = vm.count("no-serving") == 0;
   req.serving.prompt_tokens = prompt;
   req.serving.output_tokens = output;

@@ -322,9 +322,27 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
   if (kind == "training_mfu" && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
   if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
-  cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
-                                         : constants_text(p, r.options.launch, r.options.fusion)) +
-                 ", tp " + std::to_string(tp);
+  // attention_kernel (training_mfu): the measured stack's fused attention generation,
+  // native (default), flash2 or flash1 (pf::AttentionKernel).
+  if (c.has("attention_kernel")) {
+    const auto k = pf::attention_kernel_from_string(c.string("attention_kernel"));
+    if (!k)
+      io::fail(c.place("attention_kernel"), c.node("attention_kernel"), "expected native, flash2 or flash1",
+               c.string("attention_kernel"));
+    r.options.attention_kernel = *k;
+  }
+  cr.constants =
+      (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
+                              : constants_text(p, r.options.launch, r.options.fusion)) +
+      (c.has("attention_kernel")
+           ? ", attention kernel " + std::string(pf::to_string(r.options.attention_kernel)) +
+                 (r.options.attention_kernel == pf::AttentionKernel::flash1 ? " (2x FlashAttention-2's compute time)"
+                                                                            : "") +
+                 (pf::attention_kernel_uses_warp_mma(r.options.attention_kernel) && p.gpu.warp_mma_fraction < 1.0
+                      ? ", its matrix work at " + fmt(p.gpu.warp_mma_fraction) + " of the rate (warp MMA)"
+                      : std::string())
+           : std::string()) +
+      ", tp " + std::to_string(tp);
   // llm_offline lengths: the method's (the MLPerf dataset means) unless the case gives its
   // own (a benchmark run at fixed input and output lengths).
   const int prompt = static_cast<int>(c.positive_integer_or("prompt_tokens", m.prompt));
@@ -578,11 +596,11 @@ int cmd_validate(const Args& args) {
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
-                           "fusions", "launch", "source"});
+                           "fusions", "launch", "attention_kernel", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
-    for (const char* key : {"launch", "dp", "sharding", "sequence_parallel"})
+    for (const char* key : {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

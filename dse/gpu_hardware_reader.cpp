@@ -43,6 +43,7 @@ void read_matrix_engine(const MapReader& m, GpuHardware& hw) {
   }
   if (!any) fail(m.place("macs_per_cycle_per_core"), rates.self(), "expected at least one precision", "none");
   if (m.has("sustained_fraction")) hw.matrix_sustained_fraction = m.positive_fraction("sustained_fraction");
+  if (m.has("warp_mma_fraction")) hw.warp_mma_fraction = m.positive_fraction("warp_mma_fraction");
   if (m.has("sustained_fraction_per_precision")) {
     const MapReader shares(m.node("sustained_fraction_per_precision"),
                            m.place("sustained_fraction_per_precision"), names);
@@ -183,7 +184,7 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   hw.clock_hz = m.positive("clock_hz");
   read_matrix_engine(MapReader(m.node("matrix_engine"), m.place("matrix_engine"),
                                {"mma_shape", "macs_per_cycle_per_core", "sustained_fraction",
-                                "sustained_fraction_per_precision"}),
+                                "sustained_fraction_per_precision", "warp_mma_fraction"}),
                      hw);
   const MapReader v(m.node("vector"), m.place("vector"),
                     {"fp32_flops_per_cycle_per_core", "fp16_flops_per_cycle_per_core",

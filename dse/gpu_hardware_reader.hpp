@@ -12,6 +12,8 @@
 //     sustained_fraction: NUMBER    # optional, in (0, 1], default 1
 //     sustained_fraction_per_precision: {fp8: NUMBER, ...}  # optional, each in (0, 1]:
 //                                   # a precision with its own measured ceiling
+//     warp_mma_fraction: NUMBER     # optional, in (0, 1], default 1: the share of the matrix rate
+//                                   # kernels written for the previous warp-level MMA reach (Hopper's mma.sync)
 //   vector:
 //     fp32_flops_per_cycle_per_core: NUMBER
 //     fp16_flops_per_cycle_per_core: NUMBER

@@ -75,6 +75,22 @@ std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept {
   if (s == "graph") return LaunchMode::graph;
   return std::nullopt;
 }
+std::string_view to_string(AttentionKernel k) noexcept {
+  switch (k) {
+    case AttentionKernel::flash2: return "flash2";
+    case AttentionKernel::flash1: return "flash1";
+    case AttentionKernel::native: break;
+  }
+  return "native";
+}
+std::optional<AttentionKernel> attention_kernel_from_string(std::string_view s) noexcept {
+  if (s == "native") return AttentionKernel::native;
+  if (s == "flash2") return AttentionKernel::flash2;
+  if (s == "flash1") return AttentionKernel::flash1;
+  return std::nullopt;
+}
+double attention_kernel_time_factor(AttentionKernel k) noexcept { return k == AttentionKernel::flash1 ? 2.0 : 1.0; }
+bool attention_kernel_uses_warp_mma(AttentionKernel k) noexcept { return k != AttentionKernel::native; }
 
 const GpuKernelCost* KernelCache::find(const Key& k) const {
   auto it = map_.find(k);
@@ -520,6 +536,10 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   const bool epilogues = applies_fusion(options, FusionKind::gemm_epilogue);
   const bool norm_residual = applies_fusion(options, FusionKind::norm_residual);
   const bool flash = applies_fusion(options, FusionKind::flash_attention);
+  // The attention kernel's share of the matrix rate: warp_mma_fraction for kernels written
+  // for the previous warp-level MMA (AttentionKernel), else all of it.
+  const double attention_matrix_share =
+      attention_kernel_uses_warp_mma(options.attention_kernel) ? platform.gpu.warp_mma_fraction : 1.0;
   const double bw = platform.gpu.hbm_bandwidth_bytes_per_s();
   const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
                                                               : platform.gpu.launch_overhead_s(DispatchPath::library);
@@ -659,10 +679,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                                  wl::bytes(n[dq].op.tensors.at(2)) /* dQ */ + wl::bytes(n[dk].op.tensors.at(0)) /* Q */ +
                                  wl::bytes(n[dk].op.tensors.at(2)) /* dK */;
           const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
-          const double matrix_s = 2.0 * ks[i].cost.compute_time_s + ks[dv].cost.compute_time_s +
-                                  ks[dq].cost.compute_time_s + ks[dk].cost.compute_time_s;
+          const double matrix_s = (2.0 * ks[i].cost.compute_time_s + ks[dv].cost.compute_time_s +
+                                   ks[dq].cost.compute_time_s + ks[dk].cost.compute_time_s) /
+                                  attention_matrix_share;
           const double vector_s = 2.0 * ks[sm].cost.compute_time_s + (with_drop ? ks[drop].cost.compute_time_s : 0.0);
-          const double compute = kept * (matrix_s + vector_s);
+          const double compute = kept * (matrix_s + vector_s) * attention_kernel_time_factor(options.attention_kernel);
           const double matrix_flops =
               kept * (2.0 * wl::flops(op) + wl::flops(n[dv].op) + wl::flops(n[dq].op) + wl::flops(n[dk].op));
           const double vector_flops = kept * (2.0 * wl::flops(n[sm].op) + (with_drop ? wl::flops(n[drop].op) : 0.0));
@@ -670,7 +691,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           r.type = "fused_attention";
           r.flops = matrix_flops + vector_flops;  // executed, the recompute included
           finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
-          r.mapping.kernel = "flash_attention_bwd";
+          r.mapping.kernel =
+              options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
                                    n[dq].op.name + "+" + n[dk].op.name + ")";
@@ -699,7 +721,10 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // tensor lists count them (K and V once per KV head under GQA).
         const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
                                wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
-        double compute = ks[i].cost.compute_time_s + ks[s].cost.compute_time_s + ks[a].cost.compute_time_s;
+        const bool prefill_shaped = op.m >= kDecodeAttentionMaxRows;
+        double compute =
+            (ks[i].cost.compute_time_s + ks[a].cost.compute_time_s) / (prefill_shaped ? attention_matrix_share : 1.0) +
+            ks[s].cost.compute_time_s;
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
         // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
         // so the matrix and softmax work is that of the tiles it keeps.
@@ -731,10 +756,14 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         r.type = "fused_attention";
         const double drop_flops = kept * (with_drop ? wl::flops(b.nodes[drop].op) : 0.0);
         if (with_drop) compute += kept * ks[drop].cost.compute_time_s;
+        // An older kernel generation (EvalOptions::attention_kernel): prefill and training
+        // attention; decode-shaped attention is costed by the rule above whatever the stack.
+        if (prefill_shaped) compute *= attention_kernel_time_factor(options.attention_kernel);
         // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
         r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
         finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
-        r.mapping.kernel = "flash_attention";
+        r.mapping.kernel = prefill_shaped && options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1"
+                                                                                                 : "flash_attention";
         r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
                                  (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
                                  av.name + ")";

@@ -101,6 +101,31 @@ enum class LaunchMode { framework, graph };
 std::string_view to_string(LaunchMode m) noexcept;
 std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept;
 
+// The stack's fused attention kernel (prefill and training; decode-shaped attention keeps
+// its own rule), for the flash_attention fusion:
+//  native  (default) a FlashAttention-2-class kernel built for the chip: its member GEMMs at
+//          the chip's matrix rate, masked tiles skipped (Dao 2023, Algorithms 1 and 2).
+//  flash2  FlashAttention-2 itself: the same work, written for Ampere's warp-level MMA, so on a
+//          chip whose full rate needs another instruction its matrix part runs at
+//          GpuHardware::warp_mma_fraction of the rate (Hopper: about 2/3 with mma.sync;
+//          "FlashAttention-2 achieving only 35% utilization on the H100 GPU", Shah et al.
+//          2024, arXiv 2407.08608, abstract).
+//  flash1  the kernels before it, FlashAttention (v1, CUDA) and the Triton FlashAttention of
+//          2022-23 (flash_attn_triton.py; llm-foundry's attn_impl: triton): twice flash2's
+//          compute time, forward and backward alike. Dao 2023 (arXiv 2307.08691, abstract):
+//          FlashAttention-2 yields "around 2x speedup compared to FlashAttention", which reaches
+//          "only 25-40% of the theoretical maximum FLOPs/s" (FlashAttention-2: 50-73%, A100); the
+//          Triton kernel's docstring: "Overall Triton forward + backward is slightly slower than
+//          CUDA forward + backward". 2 is the sourced ratio, a lower bound for the Triton kernel.
+// The traffic bound and the launch are the same kernels'.
+enum class AttentionKernel { native, flash2, flash1 };
+std::string_view to_string(AttentionKernel k) noexcept;
+std::optional<AttentionKernel> attention_kernel_from_string(std::string_view s) noexcept;
+// Compute time of kernel k relative to FlashAttention-2's (1, or 2 for flash1).
+double attention_kernel_time_factor(AttentionKernel k) noexcept;
+// Whether kernel k is written for the previous generation's warp-level MMA (flash2, flash1).
+bool attention_kernel_uses_warp_mma(AttentionKernel k) noexcept;
+
 // Per-chip energy and power figures (hardware file section `energy:`).
 struct ChipEnergy {
   double matrix_flop_fp32_j = 0.0;  // per FLOP (half a MAC)
@@ -131,6 +156,8 @@ struct EvalOptions {
   // norm_residual + flash_attention, no GEMM epilogue.
   std::optional<std::vector<FusionKind>> fusion_kinds;
   LaunchMode launch = LaunchMode::graph;
+  // The fused attention kernel's generation (applies where flash_attention fuses).
+  AttentionKernel attention_kernel = AttentionKernel::native;
   // Collectives of the graph run on the first `participants` chips of this
   // interconnect; unset: on a switch of the platform's own links.
   std::optional<system::Interconnect> interconnect;

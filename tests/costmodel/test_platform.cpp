@@ -475,6 +475,64 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
   }
 }
 
+// The stack's attention kernel (EvalOptions::attention_kernel). flash1 (FlashAttention v1 and
+// the 2022-23 Triton FlashAttention) takes twice FlashAttention-2's compute time (Dao 2023,
+// abstract: "around 2x speedup compared to FlashAttention"); flash2 and flash1, written for
+// Ampere's mma.sync, run their matrix work at the chip's warp_mma_fraction (about 2/3 on
+// Hopper, PyTorch's FlashAttention-3 post, footnote 1); native runs it at the full rate. By
+// hand from the unfused members' compute times (16 heads, 2048 x 2048 scores, head dim 64,
+// bf16, no mask): forward = factor x ((qk + av) / share + softmax), backward = factor x
+// ((2 dP + dV + dQ + dK) / share + 2 softmax backward), each against its traffic (forward Q,
+// K, V, O: 4 x 16 x 2048 x 64 x 2 B = 16,777,216 B; backward 8 tensors = 33,554,432 B) at HBM
+// bandwidth, plus one kernel overhead.
+TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
+  pf::Platform p = a100();
+  const auto P = wl::Precision::bf16;
+  std::vector<wl::Node> nodes{
+      wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 2048, 2048, 64, P), {}},
+      wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 2048, 2048, P), {"qk"}},
+      wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 2048, 64, 2048, P), {"sm"}}};
+  auto g = one_block(std::move(nodes));
+  wl::append_backward(g, false);
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = pf::FusionStrategy::none;
+  const pf::GraphEval none = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(none.layers.size(), 8u);  // qk, sm, av, then av.bwd_a, av.bwd_b, sm.bwd, qk.bwd_a, qk.bwd_b
+  auto compute = [&](std::size_t k) { return none.layers[k].latency_s * (1.0 - none.layers[k].stall_fraction); };
+  const double fwd_matrix = compute(0) + compute(2), fwd_vector = compute(1);
+  const double bwd_matrix = 2.0 * compute(3) + compute(4) + compute(6) + compute(7), bwd_vector = 2.0 * compute(5);
+  const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  struct Case {
+    pf::AttentionKernel kernel;
+    double warp_mma_fraction, factor, share;
+    const char* fwd_kernel;
+  };
+  for (const Case& c : {Case{pf::AttentionKernel::native, 1.0, 1.0, 1.0, "flash_attention"},
+                        Case{pf::AttentionKernel::flash1, 1.0, 2.0, 1.0, "flash_attention_1"},
+                        Case{pf::AttentionKernel::native, 2.0 / 3.0, 1.0, 1.0, "flash_attention"},
+                        Case{pf::AttentionKernel::flash2, 2.0 / 3.0, 1.0, 2.0 / 3.0, "flash_attention"},
+                        Case{pf::AttentionKernel::flash1, 2.0 / 3.0, 2.0, 2.0 / 3.0, "flash_attention_1"}}) {
+    SCOPED_TRACE(std::string(pf::to_string(c.kernel)) + " at warp_mma_fraction " + std::to_string(c.warp_mma_fraction));
+    p.gpu.warp_mma_fraction = c.warp_mma_fraction;
+    o.attention_kernel = c.kernel;
+    const pf::GraphEval fa = pf::evaluate_graph(p, g, o);
+    ASSERT_EQ(fa.layers.size(), 2u);
+    EXPECT_EQ(fa.layers[0].mapping.kernel, c.fwd_kernel);
+    const double fwd = c.factor * (fwd_matrix / c.share + fwd_vector);
+    const double bwd = c.factor * (bwd_matrix / c.share + bwd_vector);
+    ASSERT_GT(fwd, 16777216.0 / bw);  // compute-bound: the generation shows in the latency
+    ASSERT_GT(bwd, 33554432.0 / bw);
+    EXPECT_NEAR(fa.layers[0].latency_s, fwd + p.graph_kernel_overhead_s, 1e-9 * fwd);
+    EXPECT_NEAR(fa.layers[1].latency_s, bwd + p.graph_kernel_overhead_s, 1e-9 * bwd);
+  }
+  // The names, as scenario files and the CLI spell them.
+  for (const auto k : {pf::AttentionKernel::native, pf::AttentionKernel::flash2, pf::AttentionKernel::flash1})
+    EXPECT_EQ(pf::attention_kernel_from_string(pf::to_string(k)), k);
+  EXPECT_FALSE(pf::attention_kernel_from_string("flash3").has_value());
+}
+
 // A static-shape serving stack (ServingOptions::static_kv_tokens, prompt_bucket_tokens):
 // every decode step attends over the whole static cache, whatever the sequence's own
 // length, and a 218-token prompt in buckets of 64 runs its prefill as

@@ -85,10 +85,17 @@ def mpt7b(*extra):
                           "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
                           "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                           "--launch", "framework", "--no-serving", "--json", *extra))
-ev = mpt7b()
+# The case names its stack's attention kernel (llm-foundry's attn_impl: triton = flash1).
+ev = mpt7b("--attention-kernel", "flash1")
+native = mpt7b()
+kernels = {l["name"]: l["mapping"]["kernel"] for l in ev["layers"]}
+if (kernels.get("attn_qk") != "flash_attention_1" or kernels.get("attn_av.bwd_a") != "flash_attention_1_bwd"
+        or not ev["totals"]["latency_s"] > native["totals"]["latency_s"]):
+    sys.exit(f"--attention-kernel flash1: kernels {kernels.get('attn_qk')}, {kernels.get('attn_av.bwd_a')}, "
+             f"latency {ev['totals']['latency_s']} vs native {native['totals']['latency_s']}")
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
 # --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time).
-half = mpt7b("--overlap-data", "0.5")["parallel"]
+half = mpt7b("--attention-kernel", "flash1", "--overlap-data", "0.5")["parallel"]
 full_exp = ev["parallel"]["exposed_comm_s"]
 if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
         or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp)) > 1e-9):
@@ -223,7 +230,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].dp: a key of training_mfu cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, dp: 8, sharding: half, measured: 1, unit: mfu, source: s}",
-                       "cases[0].sharding: expected none or full (got half)")):
+                       "cases[0].sharding: expected none or full (got half)"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, attention_kernel: flash1, source: s}",
+                       "cases[0].attention_kernel: a key of training_mfu cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, attention_kernel: flash3, measured: 1, unit: mfu, source: s}",
+                       "cases[0].attention_kernel: expected native, flash2 or flash1 (got flash3)")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
@@ -324,6 +337,10 @@ p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama
                    capture_output=True, text=True, timeout=60)
 if p.returncode != 2 or "--decode-attention: expected per_kv_head or per_query_head" not in p.stderr:
     sys.exit(f"eval --decode-attention x: exit {p.returncode}, stderr {p.stderr!r}")
+p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--attention-kernel", "x"],
+                   capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--attention-kernel: expected native, flash2 or flash1 (got x)" not in p.stderr:
+    sys.exit(f"eval --attention-kernel x: exit {p.returncode}, stderr {p.stderr!r}")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):

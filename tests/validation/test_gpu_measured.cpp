@@ -429,6 +429,30 @@ TEST(GpuHardwareReader, PerPrecisionSustainedFraction) {
   }
 }
 
+// warp_mma_fraction: optional, in (0, 1], default 1; the Hopper presets carry 0.667 (the
+// PyTorch FlashAttention-3 post's "about 2/3" for mma.sync on Hopper Tensor Cores).
+TEST(GpuHardwareReader, WarpMmaFraction) {
+  const std::string dir = std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/";
+  const std::string base = dse::io::read_text_file(dir + "a100-sxm4-80gb.yaml", "(file)");
+  EXPECT_DOUBLE_EQ(dse::io::parse_gpu_hardware(base, "a100.yaml").warp_mma_fraction, 1.0);
+  for (const char* hopper : {"h100-sxm5.yaml", "h200.yaml"})
+    EXPECT_DOUBLE_EQ(
+        dse::io::parse_gpu_hardware(dse::io::read_text_file(dir + hopper, "(file)"), hopper).warp_mma_fraction, 0.667)
+        << hopper;
+  const std::string key = "\nvector:";
+  ASSERT_NE(base.find(key), std::string::npos);
+  for (const std::string bad : {"0", "1.5", "-0.5"}) {
+    std::string t = base;
+    t.insert(t.find(key), "\n  warp_mma_fraction: " + bad);
+    try {
+      (void)dse::io::parse_gpu_hardware(t, "a100.yaml");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const dse::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("warp_mma_fraction"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // gemm_library: the table must be a plain .csv name beside the hardware file,
 // exist, and hold the documented header and rows of integers; each problem is
 // a ConfigError naming the file (and the table's line for a bad row).
