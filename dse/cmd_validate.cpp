@@ -91,6 +91,24 @@ std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::Fus
   return constants_text(p, launch, std::string(pf::to_string(fusion)));
 }
 
+// The stack's attention kernel as the constants line gives it ("" for the default, native).
+std::string attention_text(const pf::Platform& p, pf::AttentionKernel k) {
+  if (k == pf::AttentionKernel::native) return "";
+  return ", attention kernel " + std::string(pf::to_string(k)) +
+         (k == pf::AttentionKernel::flash1 ? " (2x FlashAttention-2's compute time)" : "") +
+         (pf::attention_kernel_uses_warp_mma(k) && p.gpu.warp_mma_fraction < 1.0
+              ? ", its matrix work at " + fmt(p.gpu.warp_mma_fraction) + " of the rate (warp MMA)"
+              : std::string());
+}
+
+// A case's `attention_kernel`: native, flash2 or flash1.
+pf::AttentionKernel attention_kernel_of(const io::MapReader& m) {
+  const auto k = pf::attention_kernel_from_string(m.string("attention_kernel"));
+  if (!k) io::fail(m.place("attention_kernel"), m.node("attention_kernel"), "expected native, flash2 or flash1",
+                   m.string("attention_kernel"));
+  return *k;
+}
+
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
@@ -324,25 +342,10 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
   // attention_kernel (training_mfu): the measured stack's fused attention generation,
   // native (default), flash2 or flash1 (pf::AttentionKernel).
-  if (c.has("attention_kernel")) {
-    const auto k = pf::attention_kernel_from_string(c.string("attention_kernel"));
-    if (!k)
-      io::fail(c.place("attention_kernel"), c.node("attention_kernel"), "expected native, flash2 or flash1",
-               c.string("attention_kernel"));
-    r.options.attention_kernel = *k;
-  }
-  cr.constants =
-      (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
-                              : constants_text(p, r.options.launch, r.options.fusion)) +
-      (c.has("attention_kernel")
-           ? ", attention kernel " + std::string(pf::to_string(r.options.attention_kernel)) +
-                 (r.options.attention_kernel == pf::AttentionKernel::flash1 ? " (2x FlashAttention-2's compute time)"
-                                                                            : "") +
-                 (pf::attention_kernel_uses_warp_mma(r.options.attention_kernel) && p.gpu.warp_mma_fraction < 1.0
-                      ? ", its matrix work at " + fmt(p.gpu.warp_mma_fraction) + " of the rate (warp MMA)"
-                      : std::string())
-           : std::string()) +
-      ", tp " + std::to_string(tp);
+  if (c.has("attention_kernel")) r.options.attention_kernel = attention_kernel_of(c);
+  cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
+                                         : constants_text(p, r.options.launch, r.options.fusion)) +
+                 attention_text(p, r.options.attention_kernel) + ", tp " + std::to_string(tp);
   // llm_offline lengths: the method's (the MLPerf dataset means) unless the case gives its
   // own (a benchmark run at fixed input and output lengths).
   const int prompt = static_cast<int>(c.positive_integer_or("prompt_tokens", m.prompt));
