@@ -728,7 +728,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
         // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
         // so the matrix and softmax work is that of the tiles it keeps.
-        const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
+        const double kept = op.causal && prefill_shaped ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
         compute *= kept;
         // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
         // XQA kernels pack the query heads that share a KV head (GQA group g =
@@ -738,7 +738,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // x (batch / g) per product, qk and av, at the sustained matrix peak.
         // A kernel that streams K once per query head (PhaseSpec::kv_read_per_query_head)
         // carries K elements per query head, so g reads 1: nothing is packed.
-        if (op.m < kDecodeAttentionMaxRows && op.n > 0 && op.k > 0) {
+        if (!prefill_shaped && op.n > 0 && op.k > 0) {
           const double k_el = static_cast<double>(op.tensors.at(1).elements);
           const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
           const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;

@@ -43,6 +43,16 @@ GpuHardware load(const std::string& file) {
   return dse::io::load_gpu_hardware(std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/" + file);
 }
 
+// The hardware text `text` (read as `file`) is refused with a ConfigError whose message holds `want`.
+void expect_refused(const std::string& text, const std::string& file, const std::string& want) {
+  try {
+    (void)dse::io::parse_gpu_hardware(text, file);
+    ADD_FAILURE() << "accepted: " << want;
+  } catch (const dse::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
 // Comma-separated numbers of one line; units such as "ms" or "Tflops" after a
 // number are kept as suffixes.
 std::vector<std::pair<double, std::string>> fields(const std::string& line) {
@@ -420,12 +430,8 @@ TEST(GpuHardwareReader, PerPrecisionSustainedFraction) {
   EXPECT_GT(t2 / t1, plain.matrix_sustained_fraction / 0.5 * 0.9);
   EXPECT_LT(t2 / t1, plain.matrix_sustained_fraction / 0.5 * 1.01);
   for (const std::string bad : {"fp16: 0", "fp16: 1.5", "fp17: 0.5", "fp8: 0.5"}) {
-    try {
-      (void)dse::io::parse_gpu_hardware(with(bad), "a100.yaml");
-      ADD_FAILURE() << bad << " was accepted";
-    } catch (const dse::ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("sustained_fraction_per_precision"), std::string::npos) << e.what();
-    }
+    SCOPED_TRACE(bad);
+    expect_refused(with(bad), "a100.yaml", "sustained_fraction_per_precision");
   }
 }
 
@@ -442,14 +448,10 @@ TEST(GpuHardwareReader, WarpMmaFraction) {
   const std::string key = "\nvector:";
   ASSERT_NE(base.find(key), std::string::npos);
   for (const std::string bad : {"0", "1.5", "-0.5"}) {
+    SCOPED_TRACE(bad);
     std::string t = base;
     t.insert(t.find(key), "\n  warp_mma_fraction: " + bad);
-    try {
-      (void)dse::io::parse_gpu_hardware(t, "a100.yaml");
-      ADD_FAILURE() << bad << " was accepted";
-    } catch (const dse::ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("warp_mma_fraction"), std::string::npos) << e.what();
-    }
+    expect_refused(t, "a100.yaml", "warp_mma_fraction");
   }
 }
 
@@ -461,24 +463,17 @@ TEST(GpuHardwareReader, GemmLibraryTableIsCheckedWithPlace) {
   const std::string base = dse::io::read_text_file(dir + "mi210.yaml", "(file)");
   const std::string key = "table: mi210-rocblas-hgemm-nn.csv";
   ASSERT_NE(base.find(key), std::string::npos);
-  const auto refused = [&](const std::string& text, const std::string& file, const std::string& want) {
-    try {
-      (void)dse::io::parse_gpu_hardware(text, file);
-      ADD_FAILURE() << "accepted: " << want;
-    } catch (const dse::ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-    }
-  };
   auto with_table = [&](const std::string& name) {
     std::string t = base;
     t.replace(t.find(key), key.size(), "table: " + name);
     return t;
   };
-  refused(with_table("../hardware/mi210-rocblas-hgemm-nn.csv"), dir + "mi210.yaml", "software.gemm_library.table");
-  refused(with_table("absent.csv"), dir + "mi210.yaml", "an existing file");
+  expect_refused(with_table("../hardware/mi210-rocblas-hgemm-nn.csv"), dir + "mi210.yaml",
+                 "software.gemm_library.table");
+  expect_refused(with_table("absent.csv"), dir + "mi210.yaml", "an existing file");
   std::string bad_precision = base;
   bad_precision.replace(bad_precision.find("precision: fp16"), 15, "precision: fp12");
-  refused(bad_precision, dir + "mi210.yaml", "software.gemm_library.precision");
+  expect_refused(bad_precision, dir + "mi210.yaml", "software.gemm_library.precision");
   // A table with a bad header and one with a bad row, in a scratch folder.
   const std::string scratch = std::string(::testing::TempDir()) + "dse_gemm_library/";
   std::filesystem::create_directories(scratch);
@@ -486,11 +481,11 @@ TEST(GpuHardwareReader, GemmLibraryTableIsCheckedWithPlace) {
     std::ofstream(scratch + name) << body;
   };
   write("header.csv", "# comment\nm,n,k,batch,tile_m,tile_n,tile_k,group_m,split_k,solution\n1,1,1,1,1,1,1,1,1,0\n");
-  refused(with_table("header.csv"), scratch + "chip.yaml", "header.csv:2:");
+  expect_refused(with_table("header.csv"), scratch + "chip.yaml", "header.csv:2:");
   write("row.csv", "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution\n1,1,1,1,1,1,1,1,1,0\n1,1,1,1,0,1,1,1,1,0\n");
-  refused(with_table("row.csv"), scratch + "chip.yaml", "row.csv:3:");
+  expect_refused(with_table("row.csv"), scratch + "chip.yaml", "row.csv:3:");
   write("short.csv", "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution\n1,1,1,1,1,1,1,1,1\n");
-  refused(with_table("short.csv"), scratch + "chip.yaml", "short.csv:2:");
+  expect_refused(with_table("short.csv"), scratch + "chip.yaml", "short.csv:2:");
   write("good.csv", "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution\n64,64,1,64,64,64,32,1,1,7\n");
   const GpuHardware hw = dse::io::parse_gpu_hardware(with_table("good.csv"), scratch + "chip.yaml");
   ASSERT_EQ(hw.gemm_library.size(), 1u);
