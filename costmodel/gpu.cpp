@@ -511,4 +511,16 @@ GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexc
   return evaluate_rows(hw, s, GpuKernelKind::layernorm, 9.0, 0.0, 1.0, extra_hbm, extra_l2);
 }
 
+GpuKernelCost evaluate_layernorm_backward(const GpuHardware& hw, const RowShape& s) noexcept {
+  // PyTorch aten/src/ATen/native/cuda/layer_norm_kernel.cu (LayerNormBackwardKernelImplInternal,
+  // the same two kernels in the 2023 and current versions): layer_norm_grad_input_kernel(dY, X,
+  // mean, rstd, gamma, dX) reads dY and X (each row's two sums, then dX from registers or
+  // L1) and writes dX; GammaBetaBackwardCUDAKernel(M, N, dY, X, mean, rstd, dg, db) reads dY
+  // and X again, column-wise, for dgamma and dbeta. Apex's fused layer norm (Megatron-LM) has
+  // the same split (cuComputeGradInput, cuComputePartGradGammaBeta). Counted from HBM: dY and X
+  // twice (four reads) and one write; about 8 FLOPs per element for dX and 3 for the weight
+  // gradients; the second kernel's launch is left out.
+  return evaluate_rows(hw, s, GpuKernelKind::layernorm, 11.0, 0.0, 1.0, 3.0, 0.0);
+}
+
 }  // namespace dse::costmodel

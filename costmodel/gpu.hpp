@@ -247,6 +247,10 @@ GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcep
 // rows longer than compiled_reduction_single_pass_max_row_elements re-read the
 // row (from L2) in a second loop.
 GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexcept;
+// Its gradient as PyTorch's CUDA kernels (and Apex's fused layer norm) compute it:
+// one kernel reads dY and X and writes dX, a second reads dY and X again for the
+// weight and bias gradients: four reads and one write of the rows.
+GpuKernelCost evaluate_layernorm_backward(const GpuHardware& hw, const RowShape& s) noexcept;
 
 // GELU (tanh form: x*0.5*(1+tanh(0.79788456*x*(1+0.044715*x*x)))): 7 vector
 // FLOPs and one tanh per element.

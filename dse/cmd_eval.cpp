@@ -28,7 +28,8 @@ int cmd_eval(const Args& args) {
   std::string hardware, workload, system_name, phase_name = "decode", precision_name = "bf16",
                                                fusion_name = "standard", launch_name = "graph", fusions_list,
                                                decode_attention = "per_kv_head", recompute = "none",
-                                               sharding = "none", attention_kernel = "native";
+                                               sharding = "none", attention_kernel = "native",
+                                               optimizer_name = "fused";
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1;
   std::int64_t batch = 1, seq = -1, context = -1;
@@ -85,6 +86,10 @@ int cmd_eval(const Args& args) {
       "the chip) | flash2 (FlashAttention-2 itself: on Hopper its matrix work at the hardware file's "
       "warp_mma_fraction) | flash1 (FlashAttention v1 or the 2022-23 Triton FlashAttention, e.g. "
       "llm-foundry's attn_impl: triton: twice flash2's compute time, Dao 2023)")(
+      "optimizer", po::value<std::string>(&optimizer_name)->default_value("fused"),
+      "training: the Adam update's kernels, on each chip's own parameters: fused (one multi-tensor kernel, "
+      "Apex FusedAdam / Megatron-LM: 32 B per parameter) | unfused (eager, a kernel per arithmetic step, "
+      "e.g. Composer's DecoupledAdamW: 92 B); 6 B more each for a 16-bit step's master copy")(
       "prompt", po::value<int>(&prompt)->default_value(1024), "serving: prompt tokens per request")(
       "output", po::value<int>(&output)->default_value(256), "serving: output tokens per request")(
       "static-kv-tokens", po::value<int>(&static_kv),
@@ -160,6 +165,8 @@ int cmd_eval(const Args& args) {
   const auto attention = pf::attention_kernel_from_string(attention_kernel);
   if (!attention)
     throw InputError("--attention-kernel: expected native, flash2 or flash1 (got " + attention_kernel + ")");
+  const auto optimizer = pf::optimizer_kernel_from_string(optimizer_name);
+  if (!optimizer) throw InputError("--optimizer: expected fused or unfused (got " + optimizer_name + ")");
 
   pf::Platform platform;
   pf::SystemSpec system;
@@ -186,6 +193,7 @@ int cmd_eval(const Args& args) {
   req.options.fusion_kinds = fusion_kinds;
   req.options.launch = *launch;
   req.options.attention_kernel = *attention;
+  req.optimizer = *optimizer;
   req.serving.enabled = vm.count("no-serving") == 0;
   req.serving.prompt_tokens = prompt;
   req.serving.output_tokens = output;

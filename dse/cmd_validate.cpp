@@ -313,6 +313,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.pp = pp;
   r.degrees.dp = dp;
   r.shard_states = *shard_states;
+  // overlap_data (training_mfu): the share of the data-parallel collectives hidden under
+  // compute (system::OverlapFractions::data; default 0, all exposed).
+  if (c.has("overlap_data")) r.overlap.data = c.fraction("overlap_data");
   // sequence_parallel: true (training_mfu): Megatron-LM's sequence parallelism (memory only).
   r.sequence_parallel = c.boolean_or("sequence_parallel", false);
   r.micro_batches = micro;
@@ -343,6 +346,13 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // attention_kernel (training_mfu): the measured stack's fused attention generation,
   // native (default), flash2 or flash1 (pf::AttentionKernel).
   if (c.has("attention_kernel")) r.options.attention_kernel = attention_kernel_of(c);
+  // optimizer (training_mfu): the measured stack's Adam update, fused (default) or unfused
+  // (pf::OptimizerKernel).
+  if (c.has("optimizer")) {
+    const auto k = pf::optimizer_kernel_from_string(c.string("optimizer"));
+    if (!k) io::fail(c.place("optimizer"), c.node("optimizer"), "expected fused or unfused", c.string("optimizer"));
+    r.optimizer = *k;
+  }
   cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
                                          : constants_text(p, r.options.launch, r.options.fusion)) +
                  attention_text(p, r.options.attention_kernel) + ", tp " + std::to_string(tp);
@@ -458,14 +468,18 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                                                 static_cast<double>(r.phase.seq) /
                                                 (e.step_latency_s * static_cast<double>(tp) * static_cast<double>(pp))
                                           : 0.0;
+    const double optimizer_bytes =
+        pf::optimizer_update_bytes_per_parameter(r.optimizer, r.phase.precision != wl::Precision::fp32);
     cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) +
                     (r.shard_states ? " (states sharded: ZeRO-3 / FSDP, collectives " +
-                                          fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, exposed)"
+                                          fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
+                                          (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)")
                                     : std::string()) +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
-                    "%), recompute " + rc +
+                    "%), recompute " + rc + ", optimizer " + std::string(pf::to_string(r.optimizer)) + " (" +
+                    fmt(optimizer_bytes, 3) + " B per parameter, " + fmt(1e3 * e.step.optimizer_s, 4) + " ms per step)" +
                     // Where the step's time goes (to tell a compute-phase gap from a
                     // communication or power one): the micro-batches' compute share of the
                     // step at the nominal clock, and the clock the TDP allows.
@@ -599,11 +613,12 @@ int cmd_validate(const Args& args) {
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
-                           "fusions", "launch", "attention_kernel", "source"});
+                           "fusions", "launch", "attention_kernel", "optimizer", "overlap_data", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
-    for (const char* key : {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel"})
+    for (const char* key :
+         {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "overlap_data"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

@@ -88,7 +88,9 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
   if (f.kv_cache_bytes > 0) os << ", KV cache " << eng(f.kv_cache_bytes / 1e9);
   os << '\n';
   os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
-     << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms), tokens/s " << eng(e.tokens_per_s)
+     << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms"
+     << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
+     << "), tokens/s " << eng(e.tokens_per_s)
      << "\npower " << eng(e.power.power_w) << " W"
      << (e.power.throttled ? " (throttled to " + eng(100 * e.power.throttle_factor, 3) + " % of the nominal clock by the TDP; " +
                                  eng(e.unthrottled_step_latency_s * 1e3) + " ms per step unthrottled, " +
@@ -144,6 +146,7 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
   }
   os << "], \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
      << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
+     << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
   os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";
   for (std::size_t i = 0; i < e.serving.sweep.size(); ++i) {

@@ -207,8 +207,10 @@ class Evaluator {
         break;
       case wl::OpKind::layernorm:
       case wl::OpKind::rmsnorm:
-        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::compiled}, 2);
-        k.kernel = std::string(wl::to_string(op.kind));
+        // The gradient (pass backward_data) re-reads dY and X for the weight gradients.
+        k.cost =
+            row(RowShape{op.rows, op.cols, prec, DispatchPath::compiled}, op.pass == wl::Pass::backward_data ? 3 : 2);
+        k.kernel = std::string(wl::to_string(op.kind)) + (op.pass == wl::Pass::backward_data ? "_bwd" : "");
         break;
       case wl::OpKind::reduction: {
         ElementwiseShape s{op.rows * op.cols, 1.0, 0.0, prec, 1, 0, DispatchPath::compiled};
@@ -340,7 +342,8 @@ class Evaluator {
   }
   GpuKernelCost row(const RowShape& s, int tag) {
     return memo(Key{20 + tag, s.rows, s.row_length, 0, 0, static_cast<int>(s.precision), 0.0, 0}, [&] {
-      return tag == 1 ? evaluate_softmax(p_.gpu, s) : evaluate_layernorm(p_.gpu, s);
+      if (tag == 1) return evaluate_softmax(p_.gpu, s);
+      return tag == 3 ? evaluate_layernorm_backward(p_.gpu, s) : evaluate_layernorm(p_.gpu, s);
     });
   }
 
@@ -691,14 +694,33 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           r.type = "fused_attention";
           r.flops = matrix_flops + vector_flops;  // executed, the recompute included
           finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
+          // Around it, two memory-bound kernels: a preprocess that reads O and dO for the
+          // row sums delta = rowsum(O * dO) and clears dQ's fp32 accumulator, and a copy of
+          // that accumulator into dQ. llm-foundry's Triton FlashAttention (flash1):
+          // _bwd_preprocess_do_o_dot(o, do, delta), "dq_accum = torch.empty_like(q,
+          // dtype=torch.float32)" zeroed by the main kernel's init_to_zero('DQ'), then
+          // "dq.copy_(dq_accum)" (llmfoundry/models/layers/flash_attn_triton.py @ 307bbd7);
+          // FlashAttention-2: flash_bwd_dot_do_o_kernel, which clears dQaccum, and
+          // flash_bwd_convert_dq_kernel (csrc/flash_attn/src/flash_bwd_launch_template.h).
+          // Bytes: O and dO read, 4 B per dQ element written and read back, dQ written
+          // (the main kernel's own dQ bytes stand for its accumulation); their launches
+          // are left out.
+          const double dq_el = static_cast<double>(n[dq].op.tensors.at(2).elements);
+          const double side = 2.0 * d_o + 8.0 * dq_el + wl::bytes(n[dq].op.tensors.at(2));
+          r.latency_s += side / bw;
+          r.dram_bytes += side;
+          r.l2_bytes += side;
+          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
+          r.pct_of_peak =
+              r.latency_s > 0 ? r.flops / r.latency_s / platform.gpu.peak_matrix_flops_per_s(ks[i].precision) : 0.0;
           r.mapping.kernel =
               options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
                                    n[dq].op.name + "+" + n[dk].op.name + ")";
           r.energy_j = matrix_flops * matrix_flop_energy(platform.energy, ks[i].precision) +
-                       vector_flops * platform.energy.vector_flop_j + traffic * platform.energy.hbm_byte_j +
-                       traffic * platform.energy.l2_byte_j;
+                       vector_flops * platform.energy.vector_flop_j +
+                       (traffic + side) * (platform.energy.hbm_byte_j + platform.energy.l2_byte_j);
           done[dv] = done[sm] = done[dq] = done[dk] = true;
           if (with_drop) done[drop] = true;
           note_fusion(FusionKind::flash_attention);

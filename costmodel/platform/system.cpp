@@ -18,6 +18,19 @@ std::optional<bool> shard_states_from_string(std::string_view s) noexcept {
   return std::nullopt;
 }
 
+std::string_view to_string(OptimizerKernel k) noexcept { return k == OptimizerKernel::unfused ? "unfused" : "fused"; }
+
+std::optional<OptimizerKernel> optimizer_kernel_from_string(std::string_view s) noexcept {
+  if (s == "fused") return OptimizerKernel::fused;
+  if (s == "unfused") return OptimizerKernel::unfused;
+  return std::nullopt;
+}
+
+double optimizer_update_bytes_per_parameter(OptimizerKernel k, bool master_copy) noexcept {
+  const double update = k == OptimizerKernel::unfused ? 80.0 + 4.0 + 8.0 : 28.0 + 4.0;
+  return update + (master_copy ? 6.0 : 0.0);
+}
+
 SystemSpec default_system(const Platform& p, int chips) {
   SystemSpec s;
   s.name = p.gpu.name + "-x" + std::to_string(chips);
@@ -130,6 +143,16 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   if (phase.phase == wl::Phase::training)
     work.gradient_bytes = wl::totals(g).parameter_bytes / static_cast<double>(std::max(1, r.degrees.pp));
   work.shard_states = r.shard_states;
+  // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp).
+  double optimizer_bytes = 0.0;
+  if (phase.phase == wl::Phase::training) {
+    const bool shard = r.shard_states && r.degrees.dp > 1;
+    const double local = wl::totals(g).parameters / static_cast<double>(std::max(1, r.degrees.pp)) /
+                         (shard ? static_cast<double>(r.degrees.dp) : 1.0);
+    optimizer_bytes = local * optimizer_update_bytes_per_parameter(r.optimizer, phase.precision != wl::Precision::fp32);
+    const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+    work.optimizer_s = bw > 0.0 ? optimizer_bytes / bw : 0.0;
+  }
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
   if (!o.step.feasible) {
@@ -138,14 +161,15 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     return o;
   }
   // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp per
-  // micro-batch, m of them; with PP each chip runs its share of the same graph) over the
-  // step, plus static power, capped at the TDP (power.hpp). The step runs at the clock
-  // the cap allows.
+  // micro-batch, m of them; with PP each chip runs its share of the same graph; and every
+  // chip's optimizer update) over the step, plus static power, capped at the TDP
+  // (power.hpp). The step runs at the clock the cap allows.
   const auto& d = r.degrees;
   const double micro = static_cast<double>(std::max(1, r.micro_batches));
   sys::PowerInput pin;
   pin.busy_time_s = o.step.step_time_s;
-  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro;
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro +
+                         optimizer_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.pp * d.dp);
   pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
                                                 : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
   pin.requests = static_cast<double>(phase.batch * d.dp);

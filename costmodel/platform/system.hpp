@@ -15,7 +15,8 @@
 //  * EP: MoE blocks (with a `moe_router`) add the dispatch + combine all-to-alls
 //    of parallelism.hpp (moe_all_to_all_bytes of the step's tokens) over the EP group.
 //  * DP replicas run independently; training all-reduces the parameter bytes of
-//    one chip over the DP group (not overlapped).
+//    one chip over the DP group (not overlapped), and each chip then runs the
+//    optimizer update on its own parameters (OptimizerKernel below).
 //  * Serving (decoder inference): prefill and decode latencies are evaluated on
 //    a grid of batch sizes x {prompt, prompt + output} lengths and interpolated
 //    (LatencyTable); the sweep, the simulation (continuous batching, fixed
@@ -83,6 +84,29 @@ struct ServingOptions {
   int prompt_bucket_tokens = 0;
 };
 
+// The optimizer update that ends a training step: Adam with fp32 moments (the state
+// the memory footprint holds, workload/footprint.cpp), on each chip's own parameters
+// (the TP-sharded graph's, 1/pp of them, and 1/dp of those under sharded states).
+// Its kernels stream whole tensors, so the update is memory-bound: bytes per
+// parameter over the chip's sustained HBM bandwidth, with its HBM energy (launch
+// overheads and the gradient norm's scalar all-reduce left out). Bytes per parameter:
+//  fused   -- one multi-tensor Adam kernel (Apex FusedAdam as Megatron-LM uses it,
+//             torch.optim.AdamW(fused=True)): reads the gradient, the weight and both
+//             moments and writes weight and moments, 7 x 4 B = 28; the gradient-norm
+//             clip reads every gradient once more, 4.
+//  unfused -- eager Adam that updates one tensor at a time, a kernel per arithmetic
+//             step (Composer's DecoupledAdamW.adamw, fp32 state, decoupled weight decay
+//             0, which skips its weight mul_): exp_avg.mul_ 8, .add_(grad) 12,
+//             exp_avg_sq.mul_ 8, .addcmul_(grad, grad) 12, sqrt() 8, / 8, .add_(eps) 8,
+//             param.addcdiv_ 16 = 80; PyTorch's clip_grad_norm_ reads every gradient for
+//             the norm and then scales it in place, 4 + 8.
+//  A 16-bit step keeps an fp32 master copy and writes the 16-bit weights from it
+//  (read 4, write 2): 6 more for either.
+enum class OptimizerKernel { fused, unfused };
+std::string_view to_string(OptimizerKernel k) noexcept;
+std::optional<OptimizerKernel> optimizer_kernel_from_string(std::string_view s) noexcept;
+double optimizer_update_bytes_per_parameter(OptimizerKernel k, bool master_copy) noexcept;
+
 // The shapes a serving stack runs for a sequence of `length` tokens (ServingOptions):
 // its prefill as served_prefill_tokens (prompt_bucket_tokens padding), its decode steps
 // attending over served_decode_context positions (static_kv_tokens).
@@ -109,6 +133,8 @@ struct SystemRequest {
   bool shard_states = false;
   // Training: Megatron-LM sequence parallelism over the TP group (EvalOptions).
   bool sequence_parallel = false;
+  // Training: the optimizer update's kernels (OptimizerKernel above).
+  OptimizerKernel optimizer = OptimizerKernel::fused;
   // Fractions of each kind of communication hidden under compute (system/parallelism.hpp);
   // default none, each exposed.
   system::OverlapFractions overlap;

@@ -180,6 +180,24 @@ bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept {
   return true;
 }
 
+bool outer_subgroup(const Interconnect& ic, int inner, int group, Interconnect& out) noexcept {
+  if (inner < 1 || static_cast<long long>(inner) * group > chip_count(ic)) return false;
+  if (ic.topology == Topology::ring || ic.topology == Topology::switched) return subgroup(ic, group, out);
+  const int nd = used_dims(ic.topology);
+  int rest = inner;
+  int first = 0;
+  while (rest > 1 && first < nd) {
+    if (rest % ic.dims[first] != 0) return false;
+    rest /= ic.dims[first];
+    ++first;
+  }
+  if (rest != 1) return false;
+  Interconnect outer = ic;
+  outer.dims = {1, 1, 1};
+  for (int d = first; d < nd; ++d) outer.dims[d - first] = ic.dims[d];
+  return subgroup(outer, group, out);
+}
+
 CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
                                CollectiveAlgorithm algorithm, double bytes) noexcept {
   CollectiveCost c;

@@ -97,6 +97,12 @@ double sustained_bandwidth_bytes_per_s(const Interconnect& ic) noexcept;
 // dims[0] first, then dims[1], then dims[2], and must factor that way
 // (e.g. 8 on 4x4: 4x2). Returns false when it does not factor or exceeds ic.
 bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept;
+// An outer group: `group` chips, one from each of the groups of `inner` chips that
+// pack innermost (data parallelism outside a TP x PP replica). On a torus the inner
+// groups must fill whole leading dimensions (12 on 12 x 16 x 16: dims[0]) and the
+// outer group packs into the dimensions after them as `subgroup` packs (256 there:
+// 16 x 16); on a ring or switch it is `subgroup`'s group. False when it does not factor.
+bool outer_subgroup(const Interconnect& ic, int inner, int group, Interconnect& out) noexcept;
 
 enum class CollectiveStatus { ok, invalid_input, needs_power_of_two };
 std::string_view to_string(CollectiveStatus s);

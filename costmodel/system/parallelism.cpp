@@ -101,8 +101,10 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   Interconnect tp_ic;
   Interconnect ep_ic;
   Interconnect dp_ic;
+  // DP packs innermost where it factors that way (optimistic, the rule above), else as
+  // the outer group beside the tp x pp chips of a replica.
   if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) ||
-      !subgroup(system, d.dp, dp_ic)) {
+      !(subgroup(system, d.dp, dp_ic) || outer_subgroup(system, d.tp * d.pp, d.dp, dp_ic))) {
     return fail(ParallelStatus::group_does_not_map);
   }
 
@@ -201,7 +203,8 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // chip's per-micro-batch time; v = 1 is the plain schedule, (m + p - 1) t.
   const double fill_drain = static_cast<double>(p - 1) / static_cast<double>(v);
   const double pipeline_s = (static_cast<double>(m) + fill_drain) * slowest;
-  c.step_time_s = pipeline_s + dp_exposed_s;
+  c.optimizer_s = std::max(0.0, work.optimizer_s);
+  c.step_time_s = pipeline_s + dp_exposed_s + c.optimizer_s;
   c.compute_s = m * slowest_compute;
   c.exposed_comm_s = m * slowest_comm + dp_exposed_s;
   c.bubble_s = fill_drain * slowest;

@@ -30,10 +30,16 @@
 //    and again before its backward and reduce-scatters its gradients
 //    (Rajbhandari et al. 2020, section 7.2.2: 3 x the parameter bytes moved per
 //    micro-batch, 1.5x data parallelism's all-reduce), by the same exposure rule.
+//  * Optimizer: a training step ends with the optimizer update on each chip's own
+//    parameters (optimizer_s, costed by the caller), after the last micro-batch and
+//    the gradient collectives; nothing overlaps it.
 //  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
-//    optimistic for outer groups on a torus. EP groups live inside the
+//    optimistic for outer groups on a torus; a DP group that does not pack
+//    innermost is the outer group beside a replica's tp x pp chips
+//    (outer_subgroup: PaLM's 256-way DP on the 16 x 16 plane beside a 12-chip
+//    ring of a 12 x 16 x 16 torus). EP groups live inside the
 //    tp x dp chips of a stage: ep must divide tp x dp.
 //  * Bottleneck: interconnect when the exposed communication on the critical
 //    path exceeds its compute; otherwise the blocks' own bottleneck.
@@ -76,6 +82,7 @@ struct StepWork {
   double stage_boundary_bytes = 0.0;     // activation sent between stages per micro-batch
   double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
+  double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
 };
 
@@ -101,10 +108,11 @@ struct ParallelStepCost {
   ParallelStatus status = ParallelStatus::ok;
   int chips = 0;                       // tp x pp x dp
   double step_time_s = 0.0;            // one step (m micro-batches) of one replica
-  // Critical-path breakdown: step = compute + exposed_comm + bubble.
+  // Critical-path breakdown: step = compute + exposed_comm + bubble + optimizer.
   double compute_s = 0.0;              // m x compute of the slowest stage
   double exposed_comm_s = 0.0;         // m x its exposed communication + exposed DP all-reduce
   double bubble_s = 0.0;               // (p - 1) x slowest stage time
+  double optimizer_s = 0.0;            // the optimizer update that ends a training step
   double bubble_fraction = 0.0;        // bubble_s / (step_time_s - exposed DP time)
   double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)
   double stage_imbalance = 1.0;        // slowest stage / mean stage (1 = balanced)

@@ -59,9 +59,12 @@ void gemm_backward(const Operator& f, std::vector<Operator>& out) {
   db.n = f.n;
   db.k = f.m;
   db.tensors = {t("x", TensorRole::input, a_el, p), t("dy", TensorRole::input, c_el, p)};
+  const Tensor* bias = nullptr;
   if (has_weight) {
     for (const Tensor& x : f.tensors) {
-      if (x.role == TensorRole::weight || x.role == TensorRole::weight_tied) {
+      if (x.role == TensorRole::weight && x.name == "bias") {
+        bias = &x;
+      } else if (x.role == TensorRole::weight || x.role == TensorRole::weight_tied) {
         db.tensors.push_back(t("d" + x.name, TensorRole::gradient, x.elements, x.precision));
       }
     }
@@ -69,6 +72,21 @@ void gemm_backward(const Operator& f, std::vector<Operator>& out) {
     db.tensors.push_back(t("db", TensorRole::output, b_el, p));
   }
   out.push_back(std::move(db));
+  // A bias's gradient is dy summed over its rows, a reduction kernel of its own that reads
+  // dy again: PyTorch's addmm derivative returns dy whole ("self: maybe_multiply(grad,
+  // beta)", tools/autograd/derivatives.yaml) and the autograd engine reduces it to the
+  // bias's shape ("grad = at::sum_to(std::move(grad), metadata.shape())", engine.cpp
+  // validate_outputs); Megatron-LM's linear layers: "grad_bias = grad_output.sum(dim=0)".
+  if (bias != nullptr) {
+    Operator r = derived(f, ".bwd_bias", Pass::backward_weight);
+    r.kind = OpKind::reduction;
+    r.rows = f.n;
+    r.cols = f.batch * f.m;
+    r.batch = r.m = r.n = r.k = 1;
+    r.tensors = {t("dy", TensorRole::input, c_el, p),
+                 t("dbias", TensorRole::gradient, bias->elements, bias->precision)};
+    out.push_back(std::move(r));
+  }
 }
 
 // A convolution's input and weight gradients cost one convolution of the same MACs each.

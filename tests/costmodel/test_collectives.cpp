@@ -174,3 +174,24 @@ TEST(Collectives, SubgroupsPackInnermostFirst) {
   ASSERT_TRUE(cs::subgroup(cs::make_switch(8, kBw, kAlpha), 4, g));
   EXPECT_EQ(cs::chip_count(g), 4);
 }
+
+// An outer group (DP beside TP x PP): on PaLM's 12 x 16 x 16 slice a 12-chip model group
+// fills dims[0], so 256 replicas are the 16 x 16 plane of the other two dimensions, which
+// innermost packing cannot place (256 is not a multiple of 12); 16 of them a ring of dims[1].
+// An inner group that does not fill whole dimensions (8 of 12) has no such group.
+TEST(Collectives, OuterSubgroupsTakeTheDimensionsBesideTheInnerGroup) {
+  cs::Interconnect g;
+  const auto torus = cs::make_torus({12, 16, 16}, kBw, kAlpha);
+  EXPECT_FALSE(cs::subgroup(torus, 256, g));
+  ASSERT_TRUE(cs::outer_subgroup(torus, 12, 256, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{16, 16, 1}));
+  EXPECT_EQ(g.topology, torus.topology);
+  ASSERT_TRUE(cs::outer_subgroup(torus, 12, 16, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{16, 1, 1}));
+  ASSERT_TRUE(cs::outer_subgroup(torus, 12 * 16, 16, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{16, 1, 1}));
+  EXPECT_FALSE(cs::outer_subgroup(torus, 8, 16, g));
+  EXPECT_FALSE(cs::outer_subgroup(torus, 12, 512, g));  // 12 x 512 > 3,072 chips
+  ASSERT_TRUE(cs::outer_subgroup(cs::make_switch(8, kBw, kAlpha), 2, 4, g));
+  EXPECT_EQ(cs::chip_count(g), 4);
+}

@@ -202,6 +202,13 @@ TEST(GpuRows, KernelStructureSetsHbmPassesAndDispatchPathSetsOverhead) {
   EXPECT_NEAR(ln.l2_bytes, 12.288e6, 1e-3);
   EXPECT_NEAR(ln.latency_s, 81.92e-6 + 3e-6, 1e-12);
   EXPECT_NEAR(ln.overhead_s, 3e-6, 1e-15);
+  // Its gradient (PyTorch's two CUDA kernels: dX from dY and X, then dgamma / dbeta from dY
+  // and X again): four reads + one write = 5 * 4.096e6 = 20.48e6 B -> 204.8 us at 1e11 B/s;
+  // compute 11 * 2.048e6 / 1.024e12 = 22 us is below it; + 3 us.
+  const auto lnb =
+      dse::costmodel::evaluate_layernorm_backward(hw, {1000, 2048, Precision::fp16, DispatchPath::compiled});
+  EXPECT_NEAR(lnb.hbm_bytes, 20.48e6, 1e-3);
+  EXPECT_NEAR(lnb.latency_s, 204.8e-6 + 3e-6, 1e-12);
   // A GEMM defaults to the library path. With memory made instant again, one
   // 128x128x32 tile is one 512 ns k-step; + 1 us library overhead.
   hw.hbm_peak_bandwidth_bytes_per_s = 1e30;

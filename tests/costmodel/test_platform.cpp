@@ -426,7 +426,10 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
 // (dP, dV, dQ, dK and the recomputed S) = 2,684,354,560, plus the softmax backward's FLOPs
 // twice (its own and P's recompute). Its time: the members' compute times (latency x (1 -
 // stall) of each, evaluated unfused), S at dP's, P at the softmax backward's, against the
-// traffic at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it.
+// traffic at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it. Around
+// it, the preprocess and dQ-copy kernels (llm-foundry's Triton kernel, FlashAttention-2):
+// O and dO read (2 x 1,048,576 B), dQ's fp32 accumulator written and read back (2 x 4 x
+// 524,288 B), dQ written (1,048,576 B): 7,340,032 B more, at HBM bandwidth after it.
 TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
   const pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
@@ -451,7 +454,7 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     EXPECT_EQ(bw.mapping.kernel, "flash_attention_bwd");
     EXPECT_EQ(bw.mapping.fusion_group, with_dropout ? "flash_attention_bwd(av.bwd_a+av.bwd_b+dr.bwd+sm.bwd+qk.bwd_a+qk.bwd_b)"
                                                     : "flash_attention_bwd(av.bwd_a+av.bwd_b+sm.bwd+qk.bwd_a+qk.bwd_b)");
-    EXPECT_DOUBLE_EQ(bw.dram_bytes, 8388608.0);
+    EXPECT_DOUBLE_EQ(bw.dram_bytes, 8388608.0 + 7340032.0);
     double sm_flops = 0.0, drop_flops = 0.0;
     for (const auto& n : g.blocks[1].nodes) {
       if (n.op.name == "sm.bwd") sm_flops = wl::flops(n.op);
@@ -467,7 +470,8 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     EXPECT_EQ(none.layers[dk].name, "qk.bwd_b");
     const double c = 2.0 * compute(dp) + compute(dv) + compute(dq) + compute(dk) + 2.0 * compute(sm) +
                      (with_dropout ? compute(dr) : 0.0);
-    const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) + p.graph_kernel_overhead_s;
+    const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) +
+                        7340032.0 / p.gpu.hbm_bandwidth_bytes_per_s() + p.graph_kernel_overhead_s;
     EXPECT_NEAR(bw.latency_s, want, 1e-9 * want);
     double unfused = 0.0;
     for (std::size_t k = f; k < none.layers.size(); ++k) unfused += none.layers[k].latency_s;
@@ -484,7 +488,9 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
 // bf16, no mask): forward = factor x ((qk + av) / share + softmax), backward = factor x
 // ((2 dP + dV + dQ + dK) / share + 2 softmax backward), each against its traffic (forward Q,
 // K, V, O: 4 x 16 x 2048 x 64 x 2 B = 16,777,216 B; backward 8 tensors = 33,554,432 B) at HBM
-// bandwidth, plus one kernel overhead.
+// bandwidth, plus one kernel overhead; the backward's preprocess and dQ copy add O and dO read,
+// dQ's fp32 accumulator written and read, dQ written: 2 x 4,194,304 + 8 x 2,097,152 + 4,194,304 =
+// 29,360,128 B at HBM bandwidth, whatever the generation.
 TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
@@ -525,7 +531,7 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
     ASSERT_GT(fwd, 16777216.0 / bw);  // compute-bound: the generation shows in the latency
     ASSERT_GT(bwd, 33554432.0 / bw);
     EXPECT_NEAR(fa.layers[0].latency_s, fwd + p.graph_kernel_overhead_s, 1e-9 * fwd);
-    EXPECT_NEAR(fa.layers[1].latency_s, bwd + p.graph_kernel_overhead_s, 1e-9 * bwd);
+    EXPECT_NEAR(fa.layers[1].latency_s, bwd + 29360128.0 / bw + p.graph_kernel_overhead_s, 1e-9 * bwd);
   }
   // The names, as scenario files and the CLI spell them.
   for (const auto k : {pf::AttentionKernel::native, pf::AttentionKernel::flash2, pf::AttentionKernel::flash1})
@@ -703,6 +709,19 @@ TEST(Platform, SystemStepsRunAtTheClockTheTdpAllows) {
   EXPECT_EQ(off.reason, "power: static_power_exceeds_tdp");
 }
 
+namespace {
+// Llama-2-7B training, one sequence of 512 tokens per micro-batch, serving off.
+pf::SystemRequest llama2_7b_training() {
+  pf::SystemRequest r;
+  r.spec = *wl::workload_preset("llama2-7b");
+  r.phase.phase = wl::Phase::training;
+  r.phase.batch = 1;
+  r.phase.seq = 512;
+  r.serving.enabled = false;
+  return r;
+}
+}  // namespace
+
 // Memory of one chip under pipeline parallelism and sharded states, by hand from the
 // unsharded footprint (costmodel/platform/system.cpp stage_memory): a stage holds 1/p of
 // the weights, gradients and optimizer state; the first stage keeps min(m, p) of p
@@ -710,15 +729,11 @@ TEST(Platform, SystemStepsRunAtTheClockTheTdpAllows) {
 // 1 + (p - 1)/(p v) interleaved; ZeRO-3 keeps 1/dp of the states plus two gathered units,
 // a Llama-2-7B layer being 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360
 // parameters (404,766,720 bytes in bf16). Power: m micro-batches draw m times one's
-// dynamic energy over m times its time, so the same power.
+// dynamic energy over m times its time; the optimizer update runs once per step, so the
+// step's dynamic energy and time are m x one micro-batch's plus the update's.
 TEST(Platform, PipelineAndShardedStatesDivideTheMemory) {
   const pf::Platform p = a100();
-  pf::SystemRequest r;
-  r.spec = *wl::workload_preset("llama2-7b");
-  r.phase.phase = wl::Phase::training;
-  r.phase.batch = 1;
-  r.phase.seq = 512;
-  r.serving.enabled = false;
+  const pf::SystemRequest r = llama2_7b_training();
   const auto run = [&](int pp, int dp, int m, int v, bool shard) {
     pf::SystemRequest q = r;
     q.degrees.pp = pp;
@@ -740,5 +755,57 @@ TEST(Platform, PipelineAndShardedStatesDivideTheMemory) {
   EXPECT_NEAR(run(1, 8, 1, 1, true).chip.totals.memory_bytes, states / 8 + 2 * 404766720.0 + f.activation_bytes, 1.0);
   EXPECT_DOUBLE_EQ(run(1, 8, 1, 1, false).chip.totals.memory_bytes, one.chip.totals.memory_bytes);
   const pf::SystemEval two = run(1, 1, 2, 1, false);
-  EXPECT_NEAR(two.power.power_w, one.power.power_w, 1e-9 * one.power.power_w);
+  ASSERT_FALSE(one.power.throttled);
+  ASSERT_FALSE(two.power.throttled);
+  const double opt_s = one.step.optimizer_s;
+  ASSERT_GT(opt_s, 0.0);
+  const double opt_j = opt_s * p.gpu.hbm_bandwidth_bytes_per_s() * p.energy.hbm_byte_j;
+  EXPECT_NEAR(two.step.step_time_s, 2.0 * (one.step.step_time_s - opt_s) + opt_s, 1e-9 * two.step.step_time_s);
+  const double one_j = one.power.dynamic_power_w * one.step.step_time_s;
+  EXPECT_NEAR(two.power.dynamic_power_w * two.step.step_time_s, 2.0 * (one_j - opt_j) + opt_j, 1e-9 * one_j);
+}
+
+// The optimizer update that ends a training step (pf::OptimizerKernel), by hand: Llama-2-7B
+// has 6,738,415,616 parameters (32 layers of 202,383,360, two 32,000 x 4,096 embedding
+// tables, the final norm's 4,096: Meta's published 6.74B), each chip updating its own share
+// at the chip's sustained HBM bandwidth. Bytes per parameter: fused 28 (gradient, weight,
+// two moments read; weight, moments written, fp32) + 4 (the clip's norm read) + 6 (a bf16
+// step's master copy to the 16-bit weights) = 38; unfused (Composer's DecoupledAdamW, a kernel
+// per step) 80 + 12 (PyTorch's clip_grad_norm_: norm read, in-place scale) + 6 = 98; an fp32
+// step has no master copy (32). Sharded states (ZeRO-3 / FSDP over dp 8) update 1/8, a
+// pipeline stage (pp 4) its 1/4. The step is compute + exposed communication + bubble + update.
+TEST(Platform, OptimizerUpdateEndsTheTrainingStep) {
+  const pf::Platform p = a100();
+  const pf::SystemRequest r = llama2_7b_training();
+  const double params = 6738415616.0;
+  const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  const auto run = [&](pf::OptimizerKernel k, wl::Precision prec, int pp, int dp, bool shard) {
+    pf::SystemRequest q = r;
+    q.optimizer = k;
+    q.phase.precision = prec;
+    q.degrees.pp = pp;
+    q.degrees.dp = dp;
+    q.shard_states = shard;
+    q.micro_batches = pp;
+    const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, pp * dp), q);
+    EXPECT_TRUE(e.feasible) << e.reason;
+    EXPECT_NEAR(e.step.step_time_s, e.step.compute_s + e.step.exposed_comm_s + e.step.bubble_s + e.step.optimizer_s,
+                1e-12 * e.step.step_time_s);
+    return e.step.optimizer_s;
+  };
+  const auto bf16 = wl::Precision::bf16;
+  EXPECT_NEAR(run(pf::OptimizerKernel::fused, bf16, 1, 1, false), params * 38.0 / bw, 1e-9);
+  EXPECT_NEAR(run(pf::OptimizerKernel::unfused, bf16, 1, 1, false), params * 98.0 / bw, 1e-9);
+  EXPECT_NEAR(run(pf::OptimizerKernel::fused, wl::Precision::fp32, 1, 1, false), params * 32.0 / bw, 1e-9);
+  EXPECT_NEAR(run(pf::OptimizerKernel::unfused, bf16, 1, 8, true), params / 8.0 * 98.0 / bw, 1e-9);
+  EXPECT_NEAR(run(pf::OptimizerKernel::fused, bf16, 1, 8, false), params * 38.0 / bw, 1e-9);  // replicated states
+  EXPECT_NEAR(run(pf::OptimizerKernel::fused, bf16, 4, 1, false), params / 4.0 * 38.0 / bw, 1e-9);
+  // Inference has none.
+  pf::SystemRequest inf = r;
+  inf.phase.phase = wl::Phase::prefill;
+  EXPECT_EQ(pf::evaluate_system(p, pf::default_system(p, 1), inf).step.optimizer_s, 0.0);
+  // The names, as the CLI and the suite spell them.
+  for (const auto k : {pf::OptimizerKernel::fused, pf::OptimizerKernel::unfused})
+    EXPECT_EQ(pf::optimizer_kernel_from_string(pf::to_string(k)), k);
+  EXPECT_FALSE(pf::optimizer_kernel_from_string("adam").has_value());
 }

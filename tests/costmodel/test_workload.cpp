@@ -187,6 +187,31 @@ TEST(WorkloadFlops, TrainingIsThreeForwardsAndSixNPerToken) {
   EXPECT_DOUBLE_EQ(recompute, fwd - lm_head);
 }
 
+// A linear layer's bias gradient is dy summed over the rows, a reduction of its own (PyTorch's
+// autograd engine reduces addmm's whole-dy bias gradient with at::sum_to; Megatron-LM sums
+// grad_output over dim 0): GPT-3 175B's ffn_up (bias: true) at 4 x 128 tokens has a
+// ffn_up.bwd_bias that reads dy, 512 x 49,152 bf16 elements, and writes the 49,152 bias
+// gradients; its dW GEMM no longer carries the bias gradient. Llama-2 (no biases) has none.
+TEST(WorkloadTraining, BiasGradientIsItsOwnReduction) {
+  const auto g = wl::build_graph(preset("gpt3-175b"), phase(wl::Phase::training, 4, 128));
+  EXPECT_EQ(wl::validate(g), "");
+  const auto* r = wl::find_op(g, "ffn_up.bwd_bias").op;
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->kind, wl::OpKind::reduction);
+  EXPECT_EQ(r->pass, wl::Pass::backward_weight);
+  EXPECT_EQ(r->rows, 49152);
+  EXPECT_EQ(r->cols, 512);
+  ASSERT_EQ(r->tensors.size(), 2u);
+  EXPECT_EQ(r->tensors[0].elements, 512 * 49152);
+  EXPECT_EQ(r->tensors[1].role, wl::TensorRole::gradient);
+  EXPECT_EQ(r->tensors[1].elements, 49152);
+  const auto* dw = wl::find_op(g, "ffn_up.bwd_weight").op;
+  ASSERT_NE(dw, nullptr);
+  for (const auto& t : dw->tensors) EXPECT_NE(t.name, "dbias");
+  const auto llama = wl::build_graph(preset("llama2-7b"), phase(wl::Phase::training, 4, 128));
+  EXPECT_EQ(wl::find_op(llama, "ffn_up.bwd_bias").op, nullptr);
+}
+
 TEST(WorkloadFlops, MixtralRoutedTokenCounts) {
   // One token, top-2 of 8 experts: 2 experts active with one token each; the weights
   // read are the active parameters: per layer attention 4096*(4096+2*1024) + 4096^2,

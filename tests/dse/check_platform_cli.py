@@ -85,9 +85,17 @@ def mpt7b(*extra):
                           "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
                           "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                           "--launch", "framework", "--no-serving", "--json", *extra))
-# The case names its stack's attention kernel (llm-foundry's attn_impl: triton = flash1).
-ev = mpt7b("--attention-kernel", "flash1")
-native = mpt7b()
+# The case names its stack's attention kernel (llm-foundry's attn_impl: triton = flash1) and its
+# optimizer (Composer's DecoupledAdamW, a kernel per arithmetic step = unfused).
+ev = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused")
+native = mpt7b("--optimizer", "unfused")
+# The update runs once per step on each chip's 1/8 of the parameters: unfused moves 98 B per
+# parameter (bf16 step), fused 38 (system.hpp OptimizerKernel), and nothing else differs.
+fused = mpt7b("--attention-kernel", "flash1")["parallel"]
+unf = ev["parallel"]
+if (not fused["optimizer_s"] > 0 or abs(unf["optimizer_s"] / fused["optimizer_s"] - 98.0 / 38.0) > 1e-9
+        or abs((unf["step_time_s"] - fused["step_time_s"]) - (unf["optimizer_s"] - fused["optimizer_s"])) > 1e-12):
+    sys.exit(f"--optimizer: unfused {unf}, fused {fused}")
 kernels = {l["name"]: l["mapping"]["kernel"] for l in ev["layers"]}
 if (kernels.get("attn_qk") != "flash_attention_1" or kernels.get("attn_av.bwd_a") != "flash_attention_1_bwd"
         or not ev["totals"]["latency_s"] > native["totals"]["latency_s"]):
@@ -95,7 +103,7 @@ if (kernels.get("attn_qk") != "flash_attention_1" or kernels.get("attn_av.bwd_a"
              f"latency {ev['totals']['latency_s']} vs native {native['totals']['latency_s']}")
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
 # --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time).
-half = mpt7b("--attention-kernel", "flash1", "--overlap-data", "0.5")["parallel"]
+half = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", "--overlap-data", "0.5")["parallel"]
 full_exp = ev["parallel"]["exposed_comm_s"]
 if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
         or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp)) > 1e-9):
@@ -236,7 +244,16 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].attention_kernel: a key of training_mfu cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, attention_kernel: flash3, measured: 1, unit: mfu, source: s}",
-                       "cases[0].attention_kernel: expected native, flash2 or flash1 (got flash3)")):
+                       "cases[0].attention_kernel: expected native, flash2 or flash1 (got flash3)"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, optimizer: adam, measured: 1, unit: mfu, source: s}",
+                       "cases[0].optimizer: expected fused or unfused (got adam)"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, dp: 8, overlap_data: 1.5, measured: 1, unit: mfu, source: s}",
+                       "cases[0].overlap_data"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, optimizer: fused, source: s}",
+                       "cases[0].optimizer: a key of training_mfu cases only")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
@@ -341,6 +358,10 @@ p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama
                    capture_output=True, text=True, timeout=60)
 if p.returncode != 2 or "--attention-kernel: expected native, flash2 or flash1 (got x)" not in p.stderr:
     sys.exit(f"eval --attention-kernel x: exit {p.returncode}, stderr {p.stderr!r}")
+p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", "--phase", "train", "--optimizer",
+                    "adam"], capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--optimizer: expected fused or unfused (got adam)" not in p.stderr:
+    sys.exit(f"eval --optimizer adam: exit {p.returncode}, stderr {p.stderr!r}")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
