@@ -39,6 +39,25 @@ void gemm_backward(const Operator& f, std::vector<Operator>& out) {
   if (w == nullptr) w = first_of(f, TensorRole::weight_tied);
   const bool has_weight = w != nullptr;
 
+  // An output the graph splits into views (the fused QKV projection's q and new keys and
+  // values): the framework assembles dy from the parts' gradients with a copy, PyTorch's
+  // split_with_sizes_backward "auto ret = at::cat(grads_all_defined, dim)"
+  // (torch/csrc/autograd/FunctionsManual.cpp; derivatives.yaml: split_with_sizes' "self:
+  // split_with_sizes_backward(...)"): dy read in parts and written whole.
+  int outputs = 0;
+  for (const Tensor& x : f.tensors)
+    if (x.role == TensorRole::output || x.role == TensorRole::kv_cache_write) ++outputs;
+  if (outputs > 1) {
+    Operator cat = derived(f, ".bwd_concat", Pass::backward_data);
+    cat.kind = OpKind::elementwise;
+    cat.rows = f.batch * f.m;
+    cat.cols = f.n;
+    cat.flops_per_element = 0.0;
+    cat.batch = cat.m = cat.n = cat.k = 1;
+    cat.tensors = {t("dparts", TensorRole::input, c_el, p), t("dy", TensorRole::output, c_el, p)};
+    out.push_back(std::move(cat));
+  }
+
   Operator da = derived(f, has_weight ? ".bwd_data" : ".bwd_a", Pass::backward_data);
   da.n = f.k;
   da.k = f.n;
@@ -124,6 +143,17 @@ void pointwise_backward(const Operator& f, std::vector<Operator>& out) {
         b.tensors = {t("dy", TensorRole::input, elements, p), t("mask", TensorRole::input, x.elements, x.precision),
                      t("dx", TensorRole::output, elements, p)};
       }
+    out.push_back(std::move(b));
+    return;
+  }
+  if (f.kind == OpKind::elementwise && !f.saves_inputs && f.tensors.size() > 2) {
+    // An addition of several tensors (a residual add) passes dy to each input unchanged,
+    // no kernel; what runs is autograd's accumulation where the residual stream's two
+    // gradients meet (the block input feeds the norm and the add): read dy and the other
+    // branch's gradient, write their sum.
+    b.flops_per_element = 1.0;
+    b.tensors = {t("dy", TensorRole::input, elements, p), t("dbranch", TensorRole::input, elements, p),
+                 t("dx", TensorRole::output, elements, p)};
     out.push_back(std::move(b));
     return;
   }

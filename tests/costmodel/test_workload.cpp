@@ -212,6 +212,45 @@ TEST(WorkloadTraining, BiasGradientIsItsOwnReduction) {
   EXPECT_EQ(wl::find_op(llama, "ffn_up.bwd_bias").op, nullptr);
 }
 
+// Two more kernels of the backward, GPT-3 175B at 4 x 128 = 512 tokens (hidden 12,288, 96 heads,
+// no GQA): the fused QKV projection's output is split into q and the keys / values, so its
+// gradient is assembled by a copy (PyTorch's split_with_sizes_backward: at::cat of the parts):
+// qkv_proj.bwd_concat reads and writes 512 x 36,864 elements, before the projection's own
+// backward GEMMs; out_proj (one output) has none. A residual add passes dy through; what runs
+// is the accumulation of the residual stream's two gradients: dy and the other branch's read,
+// their sum written, 512 x 12,288 each, one FLOP per element (it was charged as reading dy,
+// both inputs and writing both input gradients).
+TEST(WorkloadTraining, SplitGradientsAreConcatenatedAndResidualGradientsAccumulated) {
+  const auto g = wl::build_graph(preset("gpt3-175b"), phase(wl::Phase::training, 4, 128));
+  const auto* cat = wl::find_op(g, "qkv_proj.bwd_concat").op;
+  ASSERT_NE(cat, nullptr);
+  EXPECT_EQ(cat->kind, wl::OpKind::elementwise);
+  EXPECT_EQ(cat->rows * cat->cols, 512 * 36864);
+  ASSERT_EQ(cat->tensors.size(), 2u);
+  EXPECT_EQ(cat->tensors[0].role, wl::TensorRole::input);
+  EXPECT_EQ(cat->tensors[0].elements, 512 * 36864);
+  EXPECT_EQ(cat->tensors[1].role, wl::TensorRole::output);
+  EXPECT_EQ(cat->tensors[1].elements, 512 * 36864);
+  EXPECT_EQ(wl::find_op(g, "out_proj.bwd_concat").op, nullptr);
+  // In the backward block the concatenation comes before the projection's data gradient.
+  for (const auto& b : g.blocks) {
+    std::size_t at_cat = b.nodes.size(), at_dx = b.nodes.size();
+    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+      if (b.nodes[i].op.name == "qkv_proj.bwd_concat") at_cat = i;
+      if (b.nodes[i].op.name == "qkv_proj.bwd_data") at_dx = i;
+    }
+    if (at_dx < b.nodes.size()) {
+      EXPECT_LT(at_cat, at_dx);
+    }
+  }
+  const auto* acc = wl::find_op(g, "residual_attn.bwd").op;
+  ASSERT_NE(acc, nullptr);
+  ASSERT_EQ(acc->tensors.size(), 3u);
+  for (const auto& t : acc->tensors) EXPECT_EQ(t.elements, 512 * 12288);
+  EXPECT_EQ(acc->tensors[2].role, wl::TensorRole::output);
+  EXPECT_DOUBLE_EQ(wl::flops(*acc), 512.0 * 12288.0);
+}
+
 TEST(WorkloadFlops, MixtralRoutedTokenCounts) {
   // One token, top-2 of 8 experts: 2 experts active with one token each; the weights
   // read are the active parameters: per layer attention 4096*(4096+2*1024) + 4096^2,
