@@ -66,7 +66,8 @@ int cmd_eval(const Args& args) {
       "sharding", po::value<std::string>(&sharding)->default_value("none"),
       "train with --dp: none (replicated states, one gradient all-reduce per step) | full (ZeRO-3 / "
       "FSDP FULL_SHARD: states partitioned over --dp, per micro-batch two parameter all-gathers and "
-      "a gradient reduce-scatter)")(
+      "a gradient reduce-scatter) | fsdp (full as PyTorch FSDP's FlatParameter runs it, with its "
+      "gradient and shard copies around the collectives)")(
       "sequence-parallel",
       "train with --tp: Megatron-LM sequence parallelism (norm and GEMM-input activations sharded over "
       "the TP group; the same collective bytes)")(
@@ -138,7 +139,7 @@ int cmd_eval(const Args& args) {
   if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
     throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
-  if (!shard_states) throw InputError("--sharding: expected none or full (got " + sharding + ")");
+  if (!shard_states) throw InputError("--sharding: expected none, full or fsdp (got " + sharding + ")");
   if ((phase.phase != wl::Phase::training) &&
       (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
        vm.count("sequence-parallel") != 0))
@@ -187,6 +188,7 @@ int cmd_eval(const Args& args) {
   req.micro_batches = micro_batches;
   req.virtual_stages = virtual_stages;
   req.shard_states = *shard_states;
+  req.flat_parameter = pf::flat_parameter_sharding(sharding);
   req.overlap.data = overlap_data;
   req.sequence_parallel = vm.count("sequence-parallel") != 0;
   req.options.fusion = *fusion;

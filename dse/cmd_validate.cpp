@@ -295,7 +295,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   const int dp = static_cast<int>(c.positive_integer_or("dp", 1));
   const std::string sharding = c.string_or("sharding", "none");
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
-  if (!shard_states) io::fail(c.place("sharding"), c.node("sharding"), "expected none or full", sharding);
+  if (!shard_states) io::fail(c.place("sharding"), c.node("sharding"), "expected none, full or fsdp", sharding);
   if (c.has("system")) {
     io::SystemFile sf = io::resolve_system(c.string("system"));
     p = sf.chip;
@@ -313,6 +313,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.pp = pp;
   r.degrees.dp = dp;
   r.shard_states = *shard_states;
+  r.flat_parameter = pf::flat_parameter_sharding(sharding);
   // overlap_data (training_mfu): the share of the data-parallel collectives hidden under
   // compute (system::OverlapFractions::data; default 0, all exposed).
   if (c.has("overlap_data")) r.overlap.data = c.fraction("overlap_data");
@@ -470,11 +471,14 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                                           : 0.0;
     const double optimizer_bytes =
         pf::optimizer_update_bytes_per_parameter(r.optimizer, r.phase.precision != wl::Precision::fp32);
-    cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) +
-                    (r.shard_states ? " (states sharded: ZeRO-3 / FSDP, collectives " +
-                                          fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
-                                          (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)")
-                                    : std::string()) +
+    std::string sharded;
+    if (r.shard_states)
+      sharded = (r.flat_parameter ? " (states sharded: FSDP FlatParameter, copies " +
+                                        fmt(1e3 * e.step.shard_copies_s, 4) + " ms exposed, collectives "
+                                  : std::string(" (states sharded: ZeRO-3 / FSDP, collectives ")) +
+                fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
+                (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
+    cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) + sharded +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +

@@ -89,6 +89,7 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
   os << '\n';
   os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
      << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms"
+     << (e.step.shard_copies_s > 0 ? ", shard copies " + eng(e.step.shard_copies_s * 1e3) + " ms" : std::string())
      << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
      << "), tokens/s " << eng(e.tokens_per_s)
      << "\npower " << eng(e.power.power_w) << " W"
@@ -146,6 +147,7 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
   }
   os << "], \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
      << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
+     << ", \"shard_copies_s\": " << json_number(e.step.shard_copies_s)
      << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
   os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";

@@ -15,7 +15,7 @@ trap 'rm -f "$w"' EXIT
 row() {  # model system seq micro_batch grad_accum measured
   sed "s/^max_positions: 2048/max_positions: $3/" "scenarios/validation/mpt-$1.yaml" > "$w"
   for k in native flash1; do
-    tps=$("$dse" eval --system "$2" --workload "$w" --dp 8 --sharding full --phase train --batch "$4" \
+    tps=$("$dse" eval --system "$2" --workload "$w" --dp 8 --sharding fsdp --phase train --batch "$4" \
           --micro-batches "$5" --seq "$3" --precision bf16 --fusions flash_attention --attention-kernel "$k" --optimizer unfused \
           --launch framework --no-serving --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["tokens_per_s"])')
     python3 -c "m, p = $6, $tps / 8; print(f'MPT-$1 $2 {$3:>6} tokens  $k:{\" \" * (6 - len(\"$k\"))} {p:>9.0f} modelled vs {m:>7} measured  {100 * (p / m - 1):+6.1f}%')"

@@ -14,9 +14,11 @@ namespace sys = dse::costmodel::system;
 
 std::optional<bool> shard_states_from_string(std::string_view s) noexcept {
   if (s == "none") return false;
-  if (s == "full") return true;
+  if (s == "full" || s == "fsdp") return true;
   return std::nullopt;
 }
+
+bool flat_parameter_sharding(std::string_view s) noexcept { return s == "fsdp"; }
 
 std::string_view to_string(OptimizerKernel k) noexcept { return k == OptimizerKernel::unfused ? "unfused" : "fused"; }
 
@@ -29,6 +31,20 @@ std::optional<OptimizerKernel> optimizer_kernel_from_string(std::string_view s) 
 double optimizer_update_bytes_per_parameter(OptimizerKernel k, bool master_copy) noexcept {
   const double update = k == OptimizerKernel::unfused ? 80.0 + 4.0 + 8.0 : 28.0 + 4.0;
   return update + (master_copy ? 6.0 : 0.0);
+}
+
+ShardCopyBytes shard_copy_bytes(double params, int dp, double bytes_per_element, bool mixed_precision,
+                                int micro_batches) noexcept {
+  ShardCopyBytes b;
+  if (dp < 2 || params <= 0.0) return b;
+  const double e = bytes_per_element;
+  const double m = static_cast<double>(std::max(1, micro_batches));
+  const double shard = params / static_cast<double>(dp);
+  b.compute_stream = m * 2.0 * params * e;
+  const double per_micro =
+      2.0 * params * e + 2.0 * shard * e + (mixed_precision ? shard * (e + 4.0) + 2.0 * shard * (4.0 + e) : 0.0);
+  b.beside_collectives = m * per_micro + (m - 1.0) * 12.0 * shard;
+  return b;
 }
 
 SystemSpec default_system(const Platform& p, int chips) {
@@ -143,15 +159,27 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   if (phase.phase == wl::Phase::training)
     work.gradient_bytes = wl::totals(g).parameter_bytes / static_cast<double>(std::max(1, r.degrees.pp));
   work.shard_states = r.shard_states;
-  // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp).
-  double optimizer_bytes = 0.0;
+  // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp) and,
+  // under sharded states, the copies around the collectives (shard_copy_bytes); state_bytes
+  // is their HBM traffic, for the step's energy below.
+  double state_bytes = 0.0;
   if (phase.phase == wl::Phase::training) {
     const bool shard = r.shard_states && r.degrees.dp > 1;
-    const double local = wl::totals(g).parameters / static_cast<double>(std::max(1, r.degrees.pp)) /
-                         (shard ? static_cast<double>(r.degrees.dp) : 1.0);
-    optimizer_bytes = local * optimizer_update_bytes_per_parameter(r.optimizer, phase.precision != wl::Precision::fp32);
+    const bool mixed = phase.precision != wl::Precision::fp32;
+    const double chip_params = wl::totals(g).parameters / static_cast<double>(std::max(1, r.degrees.pp));
+    const double local = chip_params / (shard ? static_cast<double>(r.degrees.dp) : 1.0);
+    const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
+    const ShardCopyBytes copies = shard && r.flat_parameter
+                                      ? shard_copy_bytes(chip_params, r.degrees.dp,
+                                                         wl::bytes_per_element(phase.precision), mixed, r.micro_batches)
+                                      : ShardCopyBytes{};
     const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
-    work.optimizer_s = bw > 0.0 ? optimizer_bytes / bw : 0.0;
+    if (bw > 0.0) {
+      work.optimizer_s = update / bw;
+      work.shard_copies_s = copies.compute_stream / bw;
+      work.shard_side_copies_s = copies.beside_collectives / bw;
+    }
+    state_bytes = update + copies.compute_stream + copies.beside_collectives;
   }
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
@@ -162,14 +190,14 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   }
   // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp per
   // micro-batch, m of them; with PP each chip runs its share of the same graph; and every
-  // chip's optimizer update) over the step, plus static power, capped at the TDP
+  // chip's optimizer update and shard copies) over the step, plus static power, capped at the TDP
   // (power.hpp). The step runs at the clock the cap allows.
   const auto& d = r.degrees;
   const double micro = static_cast<double>(std::max(1, r.micro_batches));
   sys::PowerInput pin;
   pin.busy_time_s = o.step.step_time_s;
   pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro +
-                         optimizer_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.pp * d.dp);
+                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.pp * d.dp);
   pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
                                                 : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
   pin.requests = static_cast<double>(phase.batch * d.dp);

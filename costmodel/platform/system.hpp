@@ -107,6 +107,27 @@ std::string_view to_string(OptimizerKernel k) noexcept;
 std::optional<OptimizerKernel> optimizer_kernel_from_string(std::string_view s) noexcept;
 double optimizer_update_bytes_per_parameter(OptimizerKernel k, bool master_copy) noexcept;
 
+// Sharded states (ZeRO-3 / FSDP FULL_SHARD): the memory-bound copies around the
+// collectives, per chip and step, as PyTorch FSDP's FlatParameter makes them (P the chip's
+// parameters, d = dp, e bytes per element of the step's precision, m micro-batches):
+//  compute stream -- each micro-batch's gradient of the unsharded flat parameter assembled
+//    from its parameters' views (flat_param.py _get_unflat_views_unaligned: torch.split, then
+//    view; split's backward is at::cat): P e read and written, 2 m P e;
+//  beside the collectives -- per micro-batch the unsharded gradient divided before the
+//    reduce-scatter and the shard after it (default_hooks.py reduce_scatter_hook:
+//    grad.div_(gradient_predivide_factor), output.div_(gradient_postdivide_factor)):
+//    2 P e + 2 P e / d; under mixed precision the shard cast to the fp32 parameter
+//    (_cast_grad_to_param_dtype), P (e + 4) / d, and before each of the two all-gathers the
+//    fp32 local shard copied to the low-precision shard (flat_param.py
+//    _use_low_precision_shard: _mp_shard.copy_), 2 P (4 + e) / d; from the second micro-batch
+//    on the shard accumulated into the saved one (_saved_grad_shard += ...), 12 P / d.
+struct ShardCopyBytes {
+  double compute_stream = 0.0;
+  double beside_collectives = 0.0;
+};
+ShardCopyBytes shard_copy_bytes(double params, int dp, double bytes_per_element, bool mixed_precision,
+                                int micro_batches) noexcept;
+
 // The shapes a serving stack runs for a sequence of `length` tokens (ServingOptions):
 // its prefill as served_prefill_tokens (prompt_bucket_tokens padding), its decode steps
 // attending over served_decode_context positions (static_kv_tokens).
@@ -131,6 +152,10 @@ struct SystemRequest {
   // (ZeRO-3, PyTorch FSDP FULL_SHARD): memory and communication as in
   // system/parallelism.hpp and stage_memory (system.cpp).
   bool shard_states = false;
+  // With shard_states: as PyTorch FSDP's FlatParameter runs it, with its gradient and shard
+  // copies around the collectives (shard_copy_bytes); false: the collectives only (ZeRO-3 as
+  // an XLA-style partitioner runs it, the gradients produced in place).
+  bool flat_parameter = false;
   // Training: Megatron-LM sequence parallelism over the TP group (EvalOptions).
   bool sequence_parallel = false;
   // Training: the optimizer update's kernels (OptimizerKernel above).
@@ -140,8 +165,11 @@ struct SystemRequest {
   system::OverlapFractions overlap;
 };
 // SystemRequest::shard_states by name: "none" (replicated states, one gradient all-reduce
-// per step) gives false, "full" (ZeRO-3 / FSDP FULL_SHARD) true, anything else nullopt.
+// per step) gives false, "full" (ZeRO-3 / FSDP FULL_SHARD) and "fsdp" (the same, as PyTorch
+// FSDP's FlatParameter runs it: flat_parameter_sharding) true, anything else nullopt.
 std::optional<bool> shard_states_from_string(std::string_view s) noexcept;
+// SystemRequest::flat_parameter by name: true for "fsdp".
+bool flat_parameter_sharding(std::string_view s) noexcept;
 
 struct ServingResult {
   bool evaluated = false;

@@ -33,6 +33,10 @@
 //  * Optimizer: a training step ends with the optimizer update on each chip's own
 //    parameters (optimizer_s, costed by the caller), after the last micro-batch and
 //    the gradient collectives; nothing overlaps it.
+//  * Sharded states also copy: the step's memory-bound gradient and parameter copies
+//    around the collectives (costed by the caller): those on the compute stream
+//    (shard_copies_s) add to the step, those that run beside the collectives
+//    (shard_side_copies_s) are exposed by the collectives' rule, (1 - overlap.data).
 //  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
@@ -83,6 +87,8 @@ struct StepWork {
   double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
   double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
+  double shard_copies_s = 0.0;           // shard_states: copies on the compute stream, per step
+  double shard_side_copies_s = 0.0;      // shard_states: copies beside the collectives, per step
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
 };
 
@@ -108,11 +114,12 @@ struct ParallelStepCost {
   ParallelStatus status = ParallelStatus::ok;
   int chips = 0;                       // tp x pp x dp
   double step_time_s = 0.0;            // one step (m micro-batches) of one replica
-  // Critical-path breakdown: step = compute + exposed_comm + bubble + optimizer.
+  // Critical-path breakdown: step = compute + exposed_comm + bubble + shard copies + optimizer.
   double compute_s = 0.0;              // m x compute of the slowest stage
   double exposed_comm_s = 0.0;         // m x its exposed communication + exposed DP all-reduce
   double bubble_s = 0.0;               // (p - 1) x slowest stage time
   double optimizer_s = 0.0;            // the optimizer update that ends a training step
+  double shard_copies_s = 0.0;         // sharded states' exposed gradient and parameter copies
   double bubble_fraction = 0.0;        // bubble_s / (step_time_s - exposed DP time)
   double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)
   double stage_imbalance = 1.0;        // slowest stage / mean stage (1 = balanced)

@@ -789,7 +789,8 @@ TEST(Platform, OptimizerUpdateEndsTheTrainingStep) {
     q.micro_batches = pp;
     const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, pp * dp), q);
     EXPECT_TRUE(e.feasible) << e.reason;
-    EXPECT_NEAR(e.step.step_time_s, e.step.compute_s + e.step.exposed_comm_s + e.step.bubble_s + e.step.optimizer_s,
+    EXPECT_NEAR(e.step.step_time_s,
+                e.step.compute_s + e.step.exposed_comm_s + e.step.bubble_s + e.step.shard_copies_s + e.step.optimizer_s,
                 1e-12 * e.step.step_time_s);
     return e.step.optimizer_s;
   };
@@ -808,4 +809,46 @@ TEST(Platform, OptimizerUpdateEndsTheTrainingStep) {
   for (const auto k : {pf::OptimizerKernel::fused, pf::OptimizerKernel::unfused})
     EXPECT_EQ(pf::optimizer_kernel_from_string(pf::to_string(k)), k);
   EXPECT_FALSE(pf::optimizer_kernel_from_string("adam").has_value());
+}
+
+// PyTorch FSDP's copies around the collectives (sharding: fsdp, pf::shard_copy_bytes), by hand for
+// Llama-2-7B's P = 6,738,415,616 parameters over dp 8 in bf16 (e = 2) with m = 2 micro-batches.
+// Compute stream: the flat gradient assembled from its views (split's backward, at::cat), P e
+// read and written per micro-batch: 2 x 2 P e = 8 P. Beside the collectives, per micro-batch: the
+// pre-divide of the unsharded gradient 2 P e = 4 P, the post-divide of the shard 2 (P/8) e = P/2,
+// the shard's cast to fp32 (P/8)(e + 4) = 3P/4, the fp32 shard copied to bf16 before two
+// all-gathers 2 (P/8)(4 + e) = 3P/2: 6.75 P; twice, plus one accumulation into the saved shard,
+// 12 P/8: 15 P. The step adds 8 P + (1 - overlap.data) x 15 P over the HBM bandwidth;
+// sharding: full (no FlatParameter) adds none, and an fp32 step has no cast or low-precision copy.
+TEST(Platform, FsdpFlatParameterCopiesAroundTheCollectives) {
+  const double P = 6738415616.0;
+  const pf::ShardCopyBytes c = pf::shard_copy_bytes(P, 8, 2.0, true, 2);
+  EXPECT_NEAR(c.compute_stream, 8.0 * P, 1e-6 * P);
+  EXPECT_NEAR(c.beside_collectives, 15.0 * P, 1e-6 * P);
+  const pf::ShardCopyBytes f32 = pf::shard_copy_bytes(P, 8, 4.0, false, 1);
+  EXPECT_NEAR(f32.compute_stream, 8.0 * P, 1e-6 * P);  // 2 x 1 x P x 4
+  EXPECT_NEAR(f32.beside_collectives, 2.0 * P * 4.0 + 2.0 * P / 8.0 * 4.0, 1e-6 * P);
+  EXPECT_EQ(pf::shard_copy_bytes(P, 1, 2.0, true, 2).compute_stream, 0.0);  // nothing sharded
+
+  const pf::Platform p = a100();
+  const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  const auto step = [&](bool flat, double overlap) {
+    pf::SystemRequest q = llama2_7b_training();
+    q.degrees.dp = 8;
+    q.shard_states = true;
+    q.flat_parameter = flat;
+    q.micro_batches = 2;
+    q.overlap.data = overlap;
+    const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, 8), q);
+    EXPECT_TRUE(e.feasible) << e.reason;
+    return e.step;
+  };
+  EXPECT_NEAR(step(true, 0.0).shard_copies_s, 23.0 * P / bw, 1e-9);
+  EXPECT_NEAR(step(true, 0.5).shard_copies_s, (8.0 + 7.5) * P / bw, 1e-9);
+  EXPECT_EQ(step(false, 0.0).shard_copies_s, 0.0);
+  EXPECT_NEAR(step(true, 0.0).step_time_s - step(false, 0.0).step_time_s, 23.0 * P / bw, 1e-9);
+  // The names: fsdp is sharded states with the FlatParameter's copies.
+  EXPECT_EQ(pf::shard_states_from_string("fsdp"), std::optional<bool>(true));
+  EXPECT_TRUE(pf::flat_parameter_sharding("fsdp"));
+  EXPECT_FALSE(pf::flat_parameter_sharding("full"));
 }

@@ -80,8 +80,8 @@ for g in ("operators", "end_to_end", "training_mfu"):
 # micro-batches of 6 x 2,048 tokens per step, eager PyTorch with FlashAttention) is 2 x 6 x 2048 tokens over
 # the step `dse eval` gives that stack and configuration.
 mpt = [c for c in v["cases"] if c["name"] == "mosaicml-mpt-7b-a100-mb6"]
-def mpt7b(*extra):
-    return json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", "full", "--micro-batches", "2",
+def mpt7b(*extra, sharding="fsdp"):
+    return json.loads(run("eval", "--system", "dgx-a100-8", "--dp", "8", "--sharding", sharding, "--micro-batches", "2",
                           "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
                           "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                           "--launch", "framework", "--no-serving", "--json", *extra))
@@ -96,17 +96,25 @@ unf = ev["parallel"]
 if (not fused["optimizer_s"] > 0 or abs(unf["optimizer_s"] / fused["optimizer_s"] - 98.0 / 38.0) > 1e-9
         or abs((unf["step_time_s"] - fused["step_time_s"]) - (unf["optimizer_s"] - fused["optimizer_s"])) > 1e-12):
     sys.exit(f"--optimizer: unfused {unf}, fused {fused}")
+# --sharding fsdp is full plus FSDP's gradient and shard copies (shard_copy_bytes), which add to the
+# step as shard_copies_s; full has none.
+full = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", sharding="full")["parallel"]
+if (full["shard_copies_s"] != 0 or not unf["shard_copies_s"] > 0
+        or abs((unf["step_time_s"] - full["step_time_s"]) - unf["shard_copies_s"]) > 1e-12):
+    sys.exit(f"--sharding fsdp vs full: {unf} vs {full}")
 kernels = {l["name"]: l["mapping"]["kernel"] for l in ev["layers"]}
 if (kernels.get("attn_qk") != "flash_attention_1" or kernels.get("attn_av.bwd_a") != "flash_attention_1_bwd"
         or not ev["totals"]["latency_s"] > native["totals"]["latency_s"]):
     sys.exit(f"--attention-kernel flash1: kernels {kernels.get('attn_qk')}, {kernels.get('attn_av.bwd_a')}, "
              f"latency {ev['totals']['latency_s']} vs native {native['totals']['latency_s']}")
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
-# --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time).
+# --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time),
+# and half of the copies that run beside them; those on the compute stream stay.
 half = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", "--overlap-data", "0.5")["parallel"]
 full_exp = ev["parallel"]["exposed_comm_s"]
-if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12
-        or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp)) > 1e-9):
+copies_hidden = ev["parallel"]["shard_copies_s"] - half["shard_copies_s"]
+if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12 or not copies_hidden > 0
+        or abs(half["step_time_s"] - (ev["parallel"]["step_time_s"] - 0.5 * full_exp - copies_hidden)) > 1e-9):
     sys.exit(f"--overlap-data 0.5: exposed {half['exposed_comm_s']} vs {full_exp}, step {half['step_time_s']}")
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
@@ -135,7 +143,7 @@ if not fa["fits_memory"] or eager["fits_memory"] or eager["memory_bytes"] - fa["
     sys.exit(f"MPT-125M mb40 on A100: FlashAttention {fa['memory_bytes']} B (fits {fa['fits_memory']}), eager "
              f"{eager['memory_bytes']} B (fits {eager['fits_memory']}); want a difference of {want_saved} B")
 # Training options of dse eval: bad values and inference phases are refused.
-for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expected none or full (got half)"),
+for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expected none, full or fsdp (got half)"),
                   (["--phase", "train", "--recompute", "some"], "--recompute: expected none, selective or full (got some)"),
                   (["--phase", "decode", "--micro-batches", "4"], "apply to --phase train"),
                   (["--phase", "train", "--overlap-data", "1.5"], "--overlap-data: expected a fraction in [0, 1]"),
@@ -238,7 +246,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].dp: a key of training_mfu cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, dp: 8, sharding: half, measured: 1, unit: mfu, source: s}",
-                       "cases[0].sharding: expected none or full (got half)"),
+                       "cases[0].sharding: expected none, full or fsdp (got half)"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, attention_kernel: flash1, source: s}",
                        "cases[0].attention_kernel: a key of training_mfu cases only"),
