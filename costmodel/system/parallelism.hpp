@@ -120,7 +120,7 @@ struct ParallelStepCost {
   double bubble_s = 0.0;               // (p - 1) x slowest stage time
   double optimizer_s = 0.0;            // the optimizer update that ends a training step
   double shard_copies_s = 0.0;         // sharded states' exposed gradient and parameter copies
-  double bubble_fraction = 0.0;        // bubble_s / (step_time_s - exposed DP time)
+  double bubble_fraction = 0.0;        // bubble_s / the pipeline's part of the step
   double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)
   double stage_imbalance = 1.0;        // slowest stage / mean stage (1 = balanced)
   // Whole-step communication time per kind, hidden or not (per chip; TP and EP
