@@ -73,7 +73,8 @@ int cmd_eval(const Args& args) {
       "the TP group; the same collective bytes)")(
       "overlap-data", po::value<double>(&overlap_data)->default_value(0.0),
       "train with --dp: fraction of the data-parallel collectives (all-reduce, or with --sharding full the "
-      "all-gathers and reduce-scatters) hidden under compute, 0..1; default 0, all exposed")(
+      "all-gathers and reduce-scatters, and with fsdp the copies beside them) hidden under compute, 0..1; "
+      "default 0, all exposed")(
       "fusion", po::value<std::string>(&fusion_name)->default_value("standard"), "none | standard | aggressive")(
       "fusions", po::value<std::string>(&fusions_list),
       "comma-separated fusion kinds the stack applies, replacing --fusion's set: gemm_epilogue, "
