@@ -109,6 +109,13 @@ pf::AttentionKernel attention_kernel_of(const io::MapReader& m) {
   return *k;
 }
 
+// A case's `optimizer`: fused or unfused.
+pf::OptimizerKernel optimizer_of(const io::MapReader& m) {
+  const auto k = pf::optimizer_kernel_from_string(m.string("optimizer"));
+  if (!k) io::fail(m.place("optimizer"), m.node("optimizer"), "expected fused or unfused", m.string("optimizer"));
+  return *k;
+}
+
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
@@ -349,11 +356,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (c.has("attention_kernel")) r.options.attention_kernel = attention_kernel_of(c);
   // optimizer (training_mfu): the measured stack's Adam update, fused (default) or unfused
   // (pf::OptimizerKernel).
-  if (c.has("optimizer")) {
-    const auto k = pf::optimizer_kernel_from_string(c.string("optimizer"));
-    if (!k) io::fail(c.place("optimizer"), c.node("optimizer"), "expected fused or unfused", c.string("optimizer"));
-    r.optimizer = *k;
-  }
+  if (c.has("optimizer")) r.optimizer = optimizer_of(c);
   cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
                                          : constants_text(p, r.options.launch, r.options.fusion)) +
                  attention_text(p, r.options.attention_kernel) + ", tp " + std::to_string(tp);

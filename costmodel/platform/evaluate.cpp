@@ -458,11 +458,13 @@ LayerResult layer_of(const Platform& p, const wl::Operator& op, std::int64_t rep
 // A fused kernel (FlashAttention forward or backward): the longer of its compute time
 // and its HBM traffic at `bw`, plus one launch overhead; its bottleneck, stall
 // fraction and share of `peak` follow (the caller sets r.flops first).
-void finish_fused(LayerResult& r, double compute_s, double traffic_bytes, double bw, double overhead_s, double peak) {
-  r.dram_bytes = traffic_bytes;
-  r.l2_bytes = traffic_bytes;
+// serial_bytes: memory-bound kernels around the fused one (after it, at HBM bandwidth).
+void finish_fused(LayerResult& r, double compute_s, double traffic_bytes, double bw, double overhead_s, double peak,
+                  double serial_bytes = 0.0) {
+  r.dram_bytes = traffic_bytes + serial_bytes;
+  r.l2_bytes = traffic_bytes + serial_bytes;
   const double busy = std::max(compute_s, traffic_bytes / bw);
-  r.latency_s = busy + overhead_s;
+  r.latency_s = busy + serial_bytes / bw + overhead_s;
   r.bottleneck = overhead_s >= busy ? Bottleneck::overhead
                  : compute_s >= traffic_bytes / bw ? Bottleneck::compute : Bottleneck::memory;
   r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute_s) / r.latency_s, 0.0, 1.0) : 0.0;
@@ -693,7 +695,6 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
           r.type = "fused_attention";
           r.flops = matrix_flops + vector_flops;  // executed, the recompute included
-          finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
           // Around it, two memory-bound kernels: a preprocess that reads O and dO for the
           // row sums delta = rowsum(O * dO) and clears dQ's fp32 accumulator, and a copy of
           // that accumulator into dQ. llm-foundry's Triton FlashAttention (flash1):
@@ -707,12 +708,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           // are left out.
           const double dq_el = static_cast<double>(n[dq].op.tensors.at(2).elements);
           const double side = 2.0 * d_o + 8.0 * dq_el + wl::bytes(n[dq].op.tensors.at(2));
-          r.latency_s += side / bw;
-          r.dram_bytes += side;
-          r.l2_bytes += side;
-          r.stall_fraction = r.latency_s > 0 ? std::clamp((r.latency_s - compute) / r.latency_s, 0.0, 1.0) : 0.0;
-          r.pct_of_peak =
-              r.latency_s > 0 ? r.flops / r.latency_s / platform.gpu.peak_matrix_flops_per_s(ks[i].precision) : 0.0;
+          finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision), side);
           r.mapping.kernel =
               options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +

@@ -155,18 +155,19 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   work.virtual_stages = r.virtual_stages;
   work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
                               wl::bytes_per_element(phase.precision);
-  // Each chip holds its stage's 1/pp of the parameters, and reduces their gradients.
-  if (phase.phase == wl::Phase::training)
-    work.gradient_bytes = wl::totals(g).parameter_bytes / static_cast<double>(std::max(1, r.degrees.pp));
   work.shard_states = r.shard_states;
   // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp) and,
   // under sharded states, the copies around the collectives (shard_copy_bytes); state_bytes
   // is their HBM traffic, for the step's energy below.
   double state_bytes = 0.0;
   if (phase.phase == wl::Phase::training) {
+    // Each chip holds its stage's 1/pp of the parameters, and reduces their gradients.
+    const wl::GraphTotals totals = wl::totals(g);
+    const double stages = static_cast<double>(std::max(1, r.degrees.pp));
+    work.gradient_bytes = totals.parameter_bytes / stages;
     const bool shard = r.shard_states && r.degrees.dp > 1;
     const bool mixed = phase.precision != wl::Precision::fp32;
-    const double chip_params = wl::totals(g).parameters / static_cast<double>(std::max(1, r.degrees.pp));
+    const double chip_params = totals.parameters / stages;
     const double local = chip_params / (shard ? static_cast<double>(r.degrees.dp) : 1.0);
     const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
     const ShardCopyBytes copies = shard && r.flat_parameter

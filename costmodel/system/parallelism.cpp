@@ -191,6 +191,8 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
         collective_cost(dp_ic, CollectiveKind::reduce_scatter, algorithm, work.gradient_bytes);
     if (!ag.feasible || !rs.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = m * (2.0 * ag.time_s + rs.time_s);
+    c.shard_copies_s =
+        std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
   } else if (d.dp > 1 && work.gradient_bytes > 0.0) {
     const CollectiveCost ar =
         collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, work.gradient_bytes);
@@ -204,9 +206,6 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   const double fill_drain = static_cast<double>(p - 1) / static_cast<double>(v);
   const double pipeline_s = (static_cast<double>(m) + fill_drain) * slowest;
   c.optimizer_s = std::max(0.0, work.optimizer_s);
-  if (d.dp > 1 && work.gradient_bytes > 0.0 && work.shard_states)
-    c.shard_copies_s =
-        std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
   c.step_time_s = pipeline_s + dp_exposed_s + c.shard_copies_s + c.optimizer_s;
   c.compute_s = m * slowest_compute;
   c.exposed_comm_s = m * slowest_comm + dp_exposed_s;

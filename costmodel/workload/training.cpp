@@ -48,12 +48,8 @@ void gemm_backward(const Operator& f, std::vector<Operator>& out) {
   for (const Tensor& x : f.tensors)
     if (x.role == TensorRole::output || x.role == TensorRole::kv_cache_write) ++outputs;
   if (outputs > 1) {
-    Operator cat = derived(f, ".bwd_concat", Pass::backward_data);
-    cat.kind = OpKind::elementwise;
-    cat.rows = f.batch * f.m;
-    cat.cols = f.n;
-    cat.flops_per_element = 0.0;
-    cat.batch = cat.m = cat.n = cat.k = 1;
+    Operator cat = make_elementwise(f.name + ".bwd_concat", f.layer, f.batch * f.m, f.n, 0.0, 1, p);
+    cat.pass = Pass::backward_data;
     cat.tensors = {t("dparts", TensorRole::input, c_el, p), t("dy", TensorRole::output, c_el, p)};
     out.push_back(std::move(cat));
   }
@@ -97,11 +93,8 @@ void gemm_backward(const Operator& f, std::vector<Operator>& out) {
   // bias's shape ("grad = at::sum_to(std::move(grad), metadata.shape())", engine.cpp
   // validate_outputs); Megatron-LM's linear layers: "grad_bias = grad_output.sum(dim=0)".
   if (bias != nullptr) {
-    Operator r = derived(f, ".bwd_bias", Pass::backward_weight);
-    r.kind = OpKind::reduction;
-    r.rows = f.n;
-    r.cols = f.batch * f.m;
-    r.batch = r.m = r.n = r.k = 1;
+    Operator r = make_reduction(f.name + ".bwd_bias", f.layer, f.n, f.batch * f.m, p);
+    r.pass = Pass::backward_weight;
     r.tensors = {t("dy", TensorRole::input, c_el, p),
                  t("dbias", TensorRole::gradient, bias->elements, bias->precision)};
     out.push_back(std::move(r));
