@@ -441,8 +441,8 @@ namespace {
 // `extra_hbm_reads` more full reads of the input come from HBM again and
 // `extra_l2_reads` from L2 (see the kernel structure in the callers).
 GpuKernelCost evaluate_rows(const GpuHardware& hw, const RowShape& s, GpuKernelKind kind,
-                            double vector_flops_per_element, double special_ops_per_element,
-                            double special_ops_per_row, double extra_hbm_reads, double extra_l2_reads) {
+                            double vector_flops_per_element, double special_ops_per_element, double special_ops_per_row,
+                            double extra_hbm_reads, double extra_l2_reads, double row_writes = 1.0) {
   if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(kind, why);
   GpuKernelCost c;
   c.kind = kind;
@@ -451,7 +451,7 @@ GpuKernelCost evaluate_rows(const GpuHardware& hw, const RowShape& s, GpuKernelK
   StreamParts p;
   p.read_hbm_bytes = (1.0 + extra_hbm_reads) * n * e;
   p.read_l2_bytes = extra_l2_reads * n * e;
-  p.write_bytes = n * e;
+  p.write_bytes = row_writes * n * e;
   p.vector_flops = n * vector_flops_per_element;
   p.special_ops = n * special_ops_per_element + d(s.rows) * special_ops_per_row;
   c.flops = p.vector_flops + p.special_ops;
@@ -478,6 +478,19 @@ GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcep
   const bool single_pass = s.row_length <= hw.eager_softmax_single_pass_max_row_elements &&
                            row_bytes <= hw.eager_softmax_single_pass_max_row_bytes;
   return evaluate_rows(hw, s, GpuKernelKind::softmax, 6.0, 2.0, 1.0, single_pass ? 0.0 : 1.0, 0.0);
+}
+
+GpuKernelCost evaluate_cross_entropy(const GpuHardware& hw, const RowShape& s, bool backward) noexcept {
+  // The fused softmax cross-entropy of flash-attn 1.x (csrc/xentropy, Apex's xentropy kernel,
+  // block-per-row like PyTorch's cunn_SoftMaxForward). Forward (cunn_SoftMaxXEntropyForward):
+  // one pass over the row for its max (and sum), a second for the sum of exp(x - max); it
+  // writes only the row's loss and log-sum-exp. The second pass is counted from HBM, as the
+  // softmax's is. About 5 FLOPs and one exp per element, a log per row. Backward
+  // (cunn_SoftMaxXEntropyBackward): one pass, exp(x - lse) minus the one-hot, times the
+  // loss's gradient, written as the logits' gradient: one read, one write, about 4 FLOPs and
+  // one exp per element.
+  if (backward) return evaluate_rows(hw, s, GpuKernelKind::softmax, 4.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+  return evaluate_rows(hw, s, GpuKernelKind::softmax, 5.0, 1.0, 1.0, 1.0, 0.0, 0.0);
 }
 
 GpuKernelCost evaluate_layernorm(const GpuHardware& hw, const RowShape& s) noexcept {

@@ -243,6 +243,10 @@ GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape
 // longer rows in a block-per-row kernel charged two HBM reads and one write
 // (LLMCompass's softmax traffic count).
 GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcept;
+// A fused softmax cross-entropy over rows of logits (flash-attn 1.x's xentropy kernel):
+// forward, two HBM reads of each row and no row-sized write (a loss and log-sum-exp per
+// row); backward, one read and one write of the row.
+GpuKernelCost evaluate_cross_entropy(const GpuHardware& hw, const RowShape& s, bool backward) noexcept;
 // Layer norm as a compiled (Triton) reduction: one HBM read and one write;
 // rows longer than compiled_reduction_single_pass_max_row_elements re-read the
 // row (from L2) in a second loop.

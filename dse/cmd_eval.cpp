@@ -29,9 +29,9 @@ int cmd_eval(const Args& args) {
                                                fusion_name = "standard", launch_name = "graph", fusions_list,
                                                decode_attention = "per_kv_head", recompute = "none",
                                                sharding = "none", attention_kernel = "native",
-                                               optimizer_name = "fused";
+                                               optimizer_name = "fused", loss_kernel = "softmax";
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
-      micro_batches = 1, virtual_stages = 1;
+      micro_batches = 1, virtual_stages = 1, logit_metrics = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0, overlap_data = 0.0;
   po::options_description named(
@@ -92,6 +92,12 @@ int cmd_eval(const Args& args) {
       "training: the Adam update's kernels, on each chip's own parameters: fused (one multi-tensor kernel, "
       "Apex FusedAdam / Megatron-LM: 32 B per parameter) | unfused (eager, a kernel per arithmetic step, "
       "e.g. Composer's DecoupledAdamW: 92 B); 6 B more each for a 16-bit step's master copy")(
+      "loss-kernel", po::value<std::string>(&loss_kernel)->default_value("softmax"),
+      "training: the loss over the logits: softmax (a softmax and its gradient) | fused (one fused "
+      "cross-entropy kernel each way, flash-attn's CrossEntropyLoss: llm-foundry's fused_crossentropy)")(
+      "logit-metrics", po::value<int>(&logit_metrics)->default_value(0),
+      "training: cross-entropies of the logits the training loop computes per micro-batch for logging, "
+      "outside autograd (Composer's train metrics LanguageCrossEntropy and LanguagePerplexity: 2)")(
       "prompt", po::value<int>(&prompt)->default_value(1024), "serving: prompt tokens per request")(
       "output", po::value<int>(&output)->default_value(256), "serving: output tokens per request")(
       "static-kv-tokens", po::value<int>(&static_kv),
@@ -141,12 +147,17 @@ int cmd_eval(const Args& args) {
     throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
   if (!shard_states) throw InputError("--sharding: expected none, full or fsdp (got " + sharding + ")");
+  const auto loss = wl::loss_kernel_from_string(loss_kernel);
+  if (!loss) throw InputError("--loss-kernel: expected softmax or fused (got " + loss_kernel + ")");
+  if (logit_metrics < 0) throw InputError("--logit-metrics must be >= 0");
+  phase.loss_kernel = *loss;
+  phase.logit_metrics = logit_metrics;
   if ((phase.phase != wl::Phase::training) &&
       (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
-       vm.count("sequence-parallel") != 0))
+       vm.count("sequence-parallel") != 0 || *loss != wl::LossKernel::softmax || logit_metrics > 0))
     throw InputError(
-        "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel and --overlap-data apply to "
-        "--phase train");
+        "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel, --overlap-data, "
+        "--loss-kernel and --logit-metrics apply to --phase train");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
   std::optional<std::vector<pf::FusionKind>> fusion_kinds;

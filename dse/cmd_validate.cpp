@@ -116,6 +116,13 @@ pf::OptimizerKernel optimizer_of(const io::MapReader& m) {
   return *k;
 }
 
+// A case's `loss_kernel`: softmax or fused.
+wl::LossKernel loss_kernel_of(const io::MapReader& m) {
+  const auto k = wl::loss_kernel_from_string(m.string("loss_kernel"));
+  if (!k) io::fail(m.place("loss_kernel"), m.node("loss_kernel"), "expected softmax or fused", m.string("loss_kernel"));
+  return *k;
+}
+
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
@@ -270,15 +277,26 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
 // FLOPs of a training step without the recomputed forward operators (named
 // "<op>.recompute" by workload::append_backward; a fused group carries its
 // first operator's name).
+// The training loop's logging cross-entropies (wl::PhaseSpec::logit_metrics) in a chip graph.
+bool is_logit_metric(const pf::LayerResult& l) { return l.name.rfind("metric_", 0) == 0; }
+
 double model_flops(const pf::GraphEval& g) {
   const std::string suffix = ".recompute";
   double f = 0.0;
   for (const auto& l : g.layers) {
     const bool rec = l.name.size() >= suffix.size() &&
                      l.name.compare(l.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    if (!rec) f += l.flops * static_cast<double>(l.repeat);
+    if (!rec && !is_logit_metric(l)) f += l.flops * static_cast<double>(l.repeat);
   }
   return f;
+}
+
+// One micro-batch's logging cross-entropies on a chip (s).
+double logit_metrics_s(const pf::GraphEval& g) {
+  double s = 0.0;
+  for (const auto& l : g.layers)
+    if (is_logit_metric(l)) s += l.latency_s * static_cast<double>(l.repeat);
+  return s;
 }
 
 pf::LaunchMode launch_of(const io::MapReader& m);
@@ -357,6 +375,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // optimizer (training_mfu): the measured stack's Adam update, fused (default) or unfused
   // (pf::OptimizerKernel).
   if (c.has("optimizer")) r.optimizer = optimizer_of(c);
+  // loss_kernel (training_mfu): the measured stack's loss over the logits, softmax (default) or
+  // fused (wl::LossKernel); logit_metrics: cross-entropies of the logits its training loop
+  // evaluates per micro-batch for logging (wl::PhaseSpec::logit_metrics; default none).
+  if (c.has("loss_kernel")) r.phase.loss_kernel = loss_kernel_of(c);
+  if (c.has("logit_metrics")) r.phase.logit_metrics = static_cast<int>(c.positive_integer("logit_metrics"));
   cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
                                          : constants_text(p, r.options.launch, r.options.fusion)) +
                  attention_text(p, r.options.attention_kernel) + ", tp " + std::to_string(tp);
@@ -487,6 +510,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
                     "%), recompute " + rc + ", optimizer " + std::string(pf::to_string(r.optimizer)) + " (" +
                     fmt(optimizer_bytes, 3) + " B per parameter, " + fmt(1e3 * e.step.optimizer_s, 4) + " ms per step)" +
+                    ", loss " + std::string(wl::to_string(r.phase.loss_kernel)) +
+                    (r.phase.logit_metrics > 0
+                         ? ", logit metrics " + std::to_string(r.phase.logit_metrics) + " per micro-batch (" +
+                               fmt(1e3 * logit_metrics_s(e.chip) * static_cast<double>(micro), 4) + " ms per step)"
+                         : std::string()) +
                     // Where the step's time goes (to tell a compute-phase gap from a
                     // communication or power one): the micro-batches' compute share of the
                     // step at the nominal clock, and the clock the TDP allows.
@@ -620,12 +648,14 @@ int cmd_validate(const Args& args) {
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "column",
-                           "fusions", "launch", "attention_kernel", "optimizer", "overlap_data", "source"});
+                           "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
+                           "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
                c.string("kind"));
     for (const char* key :
-         {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "overlap_data"})
+         {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",
+          "logit_metrics", "overlap_data"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

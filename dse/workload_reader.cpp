@@ -175,7 +175,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
   const auto kind = wl::op_kind_from_string(kind_s);
   if (!kind) {
     std::vector<std::string> kinds{"gemm",    "batched_gemm", "conv2d",    "elementwise", "softmax",  "layernorm",
-                                   "rmsnorm", "reduction",    "embedding", "all_reduce",  "all_to_all"};
+                                   "rmsnorm", "reduction",    "cross_entropy", "embedding", "all_reduce", "all_to_all"};
     const std::string hint = did_you_mean(kind_s, kinds);
     fail(at.child("kind"), kind_node,
          "expected one of " + join(kinds) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),

@@ -5,7 +5,9 @@
 # off, micro-batch and gradient accumulation as the tables give them), modelled with the FlashAttention-2
 # rate (native) and with the stack's own Triton FlashAttention (flash1), against the measured tokens/s
 # per GPU. A longer length needs a longer learned position table: the workload file is copied with
-# max_positions raised to the length. The optimizer is the stack's (Composer's DecoupledAdamW: --optimizer unfused).
+# max_positions raised to the length. The optimizer is the stack's (Composer's DecoupledAdamW: --optimizer unfused),
+# and so are the loss and the training loop's logging cross-entropies (--loss-kernel fused --logit-metrics 2; see
+# the MPT cases of scenarios/validation/suite.yaml).
 # Usage: bash scripts/mpt_length_scan.sh [path/to/dse]   (default build/release/dse/dse)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ row() {  # model system seq micro_batch grad_accum measured
   for k in native flash1; do
     tps=$("$dse" eval --system "$2" --workload "$w" --dp 8 --sharding fsdp --phase train --batch "$4" \
           --micro-batches "$5" --seq "$3" --precision bf16 --fusions flash_attention --attention-kernel "$k" --optimizer unfused \
+          --loss-kernel fused --logit-metrics 2 \
           --launch framework --no-serving --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["tokens_per_s"])')
     python3 -c "m, p = $6, $tps / 8; print(f'MPT-$1 $2 {$3:>6} tokens  $k:{\" \" * (6 - len(\"$k\"))} {p:>9.0f} modelled vs {m:>7} measured  {100 * (p / m - 1):+6.1f}%')"
   done

@@ -194,7 +194,9 @@ class Evaluator {
           else
             ++same;
         }
-        s.inputs = std::max<std::int64_t>(1, same - 1);
+        // No input of the op's precision when every other full-size tensor is of another
+        // precision: a cast (a bf16 input, an fp32 output).
+        s.inputs = std::max<std::int64_t>(s.extra_bytes_per_element > 0.0 ? 0 : 1, same - 1);
         s.outputs = 1;
         s.dispatch = DispatchPath::compiled;
         k.cost = elementwise(s, 0);
@@ -204,6 +206,10 @@ class Evaluator {
       case wl::OpKind::softmax:
         k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, 1);
         k.kernel = "softmax";
+        break;
+      case wl::OpKind::cross_entropy:
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, op.pass == wl::Pass::backward_data ? 5 : 4);
+        k.kernel = op.pass == wl::Pass::backward_data ? "cross_entropy_bwd" : "cross_entropy";
         break;
       case wl::OpKind::layernorm:
       case wl::OpKind::rmsnorm:
@@ -343,6 +349,7 @@ class Evaluator {
   GpuKernelCost row(const RowShape& s, int tag) {
     return memo(Key{20 + tag, s.rows, s.row_length, 0, 0, static_cast<int>(s.precision), 0.0, 0}, [&] {
       if (tag == 1) return evaluate_softmax(p_.gpu, s);
+      if (tag == 4 || tag == 5) return evaluate_cross_entropy(p_.gpu, s, tag == 5);
       return tag == 3 ? evaluate_layernorm_backward(p_.gpu, s) : evaluate_layernorm(p_.gpu, s);
     });
   }

@@ -34,7 +34,7 @@ constexpr std::array<std::pair<std::string_view, Precision>, 7> precision_names{
     {"int32", Precision::int32},
 }};
 
-constexpr std::array<std::pair<std::string_view, OpKind>, 11> kind_names{{
+constexpr std::array<std::pair<std::string_view, OpKind>, 12> kind_names{{
     {"gemm", OpKind::gemm},
     {"batched_gemm", OpKind::batched_gemm},
     {"conv2d", OpKind::conv2d},
@@ -43,6 +43,7 @@ constexpr std::array<std::pair<std::string_view, OpKind>, 11> kind_names{{
     {"layernorm", OpKind::layernorm},
     {"rmsnorm", OpKind::rmsnorm},
     {"reduction", OpKind::reduction},
+    {"cross_entropy", OpKind::cross_entropy},
     {"embedding", OpKind::embedding},
     {"all_reduce", OpKind::all_reduce},
     {"all_to_all", OpKind::all_to_all},
@@ -123,7 +124,9 @@ LayerType default_layer_type(OpKind k) noexcept {
     case OpKind::all_reduce:
     case OpKind::all_to_all: return LayerType::collective;
     case OpKind::elementwise:
-    case OpKind::reduction: return LayerType::elementwise;
+    case OpKind::reduction:
+    case OpKind::cross_entropy:
+      return LayerType::elementwise;
   }
   return LayerType::elementwise;
 }
@@ -169,6 +172,8 @@ double flops(const Operator& op) noexcept {
     case OpKind::layernorm: return 7.0 * elements * backward;
     case OpKind::rmsnorm: return 4.0 * elements * backward;
     case OpKind::reduction: return elements;
+    case OpKind::cross_entropy:
+      return 5.0 * elements * backward;
     case OpKind::embedding: return 0.0;
     case OpKind::all_reduce:
       return op.participants > 1
@@ -311,6 +316,20 @@ Operator make_reduction(std::string name, LayerType layer, std::int64_t rows, st
   op.rows = rows;
   op.cols = cols;
   op.tensors = {tensor("x", TensorRole::input, rows * cols, p), tensor("y", TensorRole::output, rows, p)};
+  return op;
+}
+
+Operator make_cross_entropy(std::string name, std::int64_t rows, std::int64_t cols, Precision p) {
+  Operator op;
+  op.name = std::move(name);
+  op.kind = OpKind::cross_entropy;
+  op.layer = LayerType::elementwise;
+  op.precision = p;
+  op.rows = rows;
+  op.cols = cols;
+  op.tensors = {tensor("logits", TensorRole::input, rows * cols, p),
+                tensor("loss", TensorRole::output, rows, Precision::fp32),
+                tensor("lse", TensorRole::output, rows, Precision::fp32)};
   return op;
 }
 

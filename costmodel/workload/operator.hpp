@@ -19,17 +19,18 @@ std::string_view to_string(Precision p) noexcept;
 std::optional<Precision> precision_from_string(std::string_view s) noexcept;
 
 enum class OpKind {
-  gemm,          // (m x k) * (k x n), usually against a weight
-  batched_gemm,  // batch independent (m x k) * (k x n), e.g. attention scores
-  conv2d,        // NCHW convolution, see ConvShape
-  elementwise,   // rows * cols elements, flops_per_element each
-  softmax,       // rows of cols elements
-  layernorm,     // rows normalised over cols
-  rmsnorm,       // rows normalised over cols
-  reduction,     // rows outputs, each reducing cols inputs
-  embedding,     // gather of rows (tokens) x cols (hidden) from a table
-  all_reduce,    // rows * cols elements summed across `participants` devices
-  all_to_all,    // rows * cols elements exchanged among `participants` devices
+  gemm,           // (m x k) * (k x n), usually against a weight
+  batched_gemm,   // batch independent (m x k) * (k x n), e.g. attention scores
+  conv2d,         // NCHW convolution, see ConvShape
+  elementwise,    // rows * cols elements, flops_per_element each
+  softmax,        // rows of cols elements
+  layernorm,      // rows normalised over cols
+  rmsnorm,        // rows normalised over cols
+  reduction,      // rows outputs, each reducing cols inputs
+  cross_entropy,  // rows of cols logits, each reduced to its loss (a fused softmax cross-entropy)
+  embedding,      // gather of rows (tokens) x cols (hidden) from a table
+  all_reduce,     // rows * cols elements summed across `participants` devices
+  all_to_all,     // rows * cols elements exchanged among `participants` devices
 };
 std::string_view to_string(OpKind k) noexcept;
 std::optional<OpKind> op_kind_from_string(std::string_view s) noexcept;
@@ -116,8 +117,9 @@ struct Operator {
 //          softmax 5/element (max, subtract, exp, sum, divide); layernorm 7/element
 //          (mean, subtract, square, sum, scale by rsqrt, gamma, beta); rmsnorm 4/element
 //          (square, sum, scale by rsqrt, gamma); reduction 1/element reduced;
+//          cross_entropy 5/element (max, subtract, exp, sum; the log per row);
 //          embedding 0 (a gather); all_reduce (p-1)/p adds per element (ring);
-//          all_to_all 0. The backward_data pass of softmax and the norms counts 2x.
+//          all_to_all 0. The backward_data pass of softmax, cross_entropy and the norms counts 2x.
 //   bytes: sum over the tensor list of elements * bytes per element (every tensor
 //          read or written once; caches and fusion are the mapper's business).
 double macs(const Operator& op) noexcept;
@@ -149,6 +151,9 @@ bool is_dropout(const Operator& op) noexcept;
 // layernorm: gamma and beta of cols; rmsnorm: gamma of cols.
 Operator make_norm(std::string name, OpKind kind, std::int64_t rows, std::int64_t cols, Precision p);
 Operator make_reduction(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p);
+// A fused softmax cross-entropy over rows of cols logits: reads the logits, writes one loss
+// and one log-sum-exp (fp32) per row.
+Operator make_cross_entropy(std::string name, std::int64_t rows, std::int64_t cols, Precision p);
 // Gathers rows (tokens) of a table_rows x cols table: ids (int32), touched rows, output.
 Operator make_embedding(std::string name, std::int64_t rows, std::int64_t cols, std::int64_t table_rows,
                         Precision p);

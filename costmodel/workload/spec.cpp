@@ -94,6 +94,14 @@ std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexc
   return std::nullopt;
 }
 
+std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept {
+  if (s == "softmax") return LossKernel::softmax;
+  if (s == "fused") return LossKernel::fused;
+  return std::nullopt;
+}
+
+std::string_view to_string(LossKernel k) noexcept { return k == LossKernel::fused ? "fused" : "softmax"; }
+
 bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept {
   if (s != "none" && s != "selective" && s != "full") return false;
   phase.recompute = s == "full";
@@ -186,6 +194,9 @@ OperatorGraph build_explicit(const ExplicitSpec& s, const PhaseSpec& phase) {
         case OpKind::layernorm:
         case OpKind::rmsnorm: op = make_norm(e.name, e.kind, rows, cols, p); break;
         case OpKind::reduction: op = make_reduction(e.name, e.layer, rows, cols, p); break;
+        case OpKind::cross_entropy:
+          op = make_cross_entropy(e.name, rows, cols, p);
+          break;
         case OpKind::embedding: op = make_embedding(e.name, rows, cols, e.table_rows, p); break;
         case OpKind::all_reduce:
         case OpKind::all_to_all: op = make_collective(e.name, e.kind, rows, cols, e.participants, p); break;

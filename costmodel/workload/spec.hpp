@@ -22,6 +22,16 @@ std::optional<Phase> phase_from_string(std::string_view s) noexcept;
 // "per_kv_head" -> false, "per_query_head" -> true; anything else -> nullopt.
 std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexcept;
 
+// Training: how the language-model loss over the logits runs.
+//   softmax: a softmax over the logits and its gradient, each a block-per-row kernel
+//            (the default);
+//   fused:   one fused softmax cross-entropy kernel each way (flash-attn's CrossEntropyLoss,
+//            llm-foundry's loss_fn fused_crossentropy): the forward reads the logits and writes
+//            a loss and log-sum-exp per row, the backward reads them and writes their gradient.
+enum class LossKernel { softmax, fused };
+std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept;
+std::string_view to_string(LossKernel k) noexcept;
+
 // The binding of the symbolic dimensions.
 //   training: batch sequences of seq tokens, forward + backward (+ recompute).
 //   prefill:  batch prompts of seq tokens (for encoders and vision: one inference).
@@ -51,6 +61,13 @@ struct PhaseSpec {
   // "hi{blockIdx.x}", "hi_kv{hi / qhead_per_kv}"). Default: the KV head is read once for
   // its group (FlashDecoding, XQA, FlashInfer).
   bool kv_read_per_query_head = false;
+  // training: the loss kernel (see LossKernel).
+  LossKernel loss_kernel = LossKernel::softmax;
+  // training: cross-entropies of the logits the training loop evaluates per micro-batch
+  // outside autograd, for logging (Composer's train metrics: LanguageCrossEntropy and
+  // LanguagePerplexity each compute one). Each is a forward-only fp32 pass: autocast's copy
+  // of the logits in fp32, then a log-softmax over it. 0: none.
+  int logit_metrics = 0;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
 // recompute_attention) or "full" (PhaseSpec::recompute) set the phase's flags and

@@ -185,6 +185,16 @@ void op_backward(const Operator& f, std::vector<Operator>& out) {
       out.push_back(std::move(b));
       break;
     }
+    case OpKind::cross_entropy: {
+      // The fused loss's gradient, softmax(logits) - onehot scaled by the loss's gradient, in
+      // one kernel: reads the logits and the row's log-sum-exp, writes the logits' gradient.
+      Operator b = derived(f, ".bwd", Pass::backward_data);
+      b.tensors = {t("logits", TensorRole::input, f.rows * f.cols, f.precision),
+                   t("lse", TensorRole::input, f.rows, Precision::fp32),
+                   t("dlogits", TensorRole::output, f.rows * f.cols, f.precision)};
+      out.push_back(std::move(b));
+      break;
+    }
     case OpKind::all_reduce:
     case OpKind::all_to_all: {
       Operator b = f;

@@ -15,6 +15,33 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// The training loop's logging cross-entropies (PhaseSpec::logit_metrics), run after the
+// micro-batch's backward pass under torch.no_grad, so nothing of them is kept or derived.
+// Each is torch.nn.CrossEntropyLoss on the logits under autocast. cross_entropy calls
+// log_softmax in the logits' own dtype ("at::log_softmax(self, class_dim,
+// self.scalar_type())", aten/src/ATen/native/LossNLL.cpp), which autocast keeps (its
+// fp32_set_opt_dtype policy: "If the user has explicity specified a dtype, respect it",
+// autocast_mode.h), then nll_loss, which autocast runs in fp32 ("KERNEL_CUDA(nll_loss,
+// fp32)", autocast_mode.cpp): a copy of the log-probabilities cast to fp32 (none when they
+// are fp32 already). nll_loss's gather of one log-probability per row is left out.
+Block logit_metrics(std::int64_t rows, std::int64_t vocab, const PhaseSpec& phase) {
+  Block b;
+  b.name = "logit_metrics";
+  b.repeat = phase.logit_metrics;
+  Operator ls = make_softmax("metric_log_softmax", LayerType::elementwise, rows, vocab, phase.precision);
+  ls.saves_inputs = false;
+  b.nodes.push_back(Node{std::move(ls), {}});
+  if (phase.precision != Precision::fp32) {
+    Operator cast =
+        make_elementwise("metric_log_probs_fp32", LayerType::elementwise, rows, vocab, 0.0, 1, Precision::fp32);
+    cast.tensors = {Tensor{"log_probs", TensorRole::input, rows * vocab, phase.precision, -1},
+                    Tensor{"log_probs_fp32", TensorRole::output, rows * vocab, Precision::fp32, -1}};
+    cast.saves_inputs = false;
+    b.nodes.push_back(Node{std::move(cast), {"metric_log_softmax"}});
+  }
+  return b;
+}
+
 }  // namespace
 
 Precision reduce_precision(Precision p) noexcept {
@@ -245,7 +272,9 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
     head.nodes.push_back(Node{std::move(lm), after()});
     if (phase.phase == Phase::training) {  // cross-entropy over the (local) vocabulary
       head.nodes.push_back(
-          Node{make_softmax("loss_softmax", LayerType::elementwise, T, ceil_div(s.vocab, tp), p), {"lm_head"}});
+          phase.loss_kernel == LossKernel::fused
+              ? Node{make_cross_entropy("loss_cross_entropy", T, ceil_div(s.vocab, tp), p), {"lm_head"}}
+              : Node{make_softmax("loss_softmax", LayerType::elementwise, T, ceil_div(s.vocab, tp), p), {"lm_head"}});
     }
   }
   if (!decoder && s.pooler) {
@@ -257,6 +286,8 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
 
   if (phase.phase == Phase::training) {
     append_backward(g, phase.recompute, phase.recompute_attention);
+    if (decoder && s.lm_head && phase.logit_metrics > 0)
+      g.blocks.push_back(logit_metrics(T, ceil_div(s.vocab, tp), phase));
   } else if (decoder) {
     g.kv_cache_bytes = kv_cache_bytes_per_token(s, d.kv_precision) * static_cast<double>(d.batch) *
                        static_cast<double>(d.kv_len);

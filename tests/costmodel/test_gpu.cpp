@@ -194,6 +194,18 @@ TEST(GpuRows, KernelStructureSetsHbmPassesAndDispatchPathSetsOverhead) {
   const auto two = dse::costmodel::evaluate_softmax(hw, {1000, 2048, Precision::fp16, DispatchPath::eager});
   EXPECT_NEAR(two.hbm_bytes, 12.288e6, 1e-3);
   EXPECT_NEAR(two.latency_s, 122.88e-6 + 2e-6, 1e-12);
+  // The fused cross-entropy (flash-attn's xentropy kernel) over the same rows: forward, the
+  // max-and-sum pass and the exp-sum pass read each row (2 * 4.096e6 = 8.192e6 B -> 81.92 us)
+  // and only a loss and log-sum-exp per row are written; compute 5 * 2.048e6 / 1.024e12 =
+  // 10 us + (2.048e6 + 1000) exp / 6.4e10 = 32.016 us -> 42.016 us, below it; + 2 us eager.
+  // Backward: one read of the row and one write of its gradient, the same 8.192e6 B; compute
+  // 8 + 32 = 40 us; + 2 us.
+  const auto ce = dse::costmodel::evaluate_cross_entropy(hw, {1000, 2048, Precision::fp16, DispatchPath::eager}, false);
+  EXPECT_NEAR(ce.hbm_bytes, 8.192e6, 1e-3);
+  EXPECT_NEAR(ce.latency_s, 81.92e-6 + 2e-6, 1e-12);
+  const auto ceb = dse::costmodel::evaluate_cross_entropy(hw, {1000, 2048, Precision::fp16, DispatchPath::eager}, true);
+  EXPECT_NEAR(ceb.hbm_bytes, 8.192e6, 1e-3);
+  EXPECT_NEAR(ceb.latency_s, 81.92e-6 + 2e-6, 1e-12);
   // Layer norm, compiled, 1000 x 2048 (> 1024: looped reduction): HBM one read
   // + one write = 8.192e6 B -> 81.92 us; the re-read (4.096e6 B) goes to L2
   // (l2_bytes = 3 * 4.096e6); compute 9 * 2.048e6 / 1.024e12 = 18 us; + 3 us.

@@ -4,6 +4,7 @@
 
 #include <variant>
 
+#include "costmodel/workload/footprint.hpp"
 #include "costmodel/workload/graph.hpp"
 #include "costmodel/workload/presets.hpp"
 #include "costmodel/workload/spec.hpp"
@@ -210,6 +211,51 @@ TEST(WorkloadTraining, BiasGradientIsItsOwnReduction) {
   for (const auto& t : dw->tensors) EXPECT_NE(t.name, "dbias");
   const auto llama = wl::build_graph(preset("llama2-7b"), phase(wl::Phase::training, 4, 128));
   EXPECT_EQ(wl::find_op(llama, "ffn_up.bwd_bias").op, nullptr);
+}
+
+// The loss and the training loop's logging cross-entropies, Llama-2-7B at 2 x 256 = 512 tokens
+// over its 32,000-token vocabulary (16,384,000 logits). The fused loss (flash-attn's xentropy):
+// forward reads the logits and writes a loss and log-sum-exp per row (512 fp32 each), backward
+// reads the logits and the log-sum-exp and writes the logits' gradient. Two logging metrics
+// (Composer's LanguageCrossEntropy and LanguagePerplexity): one block after the backward, run
+// twice, a bf16 log-softmax and its output copied to fp32 (2 B read, 4 B written per logit), kept
+// for no backward pass (no activations held, no derived kernels) and absent from inference.
+TEST(WorkloadTraining, FusedLossAndLogitMetrics) {
+  auto ph = phase(wl::Phase::training, 2, 256);
+  const auto plain = wl::build_graph(preset("llama2-7b"), ph);
+  ASSERT_NE(wl::find_op(plain, "loss_softmax").op, nullptr);
+  EXPECT_EQ(wl::find_op(plain, "loss_cross_entropy").op, nullptr);
+  EXPECT_EQ(wl::find_op(plain, "metric_log_softmax").op, nullptr);
+  ph.loss_kernel = wl::LossKernel::fused;
+  ph.logit_metrics = 2;
+  const auto g = wl::build_graph(preset("llama2-7b"), ph);
+  EXPECT_EQ(wl::validate(g), "");
+  EXPECT_EQ(wl::find_op(g, "loss_softmax").op, nullptr);
+  const auto* ce = wl::find_op(g, "loss_cross_entropy").op;
+  ASSERT_NE(ce, nullptr);
+  EXPECT_EQ(ce->kind, wl::OpKind::cross_entropy);
+  EXPECT_DOUBLE_EQ(wl::bytes(*ce), 16384000.0 * 2 + 2 * 512 * 4);
+  EXPECT_DOUBLE_EQ(wl::flops(*ce), 5.0 * 16384000);
+  const auto* ceb = wl::find_op(g, "loss_cross_entropy.bwd").op;
+  ASSERT_NE(ceb, nullptr);
+  EXPECT_EQ(ceb->pass, wl::Pass::backward_data);
+  EXPECT_DOUBLE_EQ(wl::bytes(*ceb), 2 * 16384000.0 * 2 + 512 * 4);
+  const wl::Block& m = g.blocks.back();
+  EXPECT_EQ(m.name, "logit_metrics");
+  EXPECT_EQ(m.repeat, 2);
+  ASSERT_EQ(m.nodes.size(), 2u);
+  EXPECT_EQ(m.nodes[0].op.name, "metric_log_softmax");
+  EXPECT_EQ(m.nodes[0].op.kind, wl::OpKind::softmax);
+  EXPECT_EQ(m.nodes[0].op.precision, wl::Precision::bf16);
+  EXPECT_EQ(m.nodes[1].op.name, "metric_log_probs_fp32");
+  EXPECT_DOUBLE_EQ(wl::bytes(m.nodes[1].op), 16384000.0 * (2 + 4));
+  EXPECT_EQ(wl::find_op(g, "metric_log_softmax.bwd").op, nullptr);
+  EXPECT_EQ(wl::find_op(g, "metric_log_probs_fp32.bwd").op, nullptr);
+  EXPECT_EQ(wl::memory_footprint(g, ph).activation_bytes, wl::memory_footprint(plain, ph).activation_bytes);
+  ph.precision = wl::Precision::fp32;  // fp32 logits: no copy
+  const auto f32 = wl::build_graph(preset("llama2-7b"), ph);
+  EXPECT_EQ(f32.blocks.back().nodes.size(), 1u);
+  EXPECT_EQ(wl::find_op(f32, "metric_log_probs_fp32").op, nullptr);
 }
 
 // Two more kernels of the backward, GPT-3 175B at 4 x 128 = 512 tokens (hidden 12,288, 96 heads,

@@ -85,20 +85,38 @@ def mpt7b(*extra, sharding="fsdp"):
                           "--workload", os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-7b.yaml"),
                           "--phase", "train", "--batch", "6", "--seq", "2048", "--fusions", "flash_attention",
                           "--launch", "framework", "--no-serving", "--json", *extra))
-# The case names its stack's attention kernel (llm-foundry's attn_impl: triton = flash1) and its
-# optimizer (Composer's DecoupledAdamW, a kernel per arithmetic step = unfused).
-ev = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused")
-native = mpt7b("--optimizer", "unfused")
+# The case names its stack's attention kernel (llm-foundry's attn_impl: triton = flash1), its
+# optimizer (Composer's DecoupledAdamW, a kernel per arithmetic step = unfused), its loss (flash-attn's
+# fused cross-entropy) and its training loop's two logging cross-entropies per micro-batch.
+STACK = ("--loss-kernel", "fused", "--logit-metrics", "2")
+ev = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", *STACK)
+native = mpt7b("--optimizer", "unfused", *STACK)
+# Loss and metrics by hand, over the step's 6 x 2048 = 12,288 rows of MPT's 50,368-token vocabulary
+# (618,921,984 bf16 logits, L): the fused loss reads L twice forward (4 B each) and reads and writes it
+# backward (4 B); each metric is a log-softmax charged two reads and a write of L (6 B) and the fp32 copy
+# of its output (2 B read, 4 B written); the metrics run twice per micro-batch and derive no backward.
+L = 6 * 2048 * 50368
+want = {"loss_cross_entropy": (4 * L, 1), "loss_cross_entropy.bwd": (4 * L, 1), "metric_log_softmax": (6 * L, 2),
+        "metric_log_probs_fp32": (6 * L, 2)}
+got = {l["name"]: (l["dram_bytes"], l["repeat"]) for l in ev["layers"] if l["name"] in want}
+if got != want or any("metric_" in l["name"] and l["name"].endswith(".bwd") for l in ev["layers"]):
+    sys.exit(f"--loss-kernel fused --logit-metrics 2: layers {got}, want {want}")
+# Without the metrics the chip's micro-batch is shorter by exactly their two occurrences.
+bare = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", "--loss-kernel", "fused")
+metrics_s = sum(l["latency_s"] * l["repeat"] for l in ev["layers"] if l["name"].startswith("metric_"))
+if not metrics_s > 0 or abs((ev["totals"]["chip_latency_s"] - bare["totals"]["chip_latency_s"]) - metrics_s) > 1e-12:
+    sys.exit(f"--logit-metrics 2 adds {ev['totals']['chip_latency_s'] - bare['totals']['chip_latency_s']} s, "
+             f"its layers {metrics_s} s")
 # The update runs once per step on each chip's 1/8 of the parameters: unfused moves 98 B per
 # parameter (bf16 step), fused 38 (system.hpp OptimizerKernel), and nothing else differs.
-fused = mpt7b("--attention-kernel", "flash1")["parallel"]
+fused = mpt7b("--attention-kernel", "flash1", *STACK)["parallel"]
 unf = ev["parallel"]
 if (not fused["optimizer_s"] > 0 or abs(unf["optimizer_s"] / fused["optimizer_s"] - 98.0 / 38.0) > 1e-9
         or abs((unf["step_time_s"] - fused["step_time_s"]) - (unf["optimizer_s"] - fused["optimizer_s"])) > 1e-12):
     sys.exit(f"--optimizer: unfused {unf}, fused {fused}")
 # --sharding fsdp is full plus FSDP's gradient and shard copies (shard_copy_bytes), which add to the
 # step as shard_copies_s; full has none.
-full = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", sharding="full")["parallel"]
+full = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", *STACK, sharding="full")["parallel"]
 if (full["shard_copies_s"] != 0 or not unf["shard_copies_s"] > 0
         or abs((unf["step_time_s"] - full["step_time_s"]) - unf["shard_copies_s"]) > 1e-12):
     sys.exit(f"--sharding fsdp vs full: {unf} vs {full}")
@@ -110,7 +128,7 @@ if (kernels.get("attn_qk") != "flash_attention_1" or kernels.get("attn_av.bwd_a"
 want_tps = 2 * 6 * 2048 / ev["totals"]["latency_s"]
 # --overlap-data 0.5 hides half of those collectives (parallelism.hpp: exposed = (1 - overlap) x their time),
 # and half of the copies that run beside them; those on the compute stream stay.
-half = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", "--overlap-data", "0.5")["parallel"]
+half = mpt7b("--attention-kernel", "flash1", "--optimizer", "unfused", *STACK, "--overlap-data", "0.5")["parallel"]
 full_exp = ev["parallel"]["exposed_comm_s"]
 copies_hidden = ev["parallel"]["shard_copies_s"] - half["shard_copies_s"]
 if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12 or not copies_hidden > 0
@@ -261,7 +279,16 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].overlap_data"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, optimizer: fused, source: s}",
-                       "cases[0].optimizer: a key of training_mfu cases only")):
+                       "cases[0].optimizer: a key of training_mfu cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, loss_kernel: apex, measured: 1, unit: mfu, source: s}",
+                       "cases[0].loss_kernel: expected softmax or fused (got apex)"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, logit_metrics: 0, measured: 1, unit: mfu, source: s}",
+                       "cases[0].logit_metrics"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, logit_metrics: 2, source: s}",
+                       "cases[0].logit_metrics: a key of training_mfu cases only")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
@@ -370,6 +397,14 @@ p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama
                     "adam"], capture_output=True, text=True, timeout=60)
 if p.returncode != 2 or "--optimizer: expected fused or unfused (got adam)" not in p.stderr:
     sys.exit(f"eval --optimizer adam: exit {p.returncode}, stderr {p.stderr!r}")
+for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-kernel: expected softmax or fused (got apex)"),
+                       (["--phase", "train", "--logit-metrics", "-1"], "--logit-metrics must be >= 0"),
+                       (["--logit-metrics", "2"], "--loss-kernel and --logit-metrics apply to --phase train"),
+                       (["--phase", "prefill", "--loss-kernel", "fused"], "apply to --phase train")):
+    p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", *extra],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or message not in p.stderr:
+        sys.exit(f"eval {' '.join(extra)}: exit {p.returncode}, stderr {p.stderr!r}")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
