@@ -63,6 +63,20 @@ Tensor tensor(std::string name, TensorRole role, std::int64_t elements, Precisio
   return Tensor{std::move(name), role, elements, p, -1};
 }
 
+// An operator over rows x cols elements (element-wise, softmax, norms, reductions, the loss),
+// its tensors left to the caller.
+Operator row_operator(std::string name, OpKind kind, LayerType layer, std::int64_t rows, std::int64_t cols,
+                      Precision p) {
+  Operator op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.layer = layer;
+  op.precision = p;
+  op.rows = rows;
+  op.cols = cols;
+  return op;
+}
+
 }  // namespace
 
 double bytes_per_element(Precision p) noexcept {
@@ -247,13 +261,7 @@ Operator make_conv2d(std::string name, LayerType layer, const ConvShape& shape, 
 
 Operator make_elementwise(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols,
                           double flops_per_element, int inputs, Precision p) {
-  Operator op;
-  op.name = std::move(name);
-  op.kind = OpKind::elementwise;
-  op.layer = layer;
-  op.precision = p;
-  op.rows = rows;
-  op.cols = cols;
+  Operator op = row_operator(std::move(name), OpKind::elementwise, layer, rows, cols, p);
   op.flops_per_element = flops_per_element;
   for (int i = 0; i < inputs; ++i) {
     op.tensors.push_back(tensor("x" + std::to_string(i), TensorRole::input, rows * cols, p));
@@ -282,25 +290,13 @@ bool is_dropout(const Operator& op) noexcept {
 }
 
 Operator make_softmax(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p) {
-  Operator op;
-  op.name = std::move(name);
-  op.kind = OpKind::softmax;
-  op.layer = layer;
-  op.precision = p;
-  op.rows = rows;
-  op.cols = cols;
+  Operator op = row_operator(std::move(name), OpKind::softmax, layer, rows, cols, p);
   op.tensors = {tensor("x", TensorRole::input, rows * cols, p), tensor("y", TensorRole::output, rows * cols, p)};
   return op;
 }
 
 Operator make_norm(std::string name, OpKind kind, std::int64_t rows, std::int64_t cols, Precision p) {
-  Operator op;
-  op.name = std::move(name);
-  op.kind = kind;
-  op.layer = LayerType::norm;
-  op.precision = p;
-  op.rows = rows;
-  op.cols = cols;
+  Operator op = row_operator(std::move(name), kind, LayerType::norm, rows, cols, p);
   op.tensors = {tensor("x", TensorRole::input, rows * cols, p), tensor("gamma", TensorRole::weight, cols, p)};
   if (kind == OpKind::layernorm) op.tensors.push_back(tensor("beta", TensorRole::weight, cols, p));
   op.tensors.push_back(tensor("y", TensorRole::output, rows * cols, p));
@@ -308,25 +304,13 @@ Operator make_norm(std::string name, OpKind kind, std::int64_t rows, std::int64_
 }
 
 Operator make_reduction(std::string name, LayerType layer, std::int64_t rows, std::int64_t cols, Precision p) {
-  Operator op;
-  op.name = std::move(name);
-  op.kind = OpKind::reduction;
-  op.layer = layer;
-  op.precision = p;
-  op.rows = rows;
-  op.cols = cols;
+  Operator op = row_operator(std::move(name), OpKind::reduction, layer, rows, cols, p);
   op.tensors = {tensor("x", TensorRole::input, rows * cols, p), tensor("y", TensorRole::output, rows, p)};
   return op;
 }
 
 Operator make_cross_entropy(std::string name, std::int64_t rows, std::int64_t cols, Precision p) {
-  Operator op;
-  op.name = std::move(name);
-  op.kind = OpKind::cross_entropy;
-  op.layer = LayerType::elementwise;
-  op.precision = p;
-  op.rows = rows;
-  op.cols = cols;
+  Operator op = row_operator(std::move(name), OpKind::cross_entropy, LayerType::elementwise, rows, cols, p);
   op.tensors = {tensor("logits", TensorRole::input, rows * cols, p),
                 tensor("loss", TensorRole::output, rows, Precision::fp32),
                 tensor("lse", TensorRole::output, rows, Precision::fp32)};
