@@ -274,12 +274,12 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
   }
 }
 
-// FLOPs of a training step without the recomputed forward operators (named
-// "<op>.recompute" by workload::append_backward; a fused group carries its
-// first operator's name).
 // The training loop's logging cross-entropies (wl::PhaseSpec::logit_metrics) in a chip graph.
 bool is_logit_metric(const pf::LayerResult& l) { return l.name.rfind("metric_", 0) == 0; }
 
+// FLOPs of a training step without the recomputed forward operators (named
+// "<op>.recompute" by workload::append_backward; a fused group carries its
+// first operator's name) and without the logging cross-entropies.
 double model_flops(const pf::GraphEval& g) {
   const std::string suffix = ".recompute";
   double f = 0.0;

@@ -65,8 +65,8 @@ struct PhaseSpec {
   LossKernel loss_kernel = LossKernel::softmax;
   // training: cross-entropies of the logits the training loop evaluates per micro-batch
   // outside autograd, for logging (Composer's train metrics: LanguageCrossEntropy and
-  // LanguagePerplexity each compute one). Each is a forward-only fp32 pass: autocast's copy
-  // of the logits in fp32, then a log-softmax over it. 0: none.
+  // LanguagePerplexity each compute one). Each is forward only: a log-softmax in the logits'
+  // precision, then the copy of its output in fp32 that autocast makes for nll_loss. 0: none.
   int logit_metrics = 0;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
