@@ -101,26 +101,14 @@ std::string attention_text(const pf::Platform& p, pf::AttentionKernel k) {
               : std::string());
 }
 
-// A case's `attention_kernel`: native, flash2 or flash1.
-pf::AttentionKernel attention_kernel_of(const io::MapReader& m) {
-  const auto k = pf::attention_kernel_from_string(m.string("attention_kernel"));
-  if (!k) io::fail(m.place("attention_kernel"), m.node("attention_kernel"), "expected native, flash2 or flash1",
-                   m.string("attention_kernel"));
-  return *k;
-}
-
-// A case's `optimizer`: fused or unfused.
-pf::OptimizerKernel optimizer_of(const io::MapReader& m) {
-  const auto k = pf::optimizer_kernel_from_string(m.string("optimizer"));
-  if (!k) io::fail(m.place("optimizer"), m.node("optimizer"), "expected fused or unfused", m.string("optimizer"));
-  return *k;
-}
-
-// A case's `loss_kernel`: softmax or fused.
-wl::LossKernel loss_kernel_of(const io::MapReader& m) {
-  const auto k = wl::loss_kernel_from_string(m.string("loss_kernel"));
-  if (!k) io::fail(m.place("loss_kernel"), m.node("loss_kernel"), "expected softmax or fused", m.string("loss_kernel"));
-  return *k;
+// A key naming one of a set of choices, read with `parse` (a *_from_string); anything else
+// fails with the key's place and `expected`.
+template <class Parse>
+auto choice_of(const io::MapReader& m, const std::string& key, Parse parse, const std::string& expected) {
+  const std::string s = m.string(key);
+  const auto v = parse(s);
+  if (!v) io::fail(m.place(key), m.node(key), expected, s);
+  return *v;
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
@@ -358,11 +346,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     if (kind != "llm_offline" && kind != "decode_latency")
       io::fail(c.place("decode_attention"), c.node("decode_attention"),
                "a key of llm_offline and decode_latency cases only", kind);
-    const std::string how = c.string("decode_attention");
-    const auto per_query_head = wl::kv_read_per_query_head_from_string(how);
-    if (!per_query_head)
-      io::fail(c.place("decode_attention"), c.node("decode_attention"), "expected per_kv_head or per_query_head", how);
-    r.phase.kv_read_per_query_head = *per_query_head;
+    r.phase.kv_read_per_query_head = choice_of(c, "decode_attention", wl::kv_read_per_query_head_from_string,
+                                               "expected per_kv_head or per_query_head");
   }
   // A training case's stack: the method's training fusion at the end-to-end launch, or the
   // measured stack's own `fusions` (the kinds it applies) and `launch` (framework: eager PyTorch).
@@ -371,14 +356,18 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
   // attention_kernel (training_mfu): the measured stack's fused attention generation,
   // native (default), flash2 or flash1 (pf::AttentionKernel).
-  if (c.has("attention_kernel")) r.options.attention_kernel = attention_kernel_of(c);
+  if (c.has("attention_kernel"))
+    r.options.attention_kernel =
+        choice_of(c, "attention_kernel", pf::attention_kernel_from_string, "expected native, flash2 or flash1");
   // optimizer (training_mfu): the measured stack's Adam update, fused (default) or unfused
   // (pf::OptimizerKernel).
-  if (c.has("optimizer")) r.optimizer = optimizer_of(c);
+  if (c.has("optimizer"))
+    r.optimizer = choice_of(c, "optimizer", pf::optimizer_kernel_from_string, "expected fused or unfused");
   // loss_kernel (training_mfu): the measured stack's loss over the logits, softmax (default) or
   // fused (wl::LossKernel); logit_metrics: cross-entropies of the logits its training loop
   // evaluates per micro-batch for logging (wl::PhaseSpec::logit_metrics; default none).
-  if (c.has("loss_kernel")) r.phase.loss_kernel = loss_kernel_of(c);
+  if (c.has("loss_kernel"))
+    r.phase.loss_kernel = choice_of(c, "loss_kernel", wl::loss_kernel_from_string, "expected softmax or fused");
   if (c.has("logit_metrics")) r.phase.logit_metrics = static_cast<int>(c.positive_integer("logit_metrics"));
   cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
                                          : constants_text(p, r.options.launch, r.options.fusion)) +
@@ -575,14 +564,10 @@ std::string stats_json(const ErrorStats& st) {
 }
 
 pf::FusionStrategy fusion_of(const io::MapReader& m) {
-  const auto f = pf::fusion_strategy_from_string(m.string("fusion"));
-  if (!f) io::fail(m.place("fusion"), m.node("fusion"), "expected none, standard or aggressive", m.string("fusion"));
-  return *f;
+  return choice_of(m, "fusion", pf::fusion_strategy_from_string, "expected none, standard or aggressive");
 }
 pf::LaunchMode launch_of(const io::MapReader& m) {
-  const auto l = pf::launch_mode_from_string(m.string("launch"));
-  if (!l) io::fail(m.place("launch"), m.node("launch"), "expected framework or graph", m.string("launch"));
-  return *l;
+  return choice_of(m, "launch", pf::launch_mode_from_string, "expected framework or graph");
 }
 
 }  // namespace
