@@ -7,6 +7,8 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "costmodel/platform/system.hpp"
@@ -152,12 +154,28 @@ int cmd_eval(const Args& args) {
   if (logit_metrics < 0) throw InputError("--logit-metrics must be >= 0");
   phase.loss_kernel = *loss;
   phase.logit_metrics = logit_metrics;
-  if ((phase.phase != wl::Phase::training) &&
+  // An option the user gave (not its default).
+  const auto given = [&vm](const char* name) { return vm.count(name) != 0 && !vm[name].defaulted(); };
+  const bool training = phase.phase == wl::Phase::training;
+  if (!training &&
       (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
-       vm.count("sequence-parallel") != 0 || *loss != wl::LossKernel::softmax || logit_metrics > 0))
+       vm.count("sequence-parallel") != 0 || given("optimizer") || *loss != wl::LossKernel::softmax ||
+       logit_metrics > 0))
     throw InputError(
         "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel, --overlap-data, "
-        "--loss-kernel and --logit-metrics apply to --phase train");
+        "--optimizer, --loss-kernel and --logit-metrics apply to --phase train");
+  // The serving sweep's options, where given: refused where no sweep runs (a training step,
+  // --no-serving, a workload that is not a decoder) rather than silently ignored.
+  std::string serving_given;
+  for (const char* name : {"prompt", "output", "static-kv-tokens", "prompt-bucket-tokens", "rate", "sla-p99-ms"})
+    if (given(name)) serving_given += (serving_given.empty() ? "--" : ", --") + std::string(name);
+  if (!serving_given.empty() && training)
+    throw InputError(serving_given + ": serving options (decoder inference); --phase train runs no serving sweep");
+  if (!serving_given.empty() && vm.count("no-serving") != 0)
+    throw InputError(serving_given + ": serving options; --no-serving skips the serving sweep");
+  if (training && given("decode-attention"))
+    throw InputError("--decode-attention applies to decode steps (--phase decode, or the serving sweep of --phase "
+                     "prefill); --phase train has none");
   const auto fusion = pf::fusion_strategy_from_string(fusion_name);
   if (!fusion) throw InputError("--fusion: expected none, standard or aggressive (got " + fusion_name + ")");
   std::optional<std::vector<pf::FusionKind>> fusion_kinds;
@@ -195,6 +213,10 @@ int cmd_eval(const Args& args) {
 
   pf::SystemRequest req;
   req.spec = io::resolve_workload(workload);
+  const auto* transformer = std::get_if<wl::TransformerSpec>(&req.spec);
+  if (!serving_given.empty() && (transformer == nullptr || transformer->arch != wl::Arch::decoder))
+    throw InputError(serving_given + ": serving options; the serving sweep is for decoder workloads and " + workload +
+                     " is not one");
   req.phase = phase;
   req.degrees = {tp, pp, dp, ep};
   req.micro_batches = micro_batches;

@@ -400,8 +400,20 @@ if p.returncode != 2 or "--optimizer: expected fused or unfused (got adam)" not 
 for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-kernel: expected softmax or fused (got apex)"),
                        (["--phase", "train", "--logit-metrics", "-1"], "--logit-metrics must be >= 0"),
                        (["--logit-metrics", "2"], "--loss-kernel and --logit-metrics apply to --phase train"),
-                       (["--phase", "prefill", "--loss-kernel", "fused"], "apply to --phase train")):
-    p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", *extra],
+                       (["--phase", "prefill", "--loss-kernel", "fused"], "apply to --phase train"),
+                       # Options where they would have no effect are refused, not ignored: the optimizer
+                       # on inference (even its default, given), the serving sweep's options where no sweep
+                       # runs, the decode kernel on a training step.
+                       (["--phase", "prefill", "--optimizer", "fused"], "--overlap-data, --optimizer, --loss-kernel"),
+                       (["--phase", "train", "--rate", "2", "--prompt", "100"],
+                        "--prompt, --rate: serving options (decoder inference); --phase train runs no serving sweep"),
+                       (["--no-serving", "--sla-p99-ms", "100"], "--sla-p99-ms: serving options; --no-serving skips"),
+                       (["--workload", "bert-large", "--phase", "prefill", "--output", "8"],
+                        "--output: serving options; the serving sweep is for decoder workloads and bert-large is not one"),
+                       (["--phase", "train", "--decode-attention", "per_kv_head"],
+                        "--decode-attention applies to decode steps")):
+    workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
+    p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", *workload, *extra],
                        capture_output=True, text=True, timeout=60)
     if p.returncode != 2 or message not in p.stderr:
         sys.exit(f"eval {' '.join(extra)}: exit {p.returncode}, stderr {p.stderr!r}")
