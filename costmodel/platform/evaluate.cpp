@@ -199,34 +199,35 @@ class Evaluator {
         s.inputs = std::max<std::int64_t>(s.extra_bytes_per_element > 0.0 ? 0 : 1, same - 1);
         s.outputs = 1;
         s.dispatch = DispatchPath::compiled;
-        k.cost = elementwise(s, 0);
+        k.cost = elementwise(s, Memo::elementwise);
         k.kernel = "elementwise";
         break;
       }
       case wl::OpKind::softmax:
-        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, 1);
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, Memo::softmax);
         k.kernel = "softmax";
         break;
       case wl::OpKind::cross_entropy:
-        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, op.pass == wl::Pass::backward_data ? 5 : 4);
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager},
+                     op.pass == wl::Pass::backward_data ? Memo::cross_entropy_backward : Memo::cross_entropy);
         k.kernel = op.pass == wl::Pass::backward_data ? "cross_entropy_bwd" : "cross_entropy";
         break;
       case wl::OpKind::layernorm:
       case wl::OpKind::rmsnorm:
         // The gradient (pass backward_data) re-reads dY and X for the weight gradients.
-        k.cost =
-            row(RowShape{op.rows, op.cols, prec, DispatchPath::compiled}, op.pass == wl::Pass::backward_data ? 3 : 2);
+        k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::compiled},
+                     op.pass == wl::Pass::backward_data ? Memo::layernorm_backward : Memo::layernorm);
         k.kernel = std::string(wl::to_string(op.kind)) + (op.pass == wl::Pass::backward_data ? "_bwd" : "");
         break;
       case wl::OpKind::reduction: {
         ElementwiseShape s{op.rows * op.cols, 1.0, 0.0, prec, 1, 0, DispatchPath::compiled};
-        k.cost = elementwise(s, 3);
+        k.cost = elementwise(s, Memo::reduction);
         k.kernel = "reduction";
         break;
       }
       case wl::OpKind::embedding: {
         ElementwiseShape s{op.rows * op.cols, 0.0, 0.0, prec, 1, 1, DispatchPath::compiled};
-        k.cost = elementwise(s, 4);
+        k.cost = elementwise(s, Memo::embedding);
         k.kernel = "embedding_gather";
         break;
       }
@@ -241,6 +242,19 @@ class Evaluator {
 
  private:
   using Key = KernelCache::Key;
+  // The memoised kernels. A cache key starts with its kernel's, so that equal shapes
+  // of different kernels never share an entry; the row kernels (row()) dispatch on it.
+  enum class Memo : int {
+    gemm,
+    elementwise,
+    reduction,
+    embedding,
+    softmax,
+    layernorm,
+    layernorm_backward,
+    cross_entropy,
+    cross_entropy_backward
+  };
 
   GpuKernelCost memo(const Key& key, const auto& compute) {
     if (const GpuKernelCost* c = cache_.find(key)) {
@@ -284,7 +298,7 @@ class Evaluator {
     return c;
   }
   GpuKernelCost gemm(const GemmShape& s) {
-    return memo(Key{0, s.m, s.n, s.k, s.batch, static_cast<int>(s.precision), 0.0, 0},
+    return memo(Key{static_cast<int>(Memo::gemm), s.m, s.n, s.k, s.batch, static_cast<int>(s.precision), 0.0, 0},
                 [&] { return split_k_gemm(s); });
   }
   // Compulsory traffic floor: every operand is read and the output written at
@@ -340,17 +354,28 @@ class Evaluator {
     c.pct_of_peak = peak > 0 ? 100.0 * c.achieved_flops_per_s / peak : 0.0;  // in percent, as GpuKernelCost's
     c.memory_stall_fraction = std::clamp((c.latency_s - c.compute_time_s) / c.latency_s, 0.0, 1.0);
   }
-  GpuKernelCost elementwise(const ElementwiseShape& s, int tag) {
-    return memo(Key{10 + tag, s.elements, s.inputs, s.outputs,
-                    static_cast<std::int64_t>(std::llround(s.extra_bytes_per_element * 8.0)), static_cast<int>(s.precision),
-                    s.vector_flops_per_element, static_cast<int>(s.special_ops_per_element)},
-                [&] { return evaluate_elementwise(p_.gpu, s); });
+  GpuKernelCost elementwise(const ElementwiseShape& s, Memo kind) {
+    return memo(
+        Key{static_cast<int>(kind), s.elements, s.inputs, s.outputs,
+            static_cast<std::int64_t>(std::llround(s.extra_bytes_per_element * 8.0)), static_cast<int>(s.precision),
+            s.vector_flops_per_element, static_cast<int>(s.special_ops_per_element)},
+        [&] { return evaluate_elementwise(p_.gpu, s); });
   }
-  GpuKernelCost row(const RowShape& s, int tag) {
-    return memo(Key{20 + tag, s.rows, s.row_length, 0, 0, static_cast<int>(s.precision), 0.0, 0}, [&] {
-      if (tag == 1) return evaluate_softmax(p_.gpu, s);
-      if (tag == 4 || tag == 5) return evaluate_cross_entropy(p_.gpu, s, tag == 5);
-      return tag == 3 ? evaluate_layernorm_backward(p_.gpu, s) : evaluate_layernorm(p_.gpu, s);
+  GpuKernelCost row(const RowShape& s, Memo kind) {
+    return memo(Key{static_cast<int>(kind), s.rows, s.row_length, 0, 0, static_cast<int>(s.precision), 0.0, 0}, [&] {
+      switch (kind) {
+        case Memo::softmax:
+          return evaluate_softmax(p_.gpu, s);
+        case Memo::cross_entropy:
+          return evaluate_cross_entropy(p_.gpu, s, false);
+        case Memo::cross_entropy_backward:
+          return evaluate_cross_entropy(p_.gpu, s, true);
+        case Memo::layernorm_backward:
+          return evaluate_layernorm_backward(p_.gpu, s);
+        case Memo::layernorm:
+        default:
+          return evaluate_layernorm(p_.gpu, s);
+      }
     });
   }
 
