@@ -15,6 +15,7 @@
 #include "costmodel/mapper/sheet.hpp"
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
+#include "dse/platform_reader.hpp"
 #include "dse/timeloop_reader.hpp"
 #include "dse/timeloop_writer.hpp"
 #include "dse/yaml_reader.hpp"
@@ -160,7 +161,7 @@ int cmd_map(const Args& args) {
       "Any of them takes bits= (default: the first precision of the hardware).\n\noptions");
   named.add_options()("help,h", "print this help")(
       "hw", po::value<std::string>(&hw)->required(),
-      "hardware: a native YAML (top key loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
+      "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
       "ert", po::value<std::string>(&ert), "Accelergy ERT for a Timeloop architecture")(
       "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file (Timeloop architectures: their own constraints apply too)")(
       "op", po::value<std::string>(&op)->required(), "the operator, e.g. \"gemm M=4096 N=4096 K=4096\"")(
@@ -175,8 +176,13 @@ int cmd_map(const Args& args) {
   po::notify(vm);
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
+  hw = io::resolve_loopnest_hardware_path(hw);
   const YAML::Node probe = io::parse_yaml(io::read_text_file(hw, "hardware"), hw);
   const bool native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
+  if (probe.IsMap() && probe["kind"].IsDefined() && probe["kind"].IsScalar() && probe["kind"].as<std::string>() == "gpu")
+    throw InputError("--hw " + hw + " is a GPU-class hardware file (kind: gpu): dse map takes a loop-nest hardware " +
+                     "(the presets under hardware/research and gpu-4level, 'dse presets') or a Timeloop architecture; " +
+                     "dse eval evaluates GPU-class platforms");
   lp::Architecture arch;
   if (native) {
     arch = io::read_loopnest_hardware(hw);

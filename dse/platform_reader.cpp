@@ -141,6 +141,11 @@ pf::Platform resolve_platform(const std::string& name_or_path) {
   return load_platform(resolve_path(name_or_path, "hardware"));
 }
 
+std::string resolve_loopnest_hardware_path(const std::string& name_or_path) {
+  const std::string research = resolve_path(name_or_path, "hardware/research");
+  return research != name_or_path ? research : resolve_path(name_or_path, "hardware");
+}
+
 SystemFile load_system(const std::string& path) {
   const std::string text = read_text_file(path, "system file");
   const YAML::Node root = parse_yaml(text, path);

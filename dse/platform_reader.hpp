@@ -44,6 +44,9 @@ costmodel::platform::Platform parse_platform(const std::string& text, const std:
 costmodel::platform::Platform load_platform(const std::string& path);
 // A preset name of scenarios/hardware or a file path.
 costmodel::platform::Platform resolve_platform(const std::string& name_or_path);
+// The file of a loop-nest hardware preset (`dse map --hw`): scenarios/hardware/research/NAME.yaml,
+// else scenarios/hardware/NAME.yaml; a path (or a name of neither) is returned as it is.
+std::string resolve_loopnest_hardware_path(const std::string& name_or_path);
 
 struct SystemFile {
   costmodel::platform::SystemSpec system;
