@@ -161,7 +161,8 @@ int cmd_map(const Args& args) {
       "Any of them takes bits= (default: the first precision of the hardware).\n\noptions");
   named.add_options()("help,h", "print this help")(
       "hw", po::value<std::string>(&hw)->required(),
-      "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
+      "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key "
+      "loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
       "ert", po::value<std::string>(&ert), "Accelergy ERT for a Timeloop architecture")(
       "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file (Timeloop architectures: their own constraints apply too)")(
       "op", po::value<std::string>(&op)->required(), "the operator, e.g. \"gemm M=4096 N=4096 K=4096\"")(
@@ -179,10 +180,12 @@ int cmd_map(const Args& args) {
   hw = io::resolve_loopnest_hardware_path(hw);
   const YAML::Node probe = io::parse_yaml(io::read_text_file(hw, "hardware"), hw);
   const bool native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
-  if (probe.IsMap() && probe["kind"].IsDefined() && probe["kind"].IsScalar() && probe["kind"].as<std::string>() == "gpu")
-    throw InputError("--hw " + hw + " is a GPU-class hardware file (kind: gpu): dse map takes a loop-nest hardware " +
-                     "(the presets under hardware/research and gpu-4level, 'dse presets') or a Timeloop architecture; " +
-                     "dse eval evaluates GPU-class platforms");
+  const bool gpu_file = probe.IsMap() && probe["kind"].IsDefined() && probe["kind"].IsScalar() &&
+                        probe["kind"].as<std::string>() == "gpu";
+  if (gpu_file)
+    throw InputError("--hw " + hw + " is a GPU-class hardware file (kind: gpu): dse map takes a loop-nest " +
+                     "hardware (the presets under hardware/research and gpu-4level, 'dse presets') or a " +
+                     "Timeloop architecture; dse eval evaluates GPU-class platforms");
   lp::Architecture arch;
   if (native) {
     arch = io::read_loopnest_hardware(hw);
