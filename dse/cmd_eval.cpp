@@ -134,6 +134,12 @@ int cmd_eval(const Args& args) {
   phase.precision = *prec;
   phase.batch = batch;
   const bool dec = phase.phase == wl::Phase::decode;
+  if (vm.count("seq") != 0 && seq < 1) throw InputError("--seq must be >= 1 (got " + std::to_string(seq) + ")");
+  if (vm.count("context") != 0 && !dec)
+    throw InputError("--context applies to --phase decode (tokens already in the KV cache); " + phase_name +
+                     " starts from an empty cache");
+  if (vm.count("context") != 0 && context < 0)
+    throw InputError("--context must be >= 0 (got " + std::to_string(context) + ")");
   phase.seq = seq > 0 ? seq : (dec ? 1 : 1024);
   phase.context = dec ? (context >= 0 ? context : 1024) : 0;
   const auto per_query_head = wl::kv_read_per_query_head_from_string(decode_attention);

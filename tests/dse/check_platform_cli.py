@@ -411,7 +411,12 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        (["--workload", "bert-large", "--phase", "prefill", "--output", "8"],
                         "--output: serving options; the serving sweep is for decoder workloads and bert-large is not one"),
                        (["--phase", "train", "--decode-attention", "per_kv_head"],
-                        "--decode-attention applies to decode steps")):
+                        "--decode-attention applies to decode steps"),
+                       # A length out of range is refused, not replaced by the default (was: --seq -5
+                       # ran at 1 token, --context -3 at 1,024); a cache context on prefill is refused.
+                       (["--seq", "-5"], "--seq must be >= 1 (got -5)"),
+                       (["--context", "-3"], "--context must be >= 0 (got -3)"),
+                       (["--phase", "prefill", "--context", "100"], "--context applies to --phase decode")):
     workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
     p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", *workload, *extra],
                        capture_output=True, text=True, timeout=60)
