@@ -15,7 +15,7 @@ int cmd_shortlist(const Args& args) {
   std::string input;
   std::string objectives = "throughput,latency,energy,risk";
   std::string format = "table";
-  std::size_t top = 0;
+  long long top = 0;
   double sla_p99_ms = 0.0;
   double power_w = 0.0;
   double area_mm2 = 0.0;
@@ -34,7 +34,7 @@ int cmd_shortlist(const Args& args) {
       "objectives", po::value<std::string>(&objectives)->default_value(objectives),
       "comma-separated objectives among throughput (max), latency, energy, risk, p99, power, area, memory (min); "
       "field names such as latency_s are accepted too")(
-      "top", po::value<std::size_t>(&top)->default_value(0), "keep the first N points of each workload (0: all)")(
+      "top", po::value<long long>(&top)->default_value(0), "keep the first N points of each workload (0: all)")(
       "format", po::value<std::string>(&format)->default_value(format), "table, csv or json")(
       "timing", "print the time taken to read and to shortlist on stderr");
   po::positional_options_description pos;
@@ -55,6 +55,8 @@ int cmd_shortlist(const Args& args) {
   if (vm.count("power-w") != 0) budgets.power_w = positive("power-w", power_w);
   if (vm.count("area-mm2") != 0) budgets.area_mm2 = positive("area-mm2", area_mm2);
   if (vm.count("memory-gb") != 0) budgets.memory_bytes = positive("memory-gb", memory_gb) * 1e9;
+  // Read signed: a negative count is refused, not wrapped to "all".
+  if (top < 0) throw InputError("--top: expected a count >= 0 (got " + std::to_string(top) + ")");
   const auto specs = parse_objectives(objectives);
   const ShortlistFormat fmt = parse_shortlist_format(format);
 
@@ -62,7 +64,7 @@ int cmd_shortlist(const Args& args) {
   const auto t0 = Clock::now();
   const std::vector<PointRecord> rows = read_archive_rows(input);
   const auto t1 = Clock::now();
-  const std::vector<std::size_t> selected = shortlist(rows, budgets, specs, top);
+  const std::vector<std::size_t> selected = shortlist(rows, budgets, specs, static_cast<std::size_t>(top));
   const auto t2 = Clock::now();
   write_shortlist(rows, selected, budgets, specs, fmt, std::cout);
   if (vm.count("timing") != 0) {

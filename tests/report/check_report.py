@@ -97,6 +97,15 @@ def main():
     run(DSE, "run", os.path.join(SRC, "scenarios", "quickstart.yaml"), "-o", h5)
     want, md = check_report(h5, os.path.join(WORK, "report"), 1, 180)
 
+    # `dse shortlist --top N` keeps N rows per workload (0: all); a negative count is refused, not
+    # wrapped to "all" (it was, read as an unsigned count).
+    rows_all = len(list(csv.DictReader(io.StringIO(run(DSE, "shortlist", h5, "--top", "0", "--format", "csv")))))
+    rows_1 = len(list(csv.DictReader(io.StringIO(run(DSE, "shortlist", h5, "--top", "1", "--format", "csv")))))
+    check(rows_1 < rows_all, f"--top 1 keeps fewer rows ({rows_1}) than --top 0 ({rows_all})")
+    r = subprocess.run([DSE, "shortlist", h5, "--top", "-1"], capture_output=True, text=True)
+    check(r.returncode == 2 and "--top: expected a count >= 0 (got -1)" in r.stderr,
+          f"--top -1 is refused (exit {r.returncode}, stderr {r.stderr!r})")
+
     # dse run writes /mapping_sheets: the report's per-point CSV holds that point's layers.
     import h5py
     with h5py.File(h5, "r") as f:
