@@ -244,6 +244,13 @@ int cmd_eval(const Args& args) {
     throw InputError("--prompt-bucket-tokens must be positive");
   req.serving.static_kv_tokens = static_kv;
   req.serving.prompt_bucket_tokens = prompt_bucket;
+  if (prompt < 1 || output < 1)
+    throw InputError("--prompt and --output must be >= 1 (got " + std::to_string(prompt) + " and " +
+                     std::to_string(output) + ")");
+  if (vm.count("rate") != 0 && !(rate > 0.0))
+    throw InputError("--rate must be > 0 requests/s (got " + std::to_string(rate) + ")");
+  if (vm.count("sla-p99-ms") != 0 && !(sla_ms > 0.0))
+    throw InputError("--sla-p99-ms must be > 0 (got " + std::to_string(sla_ms) + ")");
   if (req.serving.enabled && !pf::serving_shape_problem(req.serving).empty())
     throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +
                      std::to_string(prompt + output) + ")");

@@ -237,6 +237,9 @@ int served_decode_context(const ServingOptions& so, int length) noexcept {
 }
 
 std::string serving_shape_problem(const ServingOptions& so) {
+  if (so.prompt_tokens < 1 || so.output_tokens < 1)
+    return "prompt and output tokens are >= 1 (got " + std::to_string(so.prompt_tokens) + " and " +
+           std::to_string(so.output_tokens) + ")";
   const int total = so.prompt_tokens + so.output_tokens;
   if (so.static_kv_tokens > 0 && so.static_kv_tokens < total)
     return "static_kv_tokens " + std::to_string(so.static_kv_tokens) + " is below prompt + output tokens (" +

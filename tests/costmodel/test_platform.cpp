@@ -591,6 +591,14 @@ TEST(Platform, StaticShapeServingRunsPaddedShapes) {
   const pf::SystemEval bad = pf::evaluate_system(p, sys, r);
   EXPECT_FALSE(bad.serving.evaluated);
   EXPECT_NE(bad.serving.reason.find("static_kv_tokens 233"), std::string::npos) << bad.serving.reason;
+
+  // A request of no prompt or no output tokens is no request: the sweep is not run, and says why.
+  r.serving.static_kv_tokens = 0;
+  r.serving.output_tokens = 0;
+  const pf::SystemEval none = pf::evaluate_system(p, sys, r);
+  EXPECT_FALSE(none.serving.evaluated);
+  EXPECT_NE(none.serving.reason.find("prompt and output tokens are >= 1 (got 218 and 0)"), std::string::npos)
+      << none.serving.reason;
 }
 
 // A causally masked fused attention runs only the (query block, key block) tiles that

@@ -416,7 +416,12 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        # ran at 1 token, --context -3 at 1,024); a cache context on prefill is refused.
                        (["--seq", "-5"], "--seq must be >= 1 (got -5)"),
                        (["--context", "-3"], "--context must be >= 0 (got -3)"),
-                       (["--phase", "prefill", "--context", "100"], "--context applies to --phase decode")):
+                       (["--phase", "prefill", "--context", "100"], "--context applies to --phase decode"),
+                       # The serving sweep's figures out of range (they ran: no sweep, or a simulation
+                       # at a negative rate printing zeros).
+                       (["--prompt", "0"], "--prompt and --output must be >= 1 (got 0 and 256)"),
+                       (["--rate", "-2"], "--rate must be > 0 requests/s"),
+                       (["--sla-p99-ms", "0"], "--sla-p99-ms must be > 0")):
     workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
     p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", *workload, *extra],
                        capture_output=True, text=True, timeout=60)
