@@ -220,6 +220,9 @@ int cmd_eval(const Args& args) {
   pf::SystemRequest req;
   req.spec = io::resolve_workload(workload);
   const auto* transformer = std::get_if<wl::TransformerSpec>(&req.spec);
+  if (ep > 1 && (transformer == nullptr || transformer->experts == 0))
+    throw InputError("--ep applies to mixture-of-experts transformers (experts per layer > 0); " + workload +
+                     " has none");
   if (!serving_given.empty() && (transformer == nullptr || transformer->arch != wl::Arch::decoder))
     throw InputError(serving_given + ": serving options; the serving sweep is for decoder workloads and " + workload +
                      " is not one");

@@ -421,7 +421,9 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        # at a negative rate printing zeros).
                        (["--prompt", "0"], "--prompt and --output must be >= 1 (got 0 and 256)"),
                        (["--rate", "-2"], "--rate must be > 0 requests/s"),
-                       (["--sla-p99-ms", "0"], "--sla-p99-ms must be > 0")):
+                       (["--sla-p99-ms", "0"], "--sla-p99-ms must be > 0"),
+                       # Expert parallelism on a dense model (it ran as if --ep were 1).
+                       (["--tp", "2", "--ep", "2"], "--ep applies to mixture-of-experts transformers")):
     workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
     p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", *workload, *extra],
                        capture_output=True, text=True, timeout=60)
