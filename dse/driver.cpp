@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -53,16 +54,22 @@ T get(const Bytes& b, std::size_t& off) {
   return v;
 }
 
-Bytes records_to_bytes(const std::vector<PointRecord>& rows) {
-  Bytes b(rows.size() * sizeof(PointRecord));
-  if (!rows.empty()) std::memcpy(b.data(), rows.data(), b.size());
-  return b;
+// The positions of `rows` in index order, equal indices in their order in `rows` (a stable
+// sort). A record is ~230 bytes: sorting (index, position) pairs and moving each record once
+// is several times faster than sorting the records (stable_sort of 524,288 records: 0.35 s).
+std::vector<std::pair<std::uint64_t, std::size_t>> index_order(const std::vector<PointRecord>& rows) {
+  std::vector<std::pair<std::uint64_t, std::size_t>> order(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) order[i] = {rows[i].index, i};
+  std::sort(order.begin(), order.end());
+  return order;
 }
 
-std::vector<PointRecord> records_from_bytes(const Bytes& b) {
-  std::vector<PointRecord> rows(b.size() / sizeof(PointRecord));
-  if (!rows.empty()) std::memcpy(rows.data(), b.data(), rows.size() * sizeof(PointRecord));
-  return rows;
+// `rows` ordered by index (stable).
+std::vector<PointRecord> sorted_by_index(const std::vector<PointRecord>& rows) {
+  std::vector<PointRecord> out;
+  out.reserve(rows.size());
+  for (const auto& [index, i] : index_order(rows)) out.push_back(rows[i]);
+  return out;
 }
 
 // Every rank's bytes, concatenated in the reduction tree's order, on rank 0 (collective).
@@ -108,8 +115,7 @@ class Archive {
       p.prune();
       out.insert(out.end(), p.records.begin(), p.records.end());
     }
-    std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
-    return out;
+    return parts_.size() > 1 ? sorted_by_index(out) : out;  // one part is in index order already
   }
 
   void clear() { parts_.clear(); }
@@ -120,19 +126,19 @@ class Archive {
     std::vector<PointRecord> records;  // the archived points and the queued ones
 
     // Keep the records of archived points only (the first record of an index).
+    // Leaves them in index order.
     void prune() {
       const std::vector<std::uint64_t> kept = archive.sorted_indices();
-      std::stable_sort(records.begin(), records.end(),
-                       [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
-      std::size_t out = 0;
+      std::vector<PointRecord> out;
+      out.reserve(kept.size());
       std::size_t k = 0;
-      for (std::size_t i = 0; i < records.size(); ++i) {
-        while (k < kept.size() && kept[k] < records[i].index) ++k;
+      for (const auto& [index, i] : index_order(records)) {
+        while (k < kept.size() && kept[k] < index) ++k;
         if (k == kept.size()) break;
-        if (kept[k] != records[i].index || (out > 0 && records[out - 1].index == records[i].index)) continue;
-        records[out++] = records[i];
+        if (kept[k] != index || (!out.empty() && out.back().index == index)) continue;
+        out.push_back(records[i]);
       }
-      records.resize(out);
+      records = std::move(out);
     }
   };
 
@@ -194,20 +200,38 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, c
   }
   std::map<std::uint32_t, std::vector<std::size_t>> where;  // workload -> positions in `local`
   for (std::size_t i = 0; i < local.size(); ++i) where[local[i].workload_id].push_back(i);
-  std::vector<PointRecord> kept;
+  Bytes kept;  // the kept records, packed as they are sent
+  const auto keep = [&](const PointRecord& r) {
+    const std::size_t at = kept.size();
+    kept.resize(at + sizeof(PointRecord));
+    std::memcpy(kept.data() + at, &r, sizeof(PointRecord));
+  };
+  kept.reserve(local.size() * sizeof(PointRecord));
   for (const auto& [w, keys] : mine_keys) {
     const auto it = other_keys.find(w);
     const auto& pos = where.at(w);
     if (it == other_keys.end()) {
-      for (const std::size_t i : pos) kept.push_back(local[i]);
+      for (const std::size_t i : pos) keep(local[i]);
       continue;
     }
     for (const std::size_t i : search::rows_not_removed_by(keys, it->second, stride, model.senses.size())) {
-      kept.push_back(local[pos[i]]);
+      keep(local[pos[i]]);
     }
   }
-  std::vector<PointRecord> out = records_from_bytes(gather_bytes(ctx, records_to_bytes(kept)));
-  std::sort(out.begin(), out.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
+  const Bytes all_kept = gather_bytes(ctx, std::move(kept));
+  // Unpacked in index order (stable: ranks in the gather's order), each record copied once.
+  const std::size_t n = all_kept.size() / sizeof(PointRecord);
+  std::vector<std::pair<std::uint64_t, std::size_t>> order(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::memcpy(&order[i].first, all_kept.data() + i * sizeof(PointRecord) + offsetof(PointRecord, index),
+                sizeof(std::uint64_t));
+    order[i].second = i;
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<PointRecord> out(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    std::memcpy(&out[j], all_kept.data() + order[j].second * sizeof(PointRecord), sizeof(PointRecord));
+  }
   // A point index evaluated on two ranks (NSGA-II re-asks points) carries the same record on
   // both, and equal keys do not remove each other: keep it once, as an archive insert does.
   out.erase(std::unique(out.begin(), out.end(),

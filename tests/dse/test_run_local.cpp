@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "dse/context.hpp"
 #include "dse/error.hpp"
@@ -48,6 +49,23 @@ TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
   ASSERT_EQ(r.points.size(), 24u);
   for (std::size_t i = 0; i < r.points.size(); ++i) EXPECT_EQ(r.points[i].index, i);
   EXPECT_EQ(r.pareto, brute_force_front(r.points));
+  // The archive (one part per workload, merged) in index order, each row the point's own record.
+  ASSERT_FALSE(r.archive.empty());
+  std::set<std::uint32_t> archived_workloads;
+  for (std::size_t i = 0; i < r.archive.size(); ++i) {
+    const PointRecord& a = r.archive[i];
+    if (i > 0) {
+      EXPECT_LT(r.archive[i - 1].index, a.index) << "archive row " << i;
+    }
+    ASSERT_LT(a.index, r.points.size());
+    const PointRecord& p = r.points[a.index];
+    EXPECT_EQ(a.workload_id, p.workload_id);
+    EXPECT_EQ(a.hardware_id, p.hardware_id);
+    EXPECT_EQ(a.batch, p.batch);
+    EXPECT_EQ(a.latency_s, p.latency_s);
+    archived_workloads.insert(a.workload_id);
+  }
+  EXPECT_EQ(archived_workloads.size(), 2u);
   EXPECT_EQ(r.info.ranks, 1);
   EXPECT_NE(r.info.scenario_text.find("name: quickstart"), std::string::npos);
 
