@@ -254,9 +254,13 @@ int cmd_eval(const Args& args) {
     throw InputError("--rate must be > 0 requests/s (got " + std::to_string(rate) + ")");
   if (vm.count("sla-p99-ms") != 0 && !(sla_ms > 0.0))
     throw InputError("--sla-p99-ms must be > 0 (got " + std::to_string(sla_ms) + ")");
-  if (req.serving.enabled && !pf::serving_shape_problem(req.serving).empty())
+  const long long prompt_and_output = static_cast<long long>(prompt) + output;
+  if (req.serving.enabled && static_kv > 0 && static_kv < prompt_and_output)
     throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +
-                     std::to_string(prompt + output) + ")");
+                     std::to_string(prompt_and_output) + ")");
+  // The checks above name the options; every request that passes them is a shape the model serves.
+  if (req.serving.enabled && !pf::serving_shape_problem(req.serving).empty())
+    throw InputError("dse eval: " + pf::serving_shape_problem(req.serving));
   if (vm.count("rate") != 0) req.serving.rate_per_s = rate;
   if (vm.count("sla-p99-ms") != 0) req.serving.sla_p99_ttft_s = sla_ms * 1e-3;
 

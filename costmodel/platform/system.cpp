@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <variant>
 
@@ -240,7 +241,10 @@ std::string serving_shape_problem(const ServingOptions& so) {
   if (so.prompt_tokens < 1 || so.output_tokens < 1)
     return "prompt and output tokens are >= 1 (got " + std::to_string(so.prompt_tokens) + " and " +
            std::to_string(so.output_tokens) + ")";
-  const int total = so.prompt_tokens + so.output_tokens;
+  const long long total = static_cast<long long>(so.prompt_tokens) + so.output_tokens;
+  if (total > std::numeric_limits<int>::max())
+    return "prompt + output tokens (" + std::to_string(total) + ") exceed " +
+           std::to_string(std::numeric_limits<int>::max());
   if (so.static_kv_tokens > 0 && so.static_kv_tokens < total)
     return "static_kv_tokens " + std::to_string(so.static_kv_tokens) + " is below prompt + output tokens (" +
            std::to_string(total) + ")";
@@ -280,10 +284,10 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const auto* tspec = std::get_if<wl::TransformerSpec>(&request.spec);
   const bool decoder = tspec != nullptr && tspec->arch == wl::Arch::decoder;
   const ServingOptions& so = request.serving;
-  const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
   const bool serve = so.enabled && decoder && request.phase.phase != wl::Phase::training;
   if (serve) out.serving.reason = serving_shape_problem(so);
   if (serve && out.serving.reason.empty()) {
+    const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
     sys::LatencyTable table;
     // The table is indexed by the sequences' own lengths; a static-shape stack runs
     // each at its padded shape (ServingOptions).

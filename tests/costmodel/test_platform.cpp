@@ -599,6 +599,13 @@ TEST(Platform, StaticShapeServingRunsPaddedShapes) {
   EXPECT_FALSE(none.serving.evaluated);
   EXPECT_NE(none.serving.reason.find("prompt and output tokens are >= 1 (got 218 and 0)"), std::string::npos)
       << none.serving.reason;
+  // Nor one whose length does not fit an int (prompt + output overflowed before).
+  r.serving.prompt_tokens = 2'147'483'000;
+  r.serving.output_tokens = 1000;
+  const pf::SystemEval huge = pf::evaluate_system(p, sys, r);
+  EXPECT_FALSE(huge.serving.evaluated);
+  EXPECT_NE(huge.serving.reason.find("prompt + output tokens (2147484000) exceed 2147483647"), std::string::npos)
+      << huge.serving.reason;
 }
 
 // A causally masked fused attention runs only the (query block, key block) tiles that

@@ -422,6 +422,9 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        (["--prompt", "0"], "--prompt and --output must be >= 1 (got 0 and 256)"),
                        (["--rate", "-2"], "--rate must be > 0 requests/s"),
                        (["--sla-p99-ms", "0"], "--sla-p99-ms must be > 0"),
+                       # A request past int's range (prompt + output overflowed: the sweep vanished).
+                       (["--prompt", "2147483000", "--output", "1000"],
+                        "prompt + output tokens (2147484000) exceed 2147483647"),
                        # Expert parallelism on a dense model (it ran as if --ep were 1).
                        (["--tp", "2", "--ep", "2"], "--ep applies to mixture-of-experts transformers")):
     workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
