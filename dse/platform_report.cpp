@@ -102,10 +102,16 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
   os << "fusion groups " << e.chip.fusion_groups << " (" << e.chip.unsupported_fusion_groups
      << " not in the stack's list); kernel cache " << e.cache_hits << " hits / " << e.cache_misses << " misses\n";
   if (e.serving.evaluated) {
-    os << "\nserving sweep (batch, TTFT ms, TPOT ms, tokens/s system)\n";
+    // A batch fits when its weights, activations and KV cache of prompt + output tokens fit in
+    // memory (max_batch_fitting); the simulation and the SLA search use the largest that fits.
+    os << "\nserving sweep (batch, TTFT ms, TPOT ms, tokens/s system, fits memory)\n";
     for (const auto& p : e.serving.sweep)
       os << "  " << std::right << std::setw(5) << p.batch << std::setw(12) << eng(p.ttft_s * 1e3) << std::setw(12)
-         << eng(p.tpot_s * 1e3) << std::setw(14) << eng(p.tokens_per_s_system) << '\n';
+         << eng(p.tpot_s * 1e3) << std::setw(14) << eng(p.tokens_per_s_system)
+         << (p.batch <= e.serving.max_batch_fitting ? "  yes" : "  no") << '\n';
+    if (e.serving.max_batch_fitting < 1)
+      os << "no batch fits in memory: one sequence of prompt + output tokens already does not"
+         << (e.serving.at_rate || e.serving.sla ? " (the simulation runs batch 1)" : "") << '\n';
     if (e.serving.at_rate)
       os << "at rate: TTFT p50/p95/p99 " << eng(e.serving.at_rate->ttft.p50_s * 1e3) << " / "
          << eng(e.serving.at_rate->ttft.p95_s * 1e3) << " / " << eng(e.serving.at_rate->ttft.p99_s * 1e3)
@@ -155,7 +161,8 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
     const auto& p = e.serving.sweep[i];
     os << (i ? ", " : "") << "{\"batch\": " << p.batch << ", \"ttft_s\": " << json_number(p.ttft_s)
        << ", \"tpot_s\": " << json_number(p.tpot_s) << ", \"e2e_s\": " << json_number(p.e2e_s)
-       << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system) << "}";
+       << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system)
+       << ", \"fits_memory\": " << (p.batch <= e.serving.max_batch_fitting ? "true" : "false") << "}";
   }
   os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting;
   if (e.serving.at_rate) {

@@ -432,6 +432,20 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        capture_output=True, text=True, timeout=60)
     if p.returncode != 2 or message not in p.stderr:
         sys.exit(f"eval {' '.join(extra)}: exit {p.returncode}, stderr {p.stderr!r}")
+# The serving sweep says which batches fit in memory. By hand: Llama-2-7B's KV cache is 2 (K, V) x 32
+# layers x 4,096 x 2 B = 524,288 B per token, so one sequence of 100,000 + 100 tokens holds 52.5 GB beside
+# 13.5 GB of weights (66 GB, within the H100's 85.9 GB) and two hold 118 GB: batch 1 fits, batch 2 does not.
+# At 200,000 + 100 tokens one sequence is 105 GB: none fits, and the text says so.
+long_ctx = ["eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", "--phase", "decode", "--output", "100"]
+serving = json.loads(run(*long_ctx, "--prompt", "100000", "--json"))["serving"]
+fits = {x["batch"]: x["fits_memory"] for x in serving["sweep"]}
+if serving["max_batch_fitting"] != 1 or not fits[1] or any(fits[b] for b in fits if b > 1):
+    sys.exit(f"serving fits_memory at 100,100 tokens: {fits}, max_batch_fitting {serving['max_batch_fitting']}")
+text = run(*long_ctx, "--prompt", "100000")
+if "fits memory)" not in text or not re.search(r"^\s+1\s.*\byes$", text, re.M) or not re.search(r"^\s+2\s.*\bno$", text, re.M):
+    sys.exit(f"serving sweep text without the fits column:\n{text}")
+if "no batch fits in memory" not in run(*long_ctx, "--prompt", "200000"):
+    sys.exit("serving sweep at 200,100 tokens: no 'no batch fits in memory' line")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
