@@ -119,6 +119,8 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
     if (e.serving.sla)
       os << "max rate meeting the p99 TTFT SLA: " << eng(e.serving.sla->max_rate_per_s) << " req/s"
          << (e.serving.sla->found ? "" : " (not found)") << '\n';
+  } else if (!e.serving.reason.empty()) {
+    os << "\nserving sweep not run: " << e.serving.reason << '\n';
   }
 }
 
@@ -164,7 +166,7 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
        << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system)
        << ", \"fits_memory\": " << (p.batch <= e.serving.max_batch_fitting ? "true" : "false") << "}";
   }
-  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting;
+  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting << ", \"reason\": " << json_string(e.serving.reason);
   if (e.serving.at_rate) {
     os << ", \"at_rate\": {\"ttft\": ";
     stats_json(os, e.serving.at_rate->ttft);

@@ -309,6 +309,9 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
         const StepOut a = run_step(platform, system, request, pre, cache);
         const StepOut c = run_step(platform, system, request, dec, cache);
         if (!a.ok || !c.ok) {
+          if (table.batches.empty())  // the smallest batch: no sweep at all, and this is why
+            out.serving.reason = "batch " + std::to_string(b) + ", " + std::to_string(len) + " tokens: " +
+                                 (!a.ok ? "prefill: " + a.reason : "decode: " + c.reason);
           fits = false;
           break;
         }

@@ -139,7 +139,17 @@ std::string check(const WorkloadSpec& spec, const PhaseSpec& phase) {
                             return "transformer '" + s.name + "' is an encoder: it has no decode phase";
                           }
                           std::string why = check_transformer(s);
-                          return why.empty() ? check_transformer_counts(s, phase) : why;
+                          if (!why.empty()) return why;
+                          // A learned position table has a row per position: no token lies past it.
+                          if (s.position == PositionEncoding::learned &&
+                              static_cast<double>(phase.context) + static_cast<double>(phase.seq) >
+                                  static_cast<double>(s.max_positions)) {
+                            return "transformer '" + s.name + "': context + seq (" +
+                                   std::to_string(phase.context + phase.seq) +
+                                   " tokens) passes its learned position table (max_positions " +
+                                   std::to_string(s.max_positions) + ")";
+                          }
+                          return check_transformer_counts(s, phase);
                         },
                         [&](const VitSpec& s) -> std::string {
                           if (decode) return "vit '" + s.name + "' has no decode phase";

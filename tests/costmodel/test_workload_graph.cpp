@@ -206,6 +206,20 @@ TEST(WorkloadPhases, BadSpecsAreRefusedWithAReason) {
   EXPECT_NE(wl::check(llama("llama2-7b"), phase(wl::Phase::prefill, 0, 16)), "");
 }
 
+// A learned position table has one row per position (BERT: 512, GPT-3: 2,048): a step whose
+// tokens reach past it is refused; rotary positions (Llama) have no table to pass.
+TEST(WorkloadPhases, TokensPastALearnedPositionTableAreRefused) {
+  const auto bert = *wl::workload_preset("bert-base");
+  EXPECT_EQ(wl::check(bert, phase(wl::Phase::prefill, 1, 512)), "");
+  EXPECT_NE(wl::check(bert, phase(wl::Phase::prefill, 1, 513)).find("context + seq (513 tokens) passes its learned "
+                                                                     "position table (max_positions 512)"),
+            std::string::npos);
+  const auto gpt3 = *wl::workload_preset("gpt3-175b");
+  EXPECT_EQ(wl::check(gpt3, phase(wl::Phase::decode, 1, 1, 2047)), "");  // the 2,048th token
+  EXPECT_NE(wl::check(gpt3, phase(wl::Phase::decode, 1, 1, 2048)).find("max_positions 2048"), std::string::npos);
+  EXPECT_EQ(wl::check(llama("llama2-7b"), phase(wl::Phase::decode, 1, 1, 100000)), "");
+}
+
 TEST(WorkloadFootprint, TrainingAdamIsSixteenBytesPerParameter) {
   // Rajbhandari et al. 2020 (ZeRO), Section 3.1: mixed-precision Adam keeps 2 + 2 + 12
   // = 16 bytes per parameter (fp16 weights and gradients, fp32 master, momentum, variance).

@@ -446,6 +446,25 @@ if "fits memory)" not in text or not re.search(r"^\s+1\s.*\byes$", text, re.M) o
     sys.exit(f"serving sweep text without the fits column:\n{text}")
 if "no batch fits in memory" not in run(*long_ctx, "--prompt", "200000"):
     sys.exit("serving sweep at 200,100 tokens: no 'no batch fits in memory' line")
+# A serving sweep that cannot run says why (it vanished before): MPT-760M's learned position table has
+# 2,048 rows (scenarios/validation/mpt-760m.yaml) and a 2,000 + 100-token request needs 2,100. A step past
+# the table is infeasible, with the same reason.
+mpt760 = ["eval", "--hardware", "h100-sxm5", "--workload",
+          os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-760m.yaml")]
+table_msg = "context + seq (2100 tokens) passes its learned position table (max_positions 2048)"
+serving = json.loads(run(*mpt760, "--phase", "decode", "--context", "100", "--prompt", "2000", "--output", "100",
+                         "--json"))["serving"]
+if serving["evaluated"] or table_msg not in serving["reason"]:
+    sys.exit(f"serving past the position table: {serving}")
+if "serving sweep not run: batch 1, 2100 tokens" not in run(*mpt760, "--phase", "decode", "--context", "100",
+                                                            "--prompt", "2000", "--output", "100"):
+    sys.exit("serving past the position table: no 'serving sweep not run' line")
+p = subprocess.run([dse, *mpt760, "--phase", "prefill", "--seq", "2100", "--no-serving", "--json"],
+                   capture_output=True, text=True, timeout=60)
+step = json.loads(p.stdout)  # an infeasible result is printed, and the exit code is 1
+if p.returncode != 1 or step["feasible"] or table_msg not in step["reason"]:
+    sys.exit(f"prefill past the position table: exit {p.returncode}, feasible {step['feasible']}, "
+             f"reason {step['reason']!r}")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
