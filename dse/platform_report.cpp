@@ -99,6 +99,7 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
                            : std::string())
      << ", energy/token " << eng(e.power.energy_per_token_j) << " J, perf/W " << eng(e.power.perf_per_w)
      << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
+  if (!e.precision_note.empty()) os << "precision: " << e.precision_note << '\n';
   os << "fusion groups " << e.chip.fusion_groups << " (" << e.chip.unsupported_fusion_groups
      << " not in the stack's list); kernel cache " << e.cache_hits << " hits / " << e.cache_misses << " misses\n";
   if (e.serving.evaluated) {
@@ -140,7 +141,8 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
      << ", \"kv_cache_bytes\": " << json_number(e.chip.footprint.kv_cache_bytes) << "}"
      << ", \"dram_bytes\": " << json_number(t.dram_bytes);
   if (t.tokens > 0) os << ", \"tokens_per_s\": " << json_number(e.tokens_per_s);
-  os << "}, \"chips\": " << e.chips << ", \"layers\": [";
+  os << "}, \"chips\": " << e.chips << ", \"kernel_precision\": " << json_string(e.kernel_precision)
+     << ", \"precision_note\": " << json_string(e.precision_note) << ", \"layers\": [";
   for (std::size_t i = 0; i < e.chip.layers.size(); ++i) {
     const auto& l = e.chip.layers[i];
     os << (i ? ", " : "") << "{\"name\": " << json_string(l.name) << ", \"type\": " << json_string(l.type)

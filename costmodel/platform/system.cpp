@@ -257,6 +257,18 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   KernelCache cache;
   const auto& d = request.degrees;
   out.chips = d.tp * d.pp * d.dp;
+  const std::string wanted(wl::to_string(request.phase.precision));
+  const std::string runs(to_string(kernel_precision(platform.gpu, request.phase.precision)));
+  if (runs != wanted) {
+    out.kernel_precision = runs;
+    out.precision_note =
+        (request.phase.precision == wl::Precision::int4
+             ? wanted + " runs as " + runs + " (no int4 kernels are modelled): the kernels move "
+             : wanted + " is not a precision of this platform's matrix engine: the kernels run " + runs +
+                   " and move ") +
+        runs + " operands, while the memory footprint counts " + wanted +
+        " tensors (weight-only quantization, narrow weights widened inside the kernel, is not modelled)";
+  }
   StepOut o = run_step(platform, system, request, request.phase, cache);
   out.chip = std::move(o.chip);
   out.step = o.step;

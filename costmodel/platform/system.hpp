@@ -192,6 +192,10 @@ struct SystemEval {
   system::PowerResult power;
   system::RiskAssessment risk;
   ServingResult serving;
+  // The precision the matrix kernels run in when the platform lacks the requested one (fp8
+  // on an A100, int4 anywhere: kernel_precision), and what that means; "" when they match.
+  std::string kernel_precision;
+  std::string precision_note;
   std::int64_t cache_hits = 0;
   std::int64_t cache_misses = 0;
 };

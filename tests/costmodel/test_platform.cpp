@@ -187,6 +187,45 @@ TEST(Platform, FusionKindsSelectEachFusion) {
             (std::vector<pf::FusionKind>{pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual}));
 }
 
+// A precision the matrix engine lacks runs in the first it has (kernel_precision), and the
+// result says so: the test chip has bf16 but no fp8, so an fp8 step moves the same GEMM
+// bytes as the bf16 one while the footprint counts fp8 weights (the lm_head stays bf16).
+TEST(Platform, MissingPrecisionIsNamedInTheResult) {
+  const pf::Platform p = a100();
+  const pf::SystemSpec sys = pf::default_system(p, 1);
+  auto step = [&](wl::Precision prec) {
+    pf::SystemRequest r;
+    r.spec = *wl::workload_preset("llama2-7b");
+    r.phase.phase = wl::Phase::decode;
+    r.phase.batch = 1;
+    r.phase.context = 128;
+    r.phase.precision = prec;
+    r.serving.enabled = false;
+    return pf::evaluate_system(p, sys, r);
+  };
+  const pf::SystemEval bf16 = step(wl::Precision::bf16);
+  const pf::SystemEval fp8 = step(wl::Precision::fp8);
+  ASSERT_TRUE(bf16.feasible && fp8.feasible) << fp8.reason;
+  EXPECT_EQ(bf16.kernel_precision, "");
+  EXPECT_EQ(bf16.precision_note, "");
+  EXPECT_EQ(fp8.kernel_precision, "bf16");
+  EXPECT_NE(fp8.precision_note.find("fp8 is not a precision of this platform's matrix engine: the kernels run bf16"),
+            std::string::npos)
+      << fp8.precision_note;
+  const auto qkv = [](const pf::SystemEval& e) {
+    for (const auto& l : e.chip.layers)
+      if (l.name == "qkv_proj") return l.dram_bytes;
+    return -1.0;
+  };
+  EXPECT_GT(qkv(bf16), 0.0);
+  EXPECT_DOUBLE_EQ(qkv(fp8), qkv(bf16));
+  EXPECT_LT(fp8.chip.footprint.weight_bytes, 0.6 * bf16.chip.footprint.weight_bytes);
+  const pf::SystemEval int4 = step(wl::Precision::int4);  // int4 runs as int8, which this chip lacks too
+  EXPECT_EQ(int4.kernel_precision, "bf16");
+  EXPECT_NE(int4.precision_note.find("int4 runs as bf16 (no int4 kernels are modelled)"), std::string::npos)
+      << int4.precision_note;
+}
+
 // Power never exceeds chips x TDP, however low the cap.
 TEST(Platform, PowerNeverAboveTdp) {
   pf::Platform p = a100();

@@ -465,6 +465,14 @@ step = json.loads(p.stdout)  # an infeasible result is printed, and the exit cod
 if p.returncode != 1 or step["feasible"] or table_msg not in step["reason"]:
     sys.exit(f"prefill past the position table: exit {p.returncode}, feasible {step['feasible']}, "
              f"reason {step['reason']!r}")
+# A precision the platform's matrix engine lacks is named (the A100 preset has no fp8: its kernels run bf16).
+a100_fp8 = ["eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--precision", "fp8", "--no-serving"]
+if json.loads(run(*a100_fp8, "--json"))["kernel_precision"] != "bf16" or \
+        "precision: fp8 is not a precision of this platform's matrix engine: the kernels run bf16" not in run(*a100_fp8):
+    sys.exit("eval fp8 on the A100: the bf16 kernels are not named")
+if json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", "--precision", "fp8", "--no-serving",
+                  "--json"))["kernel_precision"] != "":
+    sys.exit("eval fp8 on the H100: kernel_precision is not empty")
 # `dse eval --fusions` names the kinds: all four = --fusion aggressive, "" = --fusion none; an
 # unknown kind is refused.
 def eval_s(*extra):
