@@ -168,7 +168,8 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
        << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system)
        << ", \"fits_memory\": " << (p.batch <= e.serving.max_batch_fitting ? "true" : "false") << "}";
   }
-  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting << ", \"reason\": " << json_string(e.serving.reason);
+  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting
+     << ", \"reason\": " << json_string(e.serving.reason);
   if (e.serving.at_rate) {
     os << ", \"at_rate\": {\"ttft\": ";
     stats_json(os, e.serving.at_rate->ttft);
