@@ -259,8 +259,9 @@ int cmd_eval(const Args& args) {
     throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +
                      std::to_string(prompt_and_output) + ")");
   // The checks above name the options; every request that passes them is a shape the model serves.
-  if (req.serving.enabled && !pf::serving_shape_problem(req.serving).empty())
-    throw InputError("dse eval: " + pf::serving_shape_problem(req.serving));
+  if (const std::string problem = req.serving.enabled ? pf::serving_shape_problem(req.serving) : std::string();
+      !problem.empty())
+    throw InputError("dse eval: " + problem);
   if (vm.count("rate") != 0) req.serving.rate_per_s = rate;
   if (vm.count("sla-p99-ms") != 0) req.serving.sla_p99_ttft_s = sla_ms * 1e-3;
 
