@@ -101,8 +101,8 @@ lp::Problem read_timeloop_problem(const std::string& path) {
       if (ds.has(k)) rw = ds.node(k).as<bool>(false);
     }
     const int t = p.add_tensor(ds.string("name"), rw, 8);
-    p.tensors[static_cast<std::size_t>(t)].weights = ds.string("name") == "Weights";  // Timeloop's CNN data space
     if (t < 0) fail(at, dss[i], "at most 4 data spaces", std::to_string(dss.size()));
+    p.tensors[static_cast<std::size_t>(t)].weights = ds.string("name") == "Weights";  // Timeloop's CNN data space
     const YAML::Node proj = ds.sequence("projection");
     for (std::size_t r = 0; r < proj.size(); ++r) {
       const Place rp = ds.place("projection").item(r);
