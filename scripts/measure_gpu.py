@@ -34,7 +34,8 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                per FLOP / byte; the sustained clock and rate under the power cap)
   <prefix>_latency.csv         dependent-load latency (pointer chase): L2 hits (4, 32 MiB) and HBM (1 GiB)
   <prefix>_block_bandwidth.csv streaming rate of 1 .. 4x cores thread blocks (CuPy raw kernels)
-  <prefix>_meta.json           device name, torch / CUDA versions, clocks and time span per section, errors
+  <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for the llama step's
+                               attention calls, clocks and time span per section, errors
 
 Every operator shape is FP16 (the suite's operator cases are FP16); FP8 and the Llama steps as named. Nothing is fitted here:
 the files are measurements, and the script that made them is their source.
@@ -199,6 +200,7 @@ def main():
     props = torch.cuda.get_device_properties(0)
     meta = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
             "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None),
+            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
             "multiprocessors": props.multi_processor_count, "memory_bytes": props.total_memory,
             "quick": a.quick, "dtype": "float16", "torch_compile": "defaults (automatic dynamic shapes)",
             "script": "scripts/measure_gpu.py", "smi_before": smi(), "errors": {}, "seconds_per_section": {},
@@ -303,6 +305,7 @@ def main():
         with open(out("llama.csv"), "w") as f:
             f.write("phase, batch, tokens, context, graph_device_ms, eager_device_ms, compiled_graph_device_ms\n")
             model = LlamaShape(torch, dev)
+            meta["sdpa_backend"] = model.sdpa_backends()
             for phase, b, s, ctx in p["llama"]:
                 tg, te, tc, err = model.step_times(b, s, ctx, device_mean, compiled=not a.no_compile)
                 if err:
@@ -610,6 +613,31 @@ class LlamaShape:
             gate, up = F.linear(self.rms(x, lw["ln2"]), lw["wgu"]).chunk(2, -1)
             x = x + F.linear(F.silu(gate) * up, lw["wd"])
         return F.linear(self.rms(x[:, -1:] if s > 1 else x, self.lnf), self.head)
+
+    def sdpa_backends(self, ctx=8192, prompt=2048):
+        """The kernel SDPA picks for the step's two calls (torch._fused_sdp_choice, the dispatcher's
+        own choice: 0 math, 1 flash, 2 efficient, 3 cudnn): which kernel ran decides whether decode
+        attention splits the KV sequence over thread blocks. Recorded per shape in meta.json."""
+        torch = self.torch
+        names = {0: "math", 1: "flash_attention", 2: "efficient_attention", 3: "cudnn_attention"}
+
+        def t(*shape):
+            return torch.empty(*shape, device=self.dev, dtype=self.dt)
+
+        calls = {f"decode q(1,{self.nkv},{self.nh // self.nkv},{self.hd}) kv {ctx}":
+                 ((t(1, self.nkv, self.nh // self.nkv, self.hd), t(1, self.nkv, ctx, self.hd),
+                   t(1, self.nkv, ctx, self.hd)), {}),
+                 f"prefill causal gqa q(1,{self.nh},{prompt},{self.hd})":
+                 ((t(1, self.nh, prompt, self.hd), t(1, self.nkv, prompt, self.hd),
+                   t(1, self.nkv, prompt, self.hd)), {"is_causal": True, "enable_gqa": True})}
+        out = {}
+        for key, (qkv, kw) in calls.items():
+            try:
+                choice = int(torch._fused_sdp_choice(*qkv, **kw))
+                out[key] = names.get(choice, str(choice))
+            except Exception as e:  # noqa: BLE001 (a private API: record why it gave no answer)
+                out[key] = f"unknown ({type(e).__name__}: {e})"
+        return out
 
     def step_times(self, b, s, ctx, device_mean, compiled=True, eager=True):
         torch = self.torch
