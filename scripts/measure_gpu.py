@@ -34,7 +34,7 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                per FLOP / byte; the sustained clock and rate under the power cap)
   <prefix>_latency.csv         dependent-load latency (pointer chase): L2 hits (4, 32 MiB) and HBM (1 GiB)
   <prefix>_block_bandwidth.csv streaming rate of 1 .. 4x cores thread blocks (CuPy raw kernels)
-  <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for the llama step's
+  <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for each llama row's
                                attention calls, clocks and time span per section, errors
 
 Every operator shape is FP16 (the suite's operator cases are FP16); FP8 and the Llama steps as named. Nothing is fitted here:
@@ -305,8 +305,8 @@ def main():
         with open(out("llama.csv"), "w") as f:
             f.write("phase, batch, tokens, context, graph_device_ms, eager_device_ms, compiled_graph_device_ms\n")
             model = LlamaShape(torch, dev)
-            meta["sdpa_backend"] = model.sdpa_backends()
             for phase, b, s, ctx in p["llama"]:
+                meta.setdefault("sdpa_backend", {})[f"{phase} {b} {s} {ctx}"] = model.sdpa_backend(b, s, ctx)
                 tg, te, tc, err = model.step_times(b, s, ctx, device_mean, compiled=not a.no_compile)
                 if err:
                     meta["errors"][f"llama compiled {phase} {b} {s} {ctx}"] = err
@@ -603,41 +603,35 @@ class LlamaShape:
             k = self.rope(k.view(b, s, self.nkv, self.hd).transpose(1, 2), cos, sin)
             kc[:, :, pos0:pos0 + s] = k
             vc[:, :, pos0:pos0 + s] = v.view(b, s, self.nkv, self.hd).transpose(1, 2)
-            keys, values = kc[:, :, :pos0 + s], vc[:, :, :pos0 + s]
-            if s == 1:
-                # Decode: the query heads of one KV group attend as rows of one head (exact GQA).
-                o = F.scaled_dot_product_attention(q.reshape(b, self.nkv, self.nh // self.nkv, self.hd), keys, values)
-            else:
-                o = F.scaled_dot_product_attention(q, keys, values, is_causal=True, enable_gqa=True)
+            args, kwargs = self.attention_args(q, kc[:, :, :pos0 + s], vc[:, :, :pos0 + s])
+            o = F.scaled_dot_product_attention(*args, **kwargs)
             x = x + F.linear(o.reshape(b, self.nh, s, self.hd).transpose(1, 2).reshape(b, s, self.d), lw["wo"])
             gate, up = F.linear(self.rms(x, lw["ln2"]), lw["wgu"]).chunk(2, -1)
             x = x + F.linear(F.silu(gate) * up, lw["wd"])
         return F.linear(self.rms(x[:, -1:] if s > 1 else x, self.lnf), self.head)
 
-    def sdpa_backends(self, ctx=8192, prompt=2048):
-        """The kernel SDPA picks for the step's two calls (torch._fused_sdp_choice, the dispatcher's
-        own choice: 0 math, 1 flash, 2 efficient, 3 cudnn): which kernel ran decides whether decode
-        attention splits the KV sequence over thread blocks. Recorded per shape in meta.json."""
+    def attention_args(self, q, keys, values):
+        """SDPA's arguments for queries q (b, heads, s, head_dim) over the cached keys and values."""
+        b, _, s, _ = q.shape
+        if s == 1:
+            # Decode: the query heads of one KV group attend as rows of one head (exact GQA).
+            return (q.reshape(b, self.nkv, self.nh // self.nkv, self.hd), keys, values), {}
+        return (q, keys, values), {"is_causal": True, "enable_gqa": True}
+
+    def sdpa_backend(self, b, s, ctx):
+        """The kernel SDPA picks for a step's attention call (torch._fused_sdp_choice, the dispatcher's
+        own choice: 0 math, 1 flash, 2 efficient, 3 cudnn) on same-shape tensors: which kernel ran
+        decides whether decode attention splits the KV sequence over thread blocks."""
         torch = self.torch
         names = {0: "math", 1: "flash_attention", 2: "efficient_attention", 3: "cudnn_attention"}
-
-        def t(*shape):
-            return torch.empty(*shape, device=self.dev, dtype=self.dt)
-
-        calls = {f"decode q(1,{self.nkv},{self.nh // self.nkv},{self.hd}) kv {ctx}":
-                 ((t(1, self.nkv, self.nh // self.nkv, self.hd), t(1, self.nkv, ctx, self.hd),
-                   t(1, self.nkv, ctx, self.hd)), {}),
-                 f"prefill causal gqa q(1,{self.nh},{prompt},{self.hd})":
-                 ((t(1, self.nh, prompt, self.hd), t(1, self.nkv, prompt, self.hd),
-                   t(1, self.nkv, prompt, self.hd)), {"is_causal": True, "enable_gqa": True})}
-        out = {}
-        for key, (qkv, kw) in calls.items():
-            try:
-                choice = int(torch._fused_sdp_choice(*qkv, **kw))
-                out[key] = names.get(choice, str(choice))
-            except Exception as e:  # noqa: BLE001 (a private API: record why it gave no answer)
-                out[key] = f"unknown ({type(e).__name__}: {e})"
-        return out
+        q = torch.empty(b, self.nh, s, self.hd, device=self.dev, dtype=self.dt)
+        kv = torch.empty(b, self.nkv, ctx, self.hd, device=self.dev, dtype=self.dt)
+        args, kwargs = self.attention_args(q, kv, kv)
+        try:
+            choice = int(torch._fused_sdp_choice(*args, **kwargs))
+            return names.get(choice, str(choice))
+        except Exception as e:  # noqa: BLE001 (a private API: record why it gave no answer)
+            return f"unknown ({type(e).__name__}: {e})"
 
     def step_times(self, b, s, ctx, device_mean, compiled=True, eager=True):
         torch = self.torch
