@@ -31,7 +31,8 @@ int cmd_eval(const Args& args) {
                                                fusion_name = "standard", launch_name = "graph", fusions_list,
                                                decode_attention = "per_kv_head", recompute = "none",
                                                sharding = "none", attention_kernel = "native",
-                                               optimizer_name = "fused", loss_kernel = "softmax";
+                                               optimizer_name = "fused", loss_kernel = "softmax",
+                                               vocab = "parallel";
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1, logit_metrics = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
@@ -112,6 +113,10 @@ int cmd_eval(const Args& args) {
       "decode-attention", po::value<std::string>(&decode_attention)->default_value("per_kv_head"),
       "per_kv_head (FlashDecoding, XQA, FlashInfer: a GQA group reads its KV head once) | per_query_head "
       "(a block per query head streams its KV head: TensorRT-LLM's masked MHA before XQA, v0.8)")(
+      "vocab", po::value<std::string>(&vocab)->default_value("parallel"),
+      "with --tp: parallel (the embedding and lm_head split over the TP group by vocabulary, the "
+      "embedding's rows all-reduced: Megatron-LM, vLLM, TensorRT-LLM) | replicated (every chip holds and "
+      "computes the whole vocabulary: gpt-fast's tp.py)")(
       "rate", po::value<double>(&rate), "serving: simulate at this arrival rate (requests/s, whole system)")(
       "sla-p99-ms", po::value<double>(&sla_ms), "serving: find the largest rate whose p99 TTFT <= this (ms)")(
       "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
@@ -146,6 +151,9 @@ int cmd_eval(const Args& args) {
   if (!per_query_head)
     throw InputError("--decode-attention: expected per_kv_head or per_query_head (got " + decode_attention + ")");
   phase.kv_read_per_query_head = *per_query_head;
+  const auto vocab_parallel = wl::vocab_parallel_from_string(vocab);
+  if (!vocab_parallel) throw InputError("--vocab: expected parallel or replicated (got " + vocab + ")");
+  phase.vocab_parallel = *vocab_parallel;
   if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   if (micro_batches < 1 || virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
@@ -179,6 +187,9 @@ int cmd_eval(const Args& args) {
     throw InputError(serving_given + ": serving options (decoder inference); --phase train runs no serving sweep");
   if (!serving_given.empty() && vm.count("no-serving") != 0)
     throw InputError(serving_given + ": serving options; --no-serving skips the serving sweep");
+  if (training && !phase.vocab_parallel)
+    throw InputError("--vocab replicated applies to inference: the gradient all-reduce a replicated vocabulary "
+                     "needs across the TP group in training is not modelled");
   if (training && given("decode-attention"))
     throw InputError("--decode-attention applies to decode steps (--phase decode, or the serving sweep of --phase "
                      "prefill); --phase train has none");

@@ -349,10 +349,18 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     r.phase.kv_read_per_query_head = choice_of(c, "decode_attention", wl::kv_read_per_query_head_from_string,
                                                "expected per_kv_head or per_query_head");
   }
+  // vocab: the measured stack's vocabulary layout under tensor parallelism
+  // (wl::PhaseSpec::vocab_parallel): parallel (default) or replicated.
+  if (c.has("vocab") && kind != "llm_offline" && kind != "decode_latency")
+    io::fail(c.place("vocab"), c.node("vocab"), "a key of llm_offline and decode_latency cases only", kind);
+  if (c.has("vocab"))
+    r.phase.vocab_parallel = choice_of(c, "vocab", wl::vocab_parallel_from_string, "expected parallel or replicated");
   // A training case's stack: the method's training fusion at the end-to-end launch, or the
   // measured stack's own `fusions` (the kinds it applies) and `launch` (framework: eager PyTorch).
+  // An llm_offline case may name its stack's fusions too (torch.compile: norm_residual and the
+  // attention, no GEMM epilogues), in place of the end-to-end method's aggressive set.
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
-  if (kind == "training_mfu" && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
+  if ((kind == "training_mfu" || kind == "llm_offline") && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
   if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
   // attention_kernel (training_mfu): the measured stack's fused attention generation,
   // native (default), flash2 or flash1 (pf::AttentionKernel).
@@ -434,7 +442,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                     (r.serving.static_kv_tokens > 0
                          ? ", static KV cache of " + std::to_string(r.serving.static_kv_tokens) + " positions"
                          : std::string()) +
-                    (r.phase.kv_read_per_query_head ? ", decode attention reads KV per query head" : std::string());
+                    (r.phase.kv_read_per_query_head ? ", decode attention reads KV per query head" : std::string()) +
+                    (!r.phase.vocab_parallel && tp > 1 ? ", embedding and lm_head replicated on every chip"
+                                                       : std::string());
   } else if (kind == "vision_offline" || kind == "encoder_offline") {
     r.phase.phase = wl::Phase::prefill;
     r.phase.batch = m.vision_batch;
@@ -632,11 +642,12 @@ int cmd_validate(const Args& args) {
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
-                           "decode_attention", "column",
+                           "decode_attention", "vocab", "column",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
                            "source"});
-    if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu")
-      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv and training_mfu cases only",
+    if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
+        c.string("kind") != "llm_offline")
+      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv, training_mfu and llm_offline cases only",
                c.string("kind"));
     for (const char* key :
          {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",

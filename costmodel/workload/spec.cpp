@@ -94,6 +94,12 @@ std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexc
   return std::nullopt;
 }
 
+std::optional<bool> vocab_parallel_from_string(std::string_view s) noexcept {
+  if (s == "parallel") return true;
+  if (s == "replicated") return false;
+  return std::nullopt;
+}
+
 std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept {
   if (s == "softmax") return LossKernel::softmax;
   if (s == "fused") return LossKernel::fused;

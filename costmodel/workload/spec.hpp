@@ -21,6 +21,9 @@ std::optional<Phase> phase_from_string(std::string_view s) noexcept;
 // How a decode attention kernel reads the KV cache under GQA (PhaseSpec::kv_read_per_query_head):
 // "per_kv_head" -> false, "per_query_head" -> true; anything else -> nullopt.
 std::optional<bool> kv_read_per_query_head_from_string(std::string_view s) noexcept;
+// The vocabulary's layout under tensor parallelism (PhaseSpec::vocab_parallel): "parallel"
+// -> true, "replicated" -> false; anything else -> nullopt.
+std::optional<bool> vocab_parallel_from_string(std::string_view s) noexcept;
 
 // Training: how the language-model loss over the logits runs.
 //   softmax: a softmax over the logits and its gradient, each a block-per-row kernel
@@ -68,6 +71,13 @@ struct PhaseSpec {
   // LanguagePerplexity each compute one). Each is forward only: a log-softmax in the logits'
   // precision, then the copy of its output in fp32 that autocast makes for nll_loss. 0: none.
   int logit_metrics = 0;
+  // Under tensor parallelism (TransformerSpec::tensor_parallel > 1): true, the embedding
+  // table and the decoder's lm_head are vocabulary-parallel, each chip holding 1/tp of the
+  // vocabulary and the embedding's partial rows summed by an all-reduce (Megatron-LM, vLLM,
+  // TensorRT-LLM); false, both are replicated, each chip holding and computing all of the
+  // vocabulary with no all-reduce (gpt-fast's tp.py shards only the attention and FFN
+  // linears of each block). No effect without tensor parallelism.
+  bool vocab_parallel = true;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
 // recompute_attention) or "full" (PhaseSpec::recompute) set the phase's flags and

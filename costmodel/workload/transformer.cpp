@@ -223,6 +223,8 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   const std::int64_t T = d.batch * d.seq;
   const std::int64_t tp = s.tensor_parallel;
   const std::int64_t D = s.hidden;
+  // Chips the vocabulary is split over: the TP group, or 1 where it is replicated.
+  const std::int64_t vocab_tp = phase.vocab_parallel ? tp : 1;
 
   OperatorGraph g;
   g.name = s.name;
@@ -230,7 +232,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   Block embed;
   embed.name = "embedding";
   {
-    Operator e = make_embedding("embedding", T, D, ceil_div(s.vocab, tp), p);
+    Operator e = make_embedding("embedding", T, D, ceil_div(s.vocab, vocab_tp), p);
     if (s.position == PositionEncoding::learned) {
       // Positions of the new tokens (decode: at offset context).
       e.tensors.push_back(Tensor{"positions", TensorRole::weight, std::min(d.seq, s.max_positions) * D, p,
@@ -246,7 +248,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
     embed.nodes.push_back(Node{make_norm("norm_embed", s.norm, T, D, p), {last}});
     last = "norm_embed";
   }
-  if (tp > 1) {  // vocabulary-parallel embedding: partial rows summed across the group
+  if (vocab_tp > 1) {  // vocabulary-parallel embedding: partial rows summed across the group
     embed.nodes.push_back(Node{
         make_collective("allreduce_embed", OpKind::all_reduce, T, D, static_cast<int>(tp), reduce_precision(p)),
         {last}});
@@ -267,14 +269,15 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   auto after = [&head_in]() { return head_in.empty() ? std::vector<std::string>{} : std::vector{head_in}; };
   if (decoder && s.lm_head) {
     const Precision hp = phase.head_precision.value_or(bytes_per_element(p) < 2.0 ? Precision::bf16 : p);
-    Operator lm = make_linear("lm_head", LayerType::ffn, head_rows, ceil_div(s.vocab, tp), D, hp, false);
+    Operator lm = make_linear("lm_head", LayerType::ffn, head_rows, ceil_div(s.vocab, vocab_tp), D, hp, false);
     if (s.tied_embeddings) lm.tensors[1].role = TensorRole::weight_tied;
     head.nodes.push_back(Node{std::move(lm), after()});
     if (phase.phase == Phase::training) {  // cross-entropy over the (local) vocabulary
       head.nodes.push_back(
           phase.loss_kernel == LossKernel::fused
-              ? Node{make_cross_entropy("loss_cross_entropy", T, ceil_div(s.vocab, tp), p), {"lm_head"}}
-              : Node{make_softmax("loss_softmax", LayerType::elementwise, T, ceil_div(s.vocab, tp), p), {"lm_head"}});
+              ? Node{make_cross_entropy("loss_cross_entropy", T, ceil_div(s.vocab, vocab_tp), p), {"lm_head"}}
+              : Node{make_softmax("loss_softmax", LayerType::elementwise, T, ceil_div(s.vocab, vocab_tp), p),
+                     {"lm_head"}});
     }
   }
   if (!decoder && s.pooler) {
@@ -287,7 +290,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   if (phase.phase == Phase::training) {
     append_backward(g, phase.recompute, phase.recompute_attention);
     if (decoder && s.lm_head && phase.logit_metrics > 0)
-      g.blocks.push_back(logit_metrics(T, ceil_div(s.vocab, tp), phase));
+      g.blocks.push_back(logit_metrics(T, ceil_div(s.vocab, vocab_tp), phase));
   } else if (decoder) {
     g.kv_cache_bytes = kv_cache_bytes_per_token(s, d.kv_precision) * static_cast<double>(d.batch) *
                        static_cast<double>(d.kv_len);

@@ -137,6 +137,31 @@ TEST(WorkloadGraph, DecodeKernelWithoutGqaSharingReadsEachKvHeadPerQueryHead) {
   EXPECT_EQ(wl::find_op(wl::build_graph(s, pre), "attn_qk").op->tensors.at(1).elements, 2 * 4 * 512 * 128);
 }
 
+TEST(WorkloadGraph, ReplicatedVocabularyKeepsTheWholeHeadOnEveryTensorParallelRank) {
+  // Llama-2-7B (vocabulary 32,000, width 4,096), TP 8, one decode token. Vocabulary-parallel: the
+  // embedding table and lm_head hold 32,000 / 8 = 4,000 rows each and the embedding's partial rows are
+  // all-reduced. Replicated (gpt-fast's tp.py shards only the blocks' linears): 32,000 rows each, no
+  // all-reduce, and the blocks are sharded as before.
+  auto s = llama("llama2-7b");
+  s.tensor_parallel = 8;
+  auto ph = phase(wl::Phase::decode, 1, 1, 205);
+  const auto par = wl::build_graph(s, ph);
+  ph.vocab_parallel = false;
+  const auto rep = wl::build_graph(s, ph);
+  EXPECT_NE(wl::find_op(par, "allreduce_embed").op, nullptr);
+  EXPECT_EQ(wl::find_op(rep, "allreduce_embed").op, nullptr);
+  EXPECT_EQ(wl::find_op(par, "lm_head").op->n, 4000);
+  EXPECT_EQ(wl::find_op(rep, "lm_head").op->n, 32000);
+  // Resident weights grow by 7/8 of each 32,000 x 4,096 bf16 table: 2 x 229,376,000 B.
+  const double grown = wl::memory_footprint(rep, ph).weight_bytes - wl::memory_footprint(par, ph).weight_bytes;
+  EXPECT_DOUBLE_EQ(grown, 2.0 * 7.0 / 8.0 * 32000.0 * 4096.0 * 2.0);
+  EXPECT_EQ(wl::find_op(rep, "ffn_up").op->n, 11008 / 8);  // the blocks stay sharded
+  // Without tensor parallelism the flag changes nothing.
+  s.tensor_parallel = 1;
+  EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(s, ph)).weight_bytes_read,
+                   wl::totals(wl::build_graph(s, phase(wl::Phase::decode, 1, 1, 205))).weight_bytes_read);
+}
+
 TEST(WorkloadGraph, TotalsAreAdditiveOverLayersAndBlocks) {
   auto one = llama("llama2-7b");
   one.layers = 1;

@@ -76,6 +76,38 @@ for c in v["cases"]:
 for g in ("operators", "end_to_end", "training_mfu"):
     need(v["groups"], [g], "validate.groups")
     need(v["groups"][g], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], f"validate.groups.{g}")
+# gpt-fast's batch-1 rows (llm_offline, one static batch of 1, prompt 6 + 200 new tokens over a static
+# 206-position cache): tokens/s = 200 / (prefill of 6 tokens + 199 decode steps over the static cache, --context
+# 206 as in the static-shape check above), each step
+# as `dse eval` gives it with the stack's fusion kinds and the vocabulary replicated on every TP rank.
+gf = [c for c in v["cases"] if c["name"] == "gptfast-llama2-7b-a100-bf16-tp8-b1"]
+if len(gf) != 1:
+    sys.exit("validate: no case gptfast-llama2-7b-a100-bf16-tp8-b1")
+def gf7b(phase, *extra):
+    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--tp", "8", "--phase",
+                          phase, "--fusions", "norm_residual,flash_attention", "--vocab", "replicated", "--no-serving",
+                          "--json", *extra))["totals"]["latency_s"]
+want = 200 / (gf7b("prefill", "--seq", "6") + 199 * gf7b("decode", "--context", "206"))
+if abs(gf[0]["predicted"] - want) > 1e-9 * want:
+    sys.exit(f"gpt-fast TP-8 case: predicted {gf[0]['predicted']} tokens/s, dse eval gives {want}")
+# Replicating the vocabulary gives each rank the whole lm_head, 2 x 32,000 x 4,096 = 262,144,000 FLOPs for the
+# one token instead of 1/8 of them (Llama-2-7B's vocabulary and width), and drops the embedding all-reduce.
+def gf7b_layers(vocab):
+    return {l["name"]: l for l in json.loads(run(
+        "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--tp", "8", "--phase", "decode",
+        "--context", "205", "--vocab", vocab, "--no-serving", "--json"))["layers"]}
+rep, par = gf7b_layers("replicated"), gf7b_layers("parallel")
+if "allreduce_embed" in rep or "allreduce_embed" not in par:
+    sys.exit("--vocab replicated keeps the embedding all-reduce, or parallel drops it")
+if (rep["lm_head"]["flops"], par["lm_head"]["flops"]) != (262144000, 32768000) or not (
+        rep["lm_head"]["dram_bytes"] > 262144000 > par["lm_head"]["dram_bytes"]):
+    sys.exit(f"--vocab replicated / parallel: lm_head {rep['lm_head']} / {par['lm_head']}")
+for argv, msg in ((["--vocab", "sharded"], "--vocab: expected parallel or replicated (got sharded)"),
+                  (["--vocab", "replicated", "--phase", "train", "--tp", "2"], "--vocab replicated applies to inference")):
+    p = subprocess.run([dse, "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--no-serving", *argv],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr:
+        sys.exit(f"eval {argv}: exit {p.returncode}, stderr {p.stderr!r}")
 # A training case in tokens/s/chip (llm-foundry's MPT-7B row on A100: 8 GPUs with FSDP FULL_SHARD, 2
 # micro-batches of 6 x 2,048 tokens per step, eager PyTorch with FlashAttention) is 2 x 6 x 2048 tokens over
 # the step `dse eval` gives that stack and configuration.
@@ -258,7 +290,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        "a key of training_mfu cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
-                       "a key of llm_step_csv and training_mfu cases only"),
+                       "a key of llm_step_csv, training_mfu and llm_offline cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, tp: 2, vocab: replicated, measured: 1, unit: mfu, source: s}",
+                       "cases[0].vocab: a key of llm_offline and decode_latency cases only"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, tp: 2, vocab: sharded, source: s}",
+                       "cases[0].vocab: expected parallel or replicated (got sharded)"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, dp: 8, source: s}",
                        "cases[0].dp: a key of training_mfu cases only"),
