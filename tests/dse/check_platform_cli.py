@@ -213,6 +213,28 @@ def megatron(*extra):
 ev = megatron()
 if len(meg) != 1 or not ev["totals"]["fits_memory"]:
     sys.exit(f"megatron case {meg}, dse eval memory {ev['totals']['memory_bytes']} (fits {ev['totals']['fits_memory']})")
+# The paper's other three runs (Korthikanti et al. 2022, Table 3: 22B on 8 GPUs, one micro-batch of 4; 530B on
+# PP 35 with 280 micro-batches and 3 chunks per chip; 1T on PP 64 with 512 micro-batches) ran on A100-80GB with
+# sequence parallelism and selective recomputation, so each fits; every one is a case of the suite.
+here = os.path.dirname(__file__)
+for size, extra in (("22b", ["--pp", "1", "--batch", "4"]),
+                    ("530b", ["--pp", "35", "--batch", "1", "--micro-batches", "280", "--virtual-stages", "3"]),
+                    ("1t", ["--pp", "64", "--batch", "1", "--micro-batches", "512"])):
+    t = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
+                       os.path.join(here, f"../../scenarios/validation/megatron-gpt-{size}.yaml"), "--phase", "train",
+                       "--tp", "8", "--seq", "2048", "--recompute", "selective", "--sequence-parallel", "--no-serving",
+                       "--json", *extra))["totals"]
+    if not t["fits_memory"] or not any(c["name"] == f"megatron-gpt-{size}-a100-mfu" for c in v["cases"]):
+        sys.exit(f"megatron {size}: memory {t['memory_bytes']} B (fits {t['fits_memory']}), or no validation case")
+# The model FLOPs of the 22B run (no recomputation: MFU counts none) over its 8 chips are the paper's equation 7,
+# 72 B L s h^2 (1 + s / 6h + v / 12hL) with B 4, L 48, s 2048, h 6144, v 51200 = 1.1436e15, plus the norms',
+# activations' and residual adds' FLOPs the formula leaves out (under 0.5%).
+t = json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
+                   os.path.join(here, "../../scenarios/validation/megatron-gpt-22b.yaml"), "--phase", "train", "--tp",
+                   "8", "--seq", "2048", "--batch", "4", "--sequence-parallel", "--no-serving", "--json"))["totals"]
+eq7 = 72 * 4 * 48 * 2048 * 6144 ** 2 * (1 + 2048 / (6 * 6144) + 51200 / (12 * 6144 * 48))
+if not 1.0 <= 8 * t["flops"] / eq7 < 1.005:
+    sys.exit(f"megatron 22b: 8 x {t['flops']} FLOPs against equation 7's {eq7}")
 # Sequence parallelism shards the 8 sbh of replicated activations per layer (two norm inputs, the QKV and
 # FFN-up GEMM inputs; Korthikanti et al. 2022, section 4.2.2) over the 8 TP chips: 96 layers x 7/8 x 8 x
 # 2048 x 12288 B, times the interleaved first stage's 1 + 7/24 = 21,843,935,232 B less.
