@@ -207,7 +207,9 @@ for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expe
 # plus the first stage's activations (Korthikanti et al. 2022) is 78 GB, not the 405 GB of one unpipelined chip.
 meg = [c for c in v["cases"] if c["name"] == "megatron-gpt3-175b-a100-mfu"]
 def megatron(*extra):
-    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "gpt3-175b", "--phase", "train",
+    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload",
+                          os.path.join(os.path.dirname(__file__), "../../scenarios/validation/megatron-gpt-175b.yaml"),
+                          "--phase", "train",
                           "--tp", "8", "--pp", "8", "--batch", "1", "--seq", "2048", "--micro-batches", "64",
                           "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json", *extra))
 ev = megatron()
