@@ -159,7 +159,8 @@ SystemFile load_system(const std::string& path) {
   s.name = m.string("name");
   s.chips = static_cast<int>(m.positive_integer("chips"));
   MapReader ic(m.node("interconnect"), m.place("interconnect"),
-               {"topology", "dims", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
+               {"topology", "dims", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction",
+                "scale_out"});
   const std::string topo = ic.string("topology");
   std::array<int, 3> dims{s.chips, 1, 1};
   if (ic.has("dims")) {
@@ -183,6 +184,23 @@ SystemFile load_system(const std::string& path) {
   if (sys::chip_count(s.interconnect) != s.chips)
     fail(ic.place("dims"), ic.self(), "dims whose product is chips = " + std::to_string(s.chips),
          std::to_string(sys::chip_count(s.interconnect)));
+  // A second level: nodes of chips_per_node on the switch above, joined by a network in
+  // which every chip has its own port (collectives.hpp, ScaleOut).
+  if (ic.has("scale_out")) {
+    MapReader so(ic.node("scale_out"), ic.place("scale_out"),
+                 {"chips_per_node", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
+    if (topo != "switch")
+      fail(ic.place("topology"), ic.node("topology"), "expected switch (the nodes of a scale_out system)", topo);
+    sys::ScaleOut& out_so = s.interconnect.scale_out;
+    out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));
+    if (s.chips % out_so.chips_per_node != 0)
+      fail(so.place("chips_per_node"), so.node("chips_per_node"),
+           "expected a divisor of chips = " + std::to_string(s.chips), std::to_string(out_so.chips_per_node));
+    out_so.link_bandwidth_bytes_per_s = so.positive("link_bandwidth_bytes_per_s");
+    out_so.link_latency_s = so.non_negative_or("link_latency_s", 0.0);
+    out_so.links = static_cast<int>(so.positive_integer_or("links", 1));
+    if (so.has("achievable_fraction")) out_so.achievable_fraction = so.positive_fraction("achievable_fraction");
+  }
   s.power.tdp_w = out.chip.energy.tdp_w;
   s.power.static_power_w = out.chip.energy.static_power_w;
   s.power.min_clock_fraction = 0.3;

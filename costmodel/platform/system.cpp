@@ -154,8 +154,12 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   }
   work.micro_batches = std::max(1, r.micro_batches);
   work.virtual_stages = r.virtual_stages;
+  // The activation a stage hands on. Under sequence parallelism each TP rank holds 1/tp of it
+  // (the layer boundary is sequence-sharded: Korthikanti et al. 2022, section 4.2.2) and sends
+  // only that share.
   work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
-                              wl::bytes_per_element(phase.precision);
+                              wl::bytes_per_element(phase.precision) /
+                              (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
   work.shard_states = r.shard_states;
   // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp) and,
   // under sharded states, the copies around the collectives (shard_copy_bytes); state_bytes

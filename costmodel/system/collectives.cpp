@@ -157,9 +157,24 @@ Phase switch_phase(int n, double s, CollectiveAlgorithm algo, Pattern pattern, d
 
 }  // namespace
 
+Interconnect scale_out_switch(const Interconnect& ic, int chips) noexcept {
+  const ScaleOut& so = ic.scale_out;
+  Interconnect out = make_switch(chips, so.link_bandwidth_bytes_per_s, so.link_latency_s, so.links);
+  out.achievable_fraction = so.achievable_fraction;
+  return out;
+}
+
 bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept {
   if (group < 1 || group > chip_count(ic)) return false;
   out = ic;
+  if (ic.scale_out.chips_per_node > 0) {
+    out.scale_out = ScaleOut{};
+    if (group > ic.scale_out.chips_per_node)
+      out = scale_out_switch(ic, group);
+    else
+      out.dims = {group, 1, 1};
+    return true;
+  }
   if (ic.topology == Topology::ring || ic.topology == Topology::switched) {
     out.dims = {group, 1, 1};
     return true;
@@ -182,6 +197,11 @@ bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept {
 
 bool outer_subgroup(const Interconnect& ic, int inner, int group, Interconnect& out) noexcept {
   if (inner < 1 || static_cast<long long>(inner) * group > chip_count(ic)) return false;
+  if (ic.scale_out.chips_per_node > 0 && group > 1 &&
+      static_cast<long long>(inner) * group > ic.scale_out.chips_per_node) {
+    out = scale_out_switch(ic, group);
+    return true;
+  }
   if (ic.topology == Topology::ring || ic.topology == Topology::switched) return subgroup(ic, group, out);
   const int nd = used_dims(ic.topology);
   int rest = inner;

@@ -42,6 +42,13 @@
 //   direct           all pieces at once through the switch:
 //                    RS = AG = alpha + (n-1)/n S/(kB); all-to-all likewise
 // A group of one chip costs nothing.
+//
+// Two levels (Interconnect::scale_out): a switch of chips grouped in nodes of
+// chips_per_node (NVLink and NVSwitch inside a DGX), the nodes joined by a scale-out
+// network in which every chip has its own port (a NIC per GPU on a non-blocking fat
+// tree). A group inside one node is a switch of the node's links; a group that spans
+// nodes is a switch of the chips' scale-out ports: its ring crosses the nodes through
+// them, and they are the slowest hop (NCCL's rings across nodes use one NIC per GPU).
 #pragma once
 
 #include <array>
@@ -61,6 +68,15 @@ std::string_view to_string(Topology t);
 std::string_view to_string(CollectiveAlgorithm a);
 std::string_view to_string(CollectiveKind k);
 
+// The network between the nodes of a two-level system (see the top of this file).
+struct ScaleOut {
+  int chips_per_node = 0;                   // 0: one level, no scale-out network
+  double link_bandwidth_bytes_per_s = 0.0;  // one chip's port, one direction
+  double link_latency_s = 0.0;              // alpha of a step that crosses it
+  int links = 1;                            // ports per chip
+  double achievable_fraction = 1.0;         // as Interconnect::achievable_fraction
+};
+
 // The interconnect of a group of chips.
 struct Interconnect {
   Topology topology = Topology::ring;
@@ -74,6 +90,9 @@ struct Interconnect {
   // collective microbenchmark's bus bandwidth over the peak (nccl-tests busbw / peak
   // per direction); 1 = peak.
   double achievable_fraction = 1.0;
+  // A second level: the chips (dims[0] of a switch) grouped in nodes. Only with
+  // Topology::switched; chips_per_node 0 means none.
+  ScaleOut scale_out{};
 };
 
 int chip_count(const Interconnect& ic) noexcept;
@@ -90,18 +109,26 @@ Interconnect make_torus(std::array<int, 3> dims, double link_bandwidth_bytes_per
 Interconnect make_switch(int chips, const Interconnect& links) noexcept;
 // Bandwidth one chip sustains per direction: links x link bandwidth x achievable fraction.
 double sustained_bandwidth_bytes_per_s(const Interconnect& ic) noexcept;
+// A switch of `chips` chips whose ports are their scale-out ports (ic.scale_out).
+Interconnect scale_out_switch(const Interconnect& ic, int chips) noexcept;
 
 // The interconnect a group of `group` chips of `ic` sees. Groups are packed
 // innermost first: a ring or switch group is a smaller ring or switch (on a
 // ring, the group is assumed to close its own ring); a torus group fills
 // dims[0] first, then dims[1], then dims[2], and must factor that way
-// (e.g. 8 on 4x4: 4x2). Returns false when it does not factor or exceeds ic.
+// (e.g. 8 on 4x4: 4x2). On a two-level system a group of at most one node's
+// chips is a switch of the node's links and a larger one a switch of the chips'
+// scale-out ports (one level, either way). Returns false when it does not
+// factor or exceeds ic.
 bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept;
 // An outer group: `group` chips, one from each of the groups of `inner` chips that
 // pack innermost (data parallelism outside a TP x PP replica). On a torus the inner
 // groups must fill whole leading dimensions (12 on 12 x 16 x 16: dims[0]) and the
 // outer group packs into the dimensions after them as `subgroup` packs (256 there:
-// 16 x 16); on a ring or switch it is `subgroup`'s group. False when it does not factor.
+// 16 x 16); on a ring or switch it is `subgroup`'s group. On a two-level system it
+// stays inside a node only when the inner groups and it fit one together
+// (inner x group <= chips_per_node); otherwise its members lie on different nodes
+// and it is a switch of their scale-out ports. False when it does not factor.
 bool outer_subgroup(const Interconnect& ic, int inner, int group, Interconnect& out) noexcept;
 
 enum class CollectiveStatus { ok, invalid_input, needs_power_of_two };

@@ -102,9 +102,13 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   Interconnect ep_ic;
   Interconnect dp_ic;
   // DP packs innermost where it factors that way (optimistic, the rule above), else as
-  // the outer group beside the tp x pp chips of a replica.
-  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) ||
-      !(subgroup(system, d.dp, dp_ic) || outer_subgroup(system, d.tp * d.pp, d.dp, dp_ic))) {
+  // the outer group beside the tp x pp chips of a replica. On a two-level system the ranks
+  // go in Megatron-LM's order, tensor-parallel innermost and data-parallel next: the DP
+  // group is the outer group beside each TP group, inside a node only when both fit one.
+  const bool two_level = system.scale_out.chips_per_node > 0;
+  const bool dp_maps = two_level ? outer_subgroup(system, d.tp, d.dp, dp_ic)
+                                 : subgroup(system, d.dp, dp_ic) || outer_subgroup(system, d.tp * d.pp, d.dp, dp_ic);
+  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !dp_maps) {
     return fail(ParallelStatus::group_does_not_map);
   }
 
@@ -144,10 +148,15 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   const std::vector<int> chunk_blocks = partition_stages(block_s, p * v);
   c.blocks_per_stage.assign(static_cast<std::size_t>(p), 0);
 
-  // Chunk-to-chunk send over one link (only between chips, so p > 1).
+  // Chunk-to-chunk send over one link (only between chips, so p > 1). On a two-level
+  // system whose tp x pp chips of a replica outgrow one node, some stage boundaries
+  // cross nodes: the send goes through the chips' scale-out ports, and the slowest
+  // stage, which sets the pipeline's pace, is taken to be one that has such a send.
   double send_s = 0.0;
   if (p > 1 && work.stage_boundary_bytes > 0.0) {
-    send_s = system.link_latency_s + work.stage_boundary_bytes / sustained_bandwidth_bytes_per_s(system);
+    const bool crosses_nodes = system.scale_out.chips_per_node > 0 && d.tp * d.pp > system.scale_out.chips_per_node;
+    const Interconnect link = crosses_nodes ? scale_out_switch(system, 2) : system;
+    send_s = link.link_latency_s + work.stage_boundary_bytes / sustained_bandwidth_bytes_per_s(link);
   }
   const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
 

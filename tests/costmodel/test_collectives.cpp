@@ -195,3 +195,31 @@ TEST(Collectives, OuterSubgroupsTakeTheDimensionsBesideTheInnerGroup) {
   ASSERT_TRUE(cs::outer_subgroup(cs::make_switch(8, kBw, kAlpha), 2, 4, g));
   EXPECT_EQ(cs::chip_count(g), 4);
 }
+
+// Two levels (ScaleOut): 4 nodes of 8 chips on a 100 GB/s x 12-port switch, and one
+// 25 GB/s scale-out port per chip at 0.96 of peak with alpha 5 us. A group of at most 8
+// chips is a switch of the node's ports; a larger group, or an outer group whose members
+// lie on different nodes, is a switch of the scale-out ports. By hand, the ring
+// all-reduce of S over the 4 chips of an outer group (one per node beside TP groups of 8):
+// 2 x 3 x 5 us + 2 x 3/4 x S / (0.96 x 25 GB/s).
+TEST(Collectives, TwoLevelGroupsCrossNodesOnTheScaleOutPorts) {
+  auto sys = cs::make_switch(32, kBw, kAlpha, 12);
+  sys.scale_out = cs::ScaleOut{8, 25e9, 5e-6, 1, 0.96};
+  cs::Interconnect g;
+  ASSERT_TRUE(cs::subgroup(sys, 8, g));  // one node
+  EXPECT_EQ(cs::chip_count(g), 8);
+  EXPECT_DOUBLE_EQ(cs::sustained_bandwidth_bytes_per_s(g), 12 * kBw);
+  EXPECT_EQ(g.scale_out.chips_per_node, 0);
+  ASSERT_TRUE(cs::subgroup(sys, 16, g));  // two nodes
+  EXPECT_EQ(cs::chip_count(g), 16);
+  EXPECT_DOUBLE_EQ(cs::sustained_bandwidth_bytes_per_s(g), 0.96 * 25e9);
+  EXPECT_DOUBLE_EQ(g.link_latency_s, 5e-6);
+  ASSERT_TRUE(cs::outer_subgroup(sys, 8, 4, g));  // one chip per node
+  EXPECT_EQ(cs::chip_count(g), 4);
+  const auto ar = cs::collective_cost(g, cs::CollectiveKind::all_reduce, cs::CollectiveAlgorithm::ring, kBytes);
+  const double want = 2.0 * 3 * 5e-6 + 2.0 * 3.0 / 4.0 * kBytes / (0.96 * 25e9);
+  EXPECT_NEAR(ar.time_s, want, kRel * want);
+  ASSERT_TRUE(cs::outer_subgroup(sys, 2, 4, g));  // 2 x 4 chips fit one node
+  EXPECT_DOUBLE_EQ(cs::sustained_bandwidth_bytes_per_s(g), 12 * kBw);
+  EXPECT_FALSE(cs::outer_subgroup(sys, 8, 8, g));  // 64 chips > 32
+}

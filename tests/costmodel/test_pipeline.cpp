@@ -104,6 +104,27 @@ TEST(Pipeline, StageSendsAndOverlap) {
   EXPECT_NEAR(h.pp_comm_s, 2.0 * 12e-6, 1e-15);
 }
 
+// On a two-level system (nodes of 8 chips, one 25 GB/s scale-out port per chip at 0.96,
+// alpha 5 us): TP 8 and PP 2 put the two stages on two nodes, so the 1 MB stage send
+// crosses them, 5 us + 1e6 / 24e9 s; and DP 2 beside the TP groups is a 2-chip group of
+// scale-out ports whose ring all-reduce of G = 100 MB takes 2 x 5 us + 100e6 / 24e9 s.
+TEST(Pipeline, TwoLevelSystemSendsAndReducesAcrossNodes) {
+  auto w = uniform_blocks(2, 1e-3, 2);
+  w.stage_boundary_bytes = 1e6;
+  auto sys = cs::make_switch(32, kBw, kAlpha, 12);
+  sys.scale_out = cs::ScaleOut{8, 25e9, 5e-6, 1, 0.96};
+  const auto c = cs::evaluate_parallel_step(sys, {8, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.pp_comm_s, 2.0 * (5e-6 + 1e6 / 24e9), 1e-15);
+  // Both stages fit one node with TP 4: the send stays on the node's 12 ports.
+  const auto in_node = cs::evaluate_parallel_step(sys, {4, 2, 1, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  EXPECT_NEAR(in_node.pp_comm_s, 2.0 * (kAlpha + 1e6 / (12 * kBw)), 1e-15);
+  w.gradient_bytes = 100e6;
+  const auto d = cs::evaluate_parallel_step(sys, {8, 1, 2, 1}, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(d.feasible);
+  EXPECT_NEAR(d.dp_comm_s, 2.0 * 5e-6 + 100e6 / 24e9, 1e-12);
+}
+
 // Interleaved 1F1B (Narayanan et al. SC'21, v model chunks per chip): 8 blocks of
 // 1 ms, p = 2, v = 2 -> 4 chunks of 2 blocks, chip 0 holds chunks 0 and 2, chip 1
 // chunks 1 and 3: 4 ms per micro-batch on each chip. m = 4: (4 + (2-1)/2) x 4 ms =

@@ -228,6 +228,18 @@ for size, extra in (("22b", ["--pp", "1", "--batch", "4"]),
                        "--json", *extra))["totals"]
     if not t["fits_memory"] or not any(c["name"] == f"megatron-gpt-{size}-a100-mfu" for c in v["cases"]):
         sys.exit(f"megatron {size}: memory {t['memory_bytes']} B (fits {t['fits_memory']}), or no validation case")
+# On the DGX A100 pod (scenarios/systems/dgx-a100-pod.yaml: nodes of 8, one 25 GB/s HDR port per GPU at 0.96,
+# alpha 5 us) the 175B run's TP 8 x PP 8 spans 8 nodes, so every stage send crosses them. By hand: 3 chunks per
+# chip, the busiest chips send after all 3, for each of 64 micro-batches, 1 x 2048 x 12288 x 2 B each, or 1/8 of
+# that per TP rank under sequence parallelism (the boundary is sequence-sharded):
+# 192 x (5 us + 50,331,648 / 24e9 s) = 0.403613 s, and 192 x (5 us + 6,291,456 / 24e9 s) = 0.051292 s exposed.
+for extra, want in (([], 192 * (5e-6 + 50331648 / 24e9)), (["--sequence-parallel"], 192 * (5e-6 + 6291456 / 24e9))):
+    par = json.loads(run("eval", "--system", "dgx-a100-pod", "--workload",
+                         os.path.join(here, "../../scenarios/validation/megatron-gpt-175b.yaml"), "--phase", "train",
+                         "--tp", "8", "--pp", "8", "--seq", "2048", "--batch", "1", "--micro-batches", "64",
+                         "--virtual-stages", "3", "--recompute", "selective", "--no-serving", "--json", *extra))["parallel"]
+    if abs(par["exposed_comm_s"] - want) > 1e-9 * want:
+        sys.exit(f"175B on dgx-a100-pod {extra}: exposed comm {par['exposed_comm_s']} s, by hand {want}")
 # The model FLOPs of the 22B run (no recomputation: MFU counts none) over its 8 chips are the paper's equation 7,
 # 72 B L s h^2 (1 + s / 6h + v / 12hL) with B 4, L 48, s 2048, h 6144, v 51200 = 1.1436e15, plus the norms',
 # activations' and residual adds' FLOPs the formula leaves out (under 0.5%).
@@ -573,6 +585,27 @@ with tempfile.TemporaryDirectory() as tmp:
     full, half = allreduce_s(system_file(tmp, "1.0")), allreduce_s(system_file(tmp, "0.5"))
     if not (half > 1.5 * full):
         sys.exit(f"achievable_fraction 0.5: all-reduce time {half} s against {full} s at 1.0")
+# A scale_out level (interconnect.scale_out) is read from a system file and refused where it cannot hold:
+# a chips_per_node that does not divide chips, on a topology other than a switch, or with a key it lacks.
+with tempfile.TemporaryDirectory() as tmp:
+    for topo, per_node, extra, msg in (
+            ("ring", 8, "", "interconnect.topology: expected switch (the nodes of a scale_out system) (got ring)"),
+            ("switch", 3, "", "interconnect.scale_out.chips_per_node: expected a divisor of chips = 16 (got 3)"),
+            ("switch", 8, ", nodes: 2", "interconnect.scale_out"),
+            ("switch", 8, "", None)):
+        path = os.path.join(tmp, f"so_{topo}_{per_node}.yaml")
+        with open(path, "w") as f:
+            f.write("kind: system\nname: t\nchip: a100-sxm4-80gb\nchips: 16\n"
+                    f"interconnect: {{topology: {topo}, link_bandwidth_bytes_per_s: 2.5e10, links: 12,"
+                    f" scale_out: {{chips_per_node: {per_node}, link_bandwidth_bytes_per_s: 2.5e10{extra}}}}}\n")
+        p = subprocess.run([dse, "eval", "--system", path, "--workload", "llama2-7b", "--tp", "8", "--dp", "2",
+                            "--phase", "train", "--seq", "512", "--no-serving", "--json"],
+                           capture_output=True, text=True, timeout=60)
+        if msg is None:
+            if p.returncode != 0:
+                sys.exit(f"scale_out system: exit {p.returncode}, stderr {p.stderr!r}")
+        elif p.returncode != 2 or msg not in p.stderr:
+            sys.exit(f"scale_out {topo} {per_node}{extra}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 # Print the figures (no assertion on their size: see the issue's targets in the report).
 for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "
