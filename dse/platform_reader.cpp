@@ -56,13 +56,18 @@ std::string without_sections(const std::string& text, const std::vector<std::str
   return out;
 }
 
-sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
-  MapReader m(n, at, {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
+// A chip's links (bandwidth, latency, count, achievable fraction) from a mapping whose reader
+// names the keys it allows (those four, and any of the caller's own).
+sys::Interconnect read_links(const MapReader& m) {
   sys::Interconnect ic = sys::make_switch(1, m.positive("link_bandwidth_bytes_per_s"),
                                           m.non_negative_or("link_latency_s", 0.0),
                                           static_cast<int>(m.positive_integer_or("links", 1)));
   if (m.has("achievable_fraction")) ic.achievable_fraction = m.positive_fraction("achievable_fraction");
   return ic;
+}
+
+sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
+  return read_links(MapReader(n, at, {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"}));
 }
 
 }  // namespace
@@ -191,15 +196,16 @@ SystemFile load_system(const std::string& path) {
                  {"chips_per_node", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
     if (topo != "switch")
       fail(ic.place("topology"), ic.node("topology"), "expected switch (the nodes of a scale_out system)", topo);
+    const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
     sys::ScaleOut& out_so = s.interconnect.scale_out;
     out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));
     if (s.chips % out_so.chips_per_node != 0)
       fail(so.place("chips_per_node"), so.node("chips_per_node"),
            "expected a divisor of chips = " + std::to_string(s.chips), std::to_string(out_so.chips_per_node));
-    out_so.link_bandwidth_bytes_per_s = so.positive("link_bandwidth_bytes_per_s");
-    out_so.link_latency_s = so.non_negative_or("link_latency_s", 0.0);
-    out_so.links = static_cast<int>(so.positive_integer_or("links", 1));
-    if (so.has("achievable_fraction")) out_so.achievable_fraction = so.positive_fraction("achievable_fraction");
+    out_so.link_bandwidth_bytes_per_s = ports.link_bandwidth_bytes_per_s;
+    out_so.link_latency_s = ports.link_latency_s;
+    out_so.links = ports.links;
+    out_so.achievable_fraction = ports.achievable_fraction;
   }
   s.power.tdp_w = out.chip.energy.tdp_w;
   s.power.static_power_w = out.chip.energy.static_power_w;

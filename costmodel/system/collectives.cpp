@@ -166,15 +166,12 @@ Interconnect scale_out_switch(const Interconnect& ic, int chips) noexcept {
 
 bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept {
   if (group < 1 || group > chip_count(ic)) return false;
-  out = ic;
-  if (ic.scale_out.chips_per_node > 0) {
-    out.scale_out = ScaleOut{};
-    if (group > ic.scale_out.chips_per_node)
-      out = scale_out_switch(ic, group);
-    else
-      out.dims = {group, 1, 1};
+  if (ic.scale_out.chips_per_node > 0 && group > ic.scale_out.chips_per_node) {
+    out = scale_out_switch(ic, group);
     return true;
   }
+  out = ic;
+  out.scale_out = ScaleOut{};  // a group within one node sees one level: the node's switch
   if (ic.topology == Topology::ring || ic.topology == Topology::switched) {
     out.dims = {group, 1, 1};
     return true;
