@@ -480,6 +480,13 @@ GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcep
   return evaluate_rows(hw, s, GpuKernelKind::softmax, 6.0, 2.0, 1.0, single_pass ? 0.0 : 1.0, 0.0);
 }
 
+double fused_score_work_time_s(const GpuHardware& hw, double scores, double fp32_flops, double special_ops) noexcept {
+  const double vector_rate = vector_peak_flops_per_s(hw, Precision::fp32);
+  const double sfu_rate = hw.special_function_ops_per_cycle_per_core * d(hw.core_count) * hw.clock_hz;
+  return (vector_rate > 0.0 ? scores * fp32_flops / vector_rate : 0.0) +
+         (sfu_rate > 0.0 ? scores * special_ops / sfu_rate : 0.0);
+}
+
 GpuKernelCost evaluate_cross_entropy(const GpuHardware& hw, const RowShape& s, bool backward) noexcept {
   // The fused softmax cross-entropy of flash-attn 1.x (csrc/xentropy, Apex's xentropy kernel,
   // block-per-row like PyTorch's cunn_SoftMaxForward). Forward (cunn_SoftMaxXEntropyForward):

@@ -243,6 +243,11 @@ GpuKernelCost evaluate_elementwise(const GpuHardware& hw, const ElementwiseShape
 // longer rows in a block-per-row kernel charged two HBM reads and one write
 // (LLMCompass's softmax traffic count).
 GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcept;
+// Compute time of the softmax work a fused (FlashAttention-class) attention kernel does on
+// score tiles held on chip: `scores` elements, each `fp32_flops` FP32 FLOPs and
+// `special_ops` special-function ops (exp), issued from the same schedulers as a row
+// kernel's (no memory traffic: the scores never leave the core).
+double fused_score_work_time_s(const GpuHardware& hw, double scores, double fp32_flops, double special_ops) noexcept;
 // A fused softmax cross-entropy over rows of logits (flash-attn 1.x's xentropy kernel):
 // forward, two HBM reads of each row and no row-sized write (a loss and log-sum-exp per
 // row); backward, one read and one write of the row.

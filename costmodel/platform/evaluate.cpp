@@ -121,6 +121,31 @@ namespace {
 // the smallest GEMM thread-block tile m of the presets, 64).
 constexpr std::int64_t kDecodeAttentionMaxRows = 64;
 
+// The softmax work of a fused attention kernel per score element, as FlashAttention-2's
+// algorithm does it (Dao 2023, arXiv 2307.08691). Forward (Algorithm 1): the running row
+// max (a compare), P = exp(S - m) (scale and subtraction in one FFMA, then the exp), the
+// running row sum (an add) and O's rescale by exp(m_old - m_new) (d / B_c multiplies per
+// score, about one): 4 FP32 FLOPs and one exp. Backward (Algorithm 2): P = exp(S - L)
+// recomputed from the saved log-sum-exp (an FFMA and the exp) and dS = P o (dP - D) (a
+// subtraction and a multiply): 3 FLOPs and one exp. One exponential per score is also what
+// the FlashAttention-3 paper counts ("512x more matmul FLOPS than exponential" at head
+// dimension 128, i.e. 4 x 128 matrix FLOPs per exp; Shah et al. 2024, arXiv 2407.08608,
+// section 3.1). The decode kernels (FlashDecoding, XQA) run the same online softmax.
+constexpr double kFlashExpsPerScore = 1.0;
+constexpr double kFlashForwardFlopsPerScore = 4.0;
+constexpr double kFlashBackwardFlopsPerScore = 3.0;
+// The backward's matrix work runs at this share of the forward's rate (its five products
+// per score tile, dQ accumulated across key blocks, more shared-memory traffic per FLOP).
+// D/S: the share at which the model reproduces FlashAttention-2's measured backward,
+// 322 TFLOP/s on an H100 SXM5 at head dim 128, no mask, 16k sequence, with the forward
+// already at its measured 370 (Shah et al. 2024, arXiv 2407.08608, figure 'Attention
+// backward speed, head dim 128 (H100 80GB SXM5)'; scenarios/validation/
+// flash_attention_h100.csv): bisection once, 0.731. Taken as a property of the algorithm on
+// every chip (an assumption, R); on the A100 it puts FlashAttention-2's backward at 56-61%
+// of the peak for long sequences, inside the 50-73% that Dao 2023's abstract gives for the
+// kernel on that chip (P), where 1.0 would give 78%.
+constexpr double kFlashBackwardMatrixShare = 0.731;
+
 // The share of (query block, key block) tiles of an s x s causally masked score matrix
 // that hold at least one unmasked entry, for tiles of t.m query rows by t.n keys: row
 // block i (rows i*m .. (i+1)*m - 1) needs key blocks 0 .. floor(((i+1) m - 1) / n).
@@ -663,6 +688,20 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     ks.reserve(b.nodes.size());
     for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
     std::vector<bool> done(b.nodes.size(), false);
+    // A product inside a fused attention kernel: its matrix time on the tile that wastes
+    // least (the kernel is built for the head dimension, e.g. FlashAttention-2's
+    // per-head-dim instances, so a head-dim-wide operand is not padded to a wider tile),
+    // rather than the standalone GEMM's tile, which is chosen for its HBM traffic.
+    auto fused_matrix_s = [&](std::size_t x) {
+      const wl::Operator& o = b.nodes[x].op;
+      const GemmShape s{o.m, o.n, o.k, o.batch, ks[x].precision, DispatchPath::library};
+      double best = ks[x].cost.compute_time_s;
+      for (const GemmTile& t : platform.gpu.gemm_tiles) {
+        const GpuKernelCost c = evaluate_gemm_with_tile(platform.gpu, s, t);
+        if (c.feasible && c.compute_time_s < best) best = c.compute_time_s;
+      }
+      return best;
+    };
     double block_s = 0.0, block_coll = 0.0;
     auto push = [&](LayerResult r, bool coll) {
       block_s += r.latency_s;
@@ -679,9 +718,10 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       // (qk.bwd_a), dK = dS^T Q (qk.bwd_b). FlashAttention-2 runs it as one kernel
       // (Dao 2023, Algorithm 2) that recomputes S = Q K^T and P from the row
       // log-sum-exp saved by the forward instead of reading them: matrix work five
-      // products of the score shape (the four above and S, whose shape dP has), vector
-      // work the softmax backward and P's recompute (taken at the softmax backward's
-      // time), the dropout mask regenerated on chip; HBM traffic Q, K, V, O and dO in,
+      // products of the score shape (the four above and S, whose shape dP has), on
+      // head-dim tiles at kFlashBackwardMatrixShare of the forward's rate; vector work
+      // P's recompute and dS per score (kFlashBackwardFlopsPerScore, one exp), the
+      // dropout mask regenerated on chip; HBM traffic Q, K, V, O and dO in,
       // dQ, dK and dV out (O has dO's size), no score-sized tensor. Causal: the masked
       // tiles are skipped as in the forward.
       if (flash && op.kind == wl::OpKind::batched_gemm && op.pass == wl::Pass::backward_data &&
@@ -716,10 +756,13 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                                  wl::bytes(n[dq].op.tensors.at(2)) /* dQ */ + wl::bytes(n[dk].op.tensors.at(0)) /* Q */ +
                                  wl::bytes(n[dk].op.tensors.at(2)) /* dK */;
           const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
-          const double matrix_s = (2.0 * ks[i].cost.compute_time_s + ks[dv].cost.compute_time_s +
-                                   ks[dq].cost.compute_time_s + ks[dk].cost.compute_time_s) /
-                                  attention_matrix_share;
-          const double vector_s = 2.0 * ks[sm].cost.compute_time_s + (with_drop ? ks[drop].cost.compute_time_s : 0.0);
+          const double matrix_s =
+              (2.0 * fused_matrix_s(i) + fused_matrix_s(dv) + fused_matrix_s(dq) + fused_matrix_s(dk)) /
+              (attention_matrix_share * kFlashBackwardMatrixShare);
+          const double scores = static_cast<double>(n[sm].op.rows) * static_cast<double>(n[sm].op.cols);
+          const double vector_s =
+              fused_score_work_time_s(platform.gpu, scores, kFlashBackwardFlopsPerScore, kFlashExpsPerScore) +
+              (with_drop ? ks[drop].cost.compute_time_s : 0.0);
           const double compute = kept * (matrix_s + vector_s) * attention_kernel_time_factor(options.attention_kernel);
           const double matrix_flops =
               kept * (2.0 * wl::flops(op) + wl::flops(n[dv].op) + wl::flops(n[dq].op) + wl::flops(n[dk].op));
@@ -772,9 +815,13 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         const double traffic = wl::bytes(op.tensors.at(0)) + wl::bytes(op.tensors.at(1)) +
                                wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
         const bool prefill_shaped = op.m >= kDecodeAttentionMaxRows;
+        // Matrix work: the two products on head-dim tiles; softmax work: the online
+        // softmax's per-score FLOPs and exp (kFlashForwardFlopsPerScore), in registers.
+        const double score_s =
+            fused_score_work_time_s(platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols),
+                                    kFlashForwardFlopsPerScore, kFlashExpsPerScore);
         double compute =
-            (ks[i].cost.compute_time_s + ks[a].cost.compute_time_s) / (prefill_shaped ? attention_matrix_share : 1.0) +
-            ks[s].cost.compute_time_s;
+            (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) + score_s;
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
         // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
         // so the matrix and softmax work is that of the tiles it keeps.
@@ -799,7 +846,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                               platform.gpu.sustained_fraction(ks[i].precision);
           if (peak > 0) {
             const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
-            compute = std::min(compute, mm + ks[s].cost.compute_time_s);
+            compute = std::min(compute, mm + score_s);
           }
         }
         LayerResult r = layer_of(platform, op, b.repeat, ks[i]);

@@ -463,9 +463,15 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
 // not score-sized GEMMs. By hand: HBM traffic Q, K, V, O, dO in and dQ, dK, dV out, 8 tensors
 // of 16 x 512 x 64 x 2 B = 8,388,608 B; matrix FLOPs five products of 2 x 16 x 512 x 512 x 64
 // (dP, dV, dQ, dK and the recomputed S) = 2,684,354,560, plus the softmax backward's FLOPs
-// twice (its own and P's recompute). Its time: the members' compute times (latency x (1 -
-// stall) of each, evaluated unfused), S at dP's, P at the softmax backward's, against the
-// traffic at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it. Around
+// twice (its own and P's recompute), as the operators count them. Its time, on the test chip
+// (1,024 MACs per cycle per core, 108 cores, 1.41 GHz, full rate; tiles 256x128x32,
+// 128x256x32, 128x128x32, 64x64x64), each product on its least-waste tile: S and dP (512 x
+// 512 x 64, 16 heads) best on 64x64x64, 1,024 tiles = 10 waves of 1 k-step of 256 cycles =
+// 2,560 cycles; dV, dQ, dK (512 x 64 x 512) on 64x64x64, 128 tiles = 2 waves of 8 k-steps =
+// 4,096 cycles each; 17,408 cycles = 12.346 us, at kFlashBackwardMatrixShare 0.731 of the
+// rate; the softmax work 16 x 512 x 512 scores x (3 FLOPs at 19.49 TFLOP/s + one exp at
+// 2.436 T/s) = 2.367 us; the dropout's backward at its own compute time; against the traffic
+// at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it. Around
 // it, the preprocess and dQ-copy kernels (llm-foundry's Triton kernel, FlashAttention-2):
 // O and dO read (2 x 1,048,576 B), dQ's fp32 accumulator written and read back (2 x 4 x
 // 524,288 B), dQ written (1,048,576 B): 7,340,032 B more, at HBM bandwidth after it.
@@ -505,9 +511,14 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     ASSERT_EQ(none.layers.size(), f + f + 2);  // the forward ops, then their backward ops (each GEMM two)
     auto compute = [&](std::size_t k) { return none.layers[k].latency_s * (1.0 - none.layers[k].stall_fraction); };
     const std::size_t dp = f, dv = f + 1, dr = f + 2, sm = with_dropout ? f + 3 : f + 2, dq = sm + 1, dk = sm + 2;
+    EXPECT_EQ(none.layers[dp].name, "av.bwd_a");
+    EXPECT_EQ(none.layers[dv].name, "av.bwd_b");
     EXPECT_EQ(none.layers[sm].name, "sm.bwd");
+    EXPECT_EQ(none.layers[dq].name, "qk.bwd_a");
     EXPECT_EQ(none.layers[dk].name, "qk.bwd_b");
-    const double c = 2.0 * compute(dp) + compute(dv) + compute(dq) + compute(dk) + 2.0 * compute(sm) +
+    EXPECT_GT(compute(dv), 4096.0 / 1.41e9);  // unfused, dV pads its 64 columns to a wider tile
+    const double scores = 16.0 * 512 * 512;
+    const double c = 17408.0 / 1.41e9 / 0.731 + scores * (3.0 / (128.0 * 108 * 1.41e9) + 1.0 / (16.0 * 108 * 1.41e9)) +
                      (with_dropout ? compute(dr) : 0.0);
     const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) +
                         7340032.0 / p.gpu.hbm_bandwidth_bytes_per_s() + p.graph_kernel_overhead_s;
@@ -521,11 +532,15 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
 // The stack's attention kernel (EvalOptions::attention_kernel). flash1 (FlashAttention v1 and
 // the 2022-23 Triton FlashAttention) takes twice FlashAttention-2's compute time (Dao 2023,
 // abstract: "around 2x speedup compared to FlashAttention"); flash2 and flash1, written for
-// Ampere's mma.sync, run their matrix work at the chip's warp_mma_fraction (about 2/3 on
-// Hopper, PyTorch's FlashAttention-3 post, footnote 1); native runs it at the full rate. By
-// hand from the unfused members' compute times (16 heads, 2048 x 2048 scores, head dim 64,
-// bf16, no mask): forward = factor x ((qk + av) / share + softmax), backward = factor x
-// ((2 dP + dV + dQ + dK) / share + 2 softmax backward), each against its traffic (forward Q,
+// Ampere's mma.sync, run their matrix work at the chip's warp_mma_fraction (a share of the
+// rate on Hopper); native runs it at the full rate. By hand on the test chip (16 heads,
+// 2048 x 2048 scores, head dim 64, bf16, no mask), each product on its least-waste tile: qk
+// and dP (2048 x 2048 x 64) 38,912 cycles on any of the four tiles (e.g. 256x128x32: 2,048
+// tiles = 19 waves of 2 k-steps of 1,024 cycles); av, dV, dQ, dK (2048 x 64 x 2048) 40,960
+// cycles on 64x64x64 (512 tiles = 5 waves of 32 k-steps of 256 cycles); the softmax work per
+// score 4 FLOPs (forward) or 3 (backward) at 19.49 TFLOP/s and one exp at 2.436 T/s. Forward =
+// factor x ((qk + av) / share + softmax work), backward = factor x ((2 dP + dV + dQ + dK) /
+// (share x 0.731) + softmax work), each against its traffic (forward Q,
 // K, V, O: 4 x 16 x 2048 x 64 x 2 B = 16,777,216 B; backward 8 tensors = 33,554,432 B) at HBM
 // bandwidth, plus one kernel overhead; the backward's preprocess and dQ copy add O and dO read,
 // dQ's fp32 accumulator written and read, dQ written: 2 x 4,194,304 + 8 x 2,097,152 + 4,194,304 =
@@ -544,9 +559,11 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   o.fusion = pf::FusionStrategy::none;
   const pf::GraphEval none = pf::evaluate_graph(p, g, o);
   ASSERT_EQ(none.layers.size(), 8u);  // qk, sm, av, then av.bwd_a, av.bwd_b, sm.bwd, qk.bwd_a, qk.bwd_b
-  auto compute = [&](std::size_t k) { return none.layers[k].latency_s * (1.0 - none.layers[k].stall_fraction); };
-  const double fwd_matrix = compute(0) + compute(2), fwd_vector = compute(1);
-  const double bwd_matrix = 2.0 * compute(3) + compute(4) + compute(6) + compute(7), bwd_vector = 2.0 * compute(5);
+  const double clock = 1.41e9, scores = 16.0 * 2048 * 2048;
+  const double fp32 = 128.0 * 108 * clock, sfu = 16.0 * 108 * clock;
+  const double fwd_matrix = (38912.0 + 40960.0) / clock, fwd_vector = scores * (4.0 / fp32 + 1.0 / sfu);
+  const double bwd_matrix = (2.0 * 38912.0 + 3.0 * 40960.0) / clock / 0.731,
+               bwd_vector = scores * (3.0 / fp32 + 1.0 / sfu);
   const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
   struct Case {

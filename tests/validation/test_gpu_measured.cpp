@@ -24,8 +24,11 @@
 #include <vector>
 
 #include "costmodel/gpu.hpp"
+#include "costmodel/platform/evaluate.hpp"
 #include "dse/error.hpp"
 #include "dse/gpu_hardware_reader.hpp"
+#include "dse/platform_reader.hpp"
+#include "dse/workload_reader.hpp"
 #include "dse/yaml_reader.hpp"
 
 namespace {
@@ -185,6 +188,121 @@ std::vector<Row> row_kernel_rows(const std::string& csv,
     rows.push_back(r);
   }
   return rows;
+}
+
+// FlashAttention-2 on an H100 SXM5 (scenarios/validation/flash_attention_h100.csv: the
+// FlashAttention-2 bars of the FlashAttention-3 paper's benchmark figures, S). The model's
+// fused attention (costmodel/platform/evaluate.cpp) on the H100 preset with
+// --attention-kernel flash2, at the figures' shapes: batch x sequence 16k, hidden 2048, BF16;
+// the causal rows on a decoder layer, the others on an encoder layer (no mask); a layer's
+// fused forward (attn_qk) and fused backward (attn_av.bwd_a) kernels, launch included.
+// Two rows set constants (head dim 128, no mask, 16k: the forward sets the preset's
+// warp_mma_fraction, the backward kFlashBackwardMatrixShare); the others are predictions.
+struct AttentionRow {
+  std::string pass, mask;
+  int head_dim = 0;
+  int seq = 0;
+  double tflops = 0.0;
+};
+
+std::vector<AttentionRow> attention_rows() {
+  const std::string path = std::string(DSE_SOURCE_DIR) + "/scenarios/validation/flash_attention_h100.csv";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::vector<AttentionRow> rows;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      EXPECT_EQ(line, "pass, mask, head_dim, seq, tflops") << path;
+      header = false;
+      continue;
+    }
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<std::string> c;
+    while (std::getline(ss, cell, ',')) {
+      cell.erase(std::remove_if(cell.begin(), cell.end(), [](char ch) { return std::isspace(ch) != 0; }), cell.end());
+      c.push_back(cell);
+    }
+    EXPECT_EQ(c.size(), 5u) << line;
+    if (c.size() != 5u) continue;
+    rows.push_back({c[0], c[1], std::stoi(c[2]), std::stoi(c[3]), std::stod(c[4])});
+  }
+  return rows;
+}
+
+Row attention_row(const dse::costmodel::platform::Platform& p, const AttentionRow& a) {
+  namespace pf = dse::costmodel::platform;
+  namespace wl = dse::costmodel::workload;
+  const bool causal = a.mask == "causal";
+  const bool forward = a.pass == "forward";
+  const std::string yaml =
+      std::string("builder: ") + (causal ? "decoder" : "encoder") +
+      "\nname: fa\nhidden: 2048\nheads: " + std::to_string(2048 / a.head_dim) +
+      "\nlayers: 1\nffn_hidden: 8192\nvocab: 32000\nffn: gelu\nnorm: layernorm\n" +
+      (causal ? "position: rope\n" : "position: learned\nmax_positions: " + std::to_string(a.seq) + "\n");
+  const wl::WorkloadSpec spec = dse::io::parse_workload_text(yaml, "flash_attention_h100");
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::training;
+  ph.batch = 16384 / a.seq;
+  ph.seq = a.seq;
+  pf::EvalOptions o;
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  o.attention_kernel = pf::AttentionKernel::flash2;
+  o.launch = pf::LaunchMode::graph;
+  o.phase = ph;
+  const pf::GraphEval g = pf::evaluate_graph(p, wl::build_graph(spec, ph), o);
+  Row r;
+  r.label = std::string(forward ? "fwd" : "bwd") + (causal ? " causal " : " ") + "d" + std::to_string(a.head_dim) +
+            " s" + std::to_string(a.seq);
+  // The paper's FLOP count: 4 seq^2 head_dim heads batch forward, halved with the mask; x 2.5 backward.
+  const double flops = 4.0 * a.seq * static_cast<double>(a.seq) * 2048.0 * static_cast<double>(ph.batch) *
+                       (causal ? 0.5 : 1.0) * (forward ? 1.0 : 2.5);
+  r.measured_s = flops / (a.tflops * 1e12);
+  for (const auto& l : g.layers)
+    if (l.type == "fused_attention" && l.name == (forward ? "attn_qk" : "attn_av.bwd_a")) {
+      r.predicted.latency_s = l.latency_s;
+      r.predicted.bottleneck_detail = "fused";
+      r.predicted.feasible = true;
+    }
+  EXPECT_TRUE(r.predicted.feasible) << r.label << ": no fused attention kernel";
+  return r;
+}
+
+// The calibration rows within 1% (bisection to 3 digits), and the rest against the issue's
+// operator targets (median <= 8%, max <= 20%) from 1k tokens up. Before the fused kernel
+// took its softmax work from Dao 2023's algorithm and its products on head-dim tiles (and
+// before these two constants), its 36 rows were off by 18.6% on average and up to 37.6%:
+// head dim 64 forward 26-38% slow, head dim 128 backward 14-28% fast.
+TEST(GpuMeasured, FlashAttention2OnH100WithinOperatorBounds) {
+  const auto p = dse::io::resolve_platform("h100-sxm5");
+  std::vector<Row> rows;
+  for (const AttentionRow& a : attention_rows()) {
+    if (a.seq < 1024) continue;
+    Row r = attention_row(p, a);
+    if (a.head_dim == 128 && a.mask == "none" && a.seq == 16384) {
+      EXPECT_NEAR(rel_error(r), 0.0, 0.01) << r.label << " (a calibration row)";
+      continue;
+    }
+    rows.push_back(r);
+  }
+  EXPECT_EQ(rows.size(), 28u);
+  check_rows("FlashAttention-2 on H100 SXM5, BF16 (FlashAttention-3 paper, 1k-16k tokens)", rows, 0.08, 0.20);
+}
+
+// The 512-token rows: the model has no causal-mask overhead (masking on the diagonal tiles)
+// and no short-sequence start-up in the kernel, so it is fast there, most at head dim 128
+// with the mask (+27%).
+TEST(KnownGap, FlashAttention2OnH100ShortSequences) {
+  const auto p = dse::io::resolve_platform("h100-sxm5");
+  std::vector<Row> rows;
+  for (const AttentionRow& a : attention_rows())
+    if (a.seq == 512) rows.push_back(attention_row(p, a));
+  EXPECT_EQ(rows.size(), 6u);
+  check_rows("FlashAttention-2 on H100 SXM5, BF16, 512 tokens", rows, 0.08, 0.20,
+             "no causal-mask or short-sequence overhead in the fused kernel model");
 }
 
 // The A100 GEMM bounds: median <= 8% and max <= 20%, both checked. The
@@ -435,15 +553,16 @@ TEST(GpuHardwareReader, PerPrecisionSustainedFraction) {
   }
 }
 
-// warp_mma_fraction: optional, in (0, 1], default 1; the Hopper presets carry 0.667 (the
-// PyTorch FlashAttention-3 post's "about 2/3" for mma.sync on Hopper Tensor Cores).
+// warp_mma_fraction: optional, in (0, 1], default 1; the Hopper presets carry 0.579 (the share
+// at which FlashAttention-2's measured forward rate on an H100 is reproduced, below the
+// PyTorch FlashAttention-3 post's "about 2/3" ceiling for mma.sync on Hopper Tensor Cores).
 TEST(GpuHardwareReader, WarpMmaFraction) {
   const std::string dir = std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/";
   const std::string base = dse::io::read_text_file(dir + "a100-sxm4-80gb.yaml", "(file)");
   EXPECT_DOUBLE_EQ(dse::io::parse_gpu_hardware(base, "a100.yaml").warp_mma_fraction, 1.0);
   for (const char* hopper : {"h100-sxm5.yaml", "h200.yaml"})
     EXPECT_DOUBLE_EQ(
-        dse::io::parse_gpu_hardware(dse::io::read_text_file(dir + hopper, "(file)"), hopper).warp_mma_fraction, 0.667)
+        dse::io::parse_gpu_hardware(dse::io::read_text_file(dir + hopper, "(file)"), hopper).warp_mma_fraction, 0.579)
         << hopper;
   const std::string key = "\nvector:";
   ASSERT_NE(base.find(key), std::string::npos);
