@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #include "costmodel/platform/system.hpp"
@@ -322,6 +323,16 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (tp * pp * dp > sys.chips) sys = pf::default_system(p, tp * pp * dp);
   pf::SystemRequest r;
   r.spec = case_workload(c, suite_dir);
+  // max_positions (training_mfu): the learned position table of the run, for a benchmark
+  // that sizes it to each run's length (llm-foundry's max_seq_len); the workload file
+  // gives the model's own.
+  if (c.has("max_positions")) {
+    auto* t = std::get_if<wl::TransformerSpec>(&r.spec);
+    if (t == nullptr || t->position != wl::PositionEncoding::learned)
+      io::fail(c.place("max_positions"), c.node("max_positions"), "a key of workloads with learned positions only",
+               c.string("workload"));
+    t->max_positions = c.positive_integer("max_positions");
+  }
   r.degrees.tp = tp;
   r.degrees.pp = pp;
   r.degrees.dp = dp;
@@ -505,6 +516,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                 (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
     cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) + sharded +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
+                    (c.has("max_positions")
+                         ? ", learned position table " + std::to_string(c.positive_integer("max_positions"))
+                         : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
                     "%), recompute " + rc + ", optimizer " + std::string(pf::to_string(r.optimizer)) + " (" +
@@ -642,7 +656,7 @@ int cmd_validate(const Args& args) {
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
-                           "decode_attention", "vocab", "column",
+                           "decode_attention", "vocab", "column", "max_positions",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
                            "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
@@ -651,7 +665,7 @@ int cmd_validate(const Args& args) {
                c.string("kind"));
     for (const char* key :
          {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",
-          "logit_metrics", "overlap_data"})
+          "logit_metrics", "overlap_data", "max_positions"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

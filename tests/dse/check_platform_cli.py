@@ -168,6 +168,23 @@ if (full_exp <= 0 or abs(half["exposed_comm_s"] - 0.5 * full_exp) > 1e-12 or not
     sys.exit(f"--overlap-data 0.5: exposed {half['exposed_comm_s']} vs {full_exp}, step {half['step_time_s']}")
 if len(mpt) != 1 or abs(mpt[0]["predicted"] - want_tps) > 1e-9 * want_tps:
     sys.exit(f"validate mosaicml-mpt-7b-a100-mb6: {mpt[0]['predicted'] if mpt else None} tokens/s, want {want_tps}")
+# max_positions (training_mfu): a sweep row runs the workload with its learned position table sized to the
+# run's length, as `dse eval` does on a copy of the file with that max_positions: MPT-760M at 4,096 tokens on
+# 8x H100 (12 x 4096 per micro-batch, two, on each chip).
+sweep = [c for c in v["cases"] if c["name"] == "mosaicml-mpt-760m-h100-s4096-mb12"]
+with tempfile.TemporaryDirectory() as tmp:
+    src = open(os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-760m.yaml")).read()
+    w4096 = os.path.join(tmp, "mpt-760m-4096.yaml")
+    open(w4096, "w").write(src.replace("max_positions: 2048", "max_positions: 4096"))
+    e4096 = json.loads(run("eval", "--system", "dgx-h100-8", "--dp", "8", "--sharding", "fsdp", "--micro-batches", "2",
+                           "--workload", w4096, "--phase", "train", "--batch", "12", "--seq", "4096", "--fusions",
+                           "flash_attention", "--attention-kernel", "flash1", "--optimizer", "unfused", *STACK,
+                           "--launch", "framework", "--no-serving", "--json"))
+want_4096 = 2 * 12 * 4096 / e4096["parallel"]["step_time_s"]  # per chip: each of the 8 runs its own sequences
+if (len(sweep) != 1 or sweep[0]["group"] != "training_seq_sweep"
+        or abs(sweep[0]["predicted"] - want_4096) > 1e-9 * want_4096
+        or "learned position table 4096" not in sweep[0]["constants"]):
+    sys.exit(f"validate mosaicml-mpt-760m-h100-s4096-mb12: {sweep}, want {want_4096} tokens/s/chip")
 # Its constants end with the compute share of the step and the clock, as `dse eval` gives them for the
 # same configuration: m x the chip's micro-batch latency over the step (both at the nominal clock), and
 # the throttle factor (fails if either is left out or taken from another quantity, e.g. the throttled step).
@@ -362,7 +379,16 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].logit_metrics"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, logit_metrics: 2, source: s}",
-                       "cases[0].logit_metrics: a key of training_mfu cases only")):
+                       "cases[0].logit_metrics: a key of training_mfu cases only"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, max_positions: 4096, source: s}",
+                       "cases[0].max_positions: a key of training_mfu cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, max_positions: 4096, measured: 1, unit: mfu, source: s}",
+                       "cases[0].max_positions: a key of workloads with learned positions only (got llama2-7b)"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: gpt3-175b,"
+                       " batch: 1, seq: 512, max_positions: 0, measured: 1, unit: mfu, source: s}",
+                       "cases[0].max_positions")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
