@@ -265,6 +265,24 @@ class Evaluator {
     return k;
   }
 
+  // A product inside a fused attention kernel: its matrix time on the tile that wastes
+  // least (the kernel is built for the head dimension, e.g. FlashAttention-2's
+  // per-head-dim instances, so a head-dim-wide operand is not padded to a wider tile),
+  // rather than the standalone GEMM's tile, which is chosen for its HBM traffic; at most
+  // the standalone kernel's compute time.
+  double fused_gemm_compute_s(const GemmShape& s, double standalone_compute_s) {
+    const GpuKernelCost c = memo(
+        Key{static_cast<int>(Memo::fused_gemm), s.m, s.n, s.k, s.batch, static_cast<int>(s.precision), 0.0, 0}, [&] {
+          GpuKernelCost best;
+          for (const GemmTile& t : p_.gpu.gemm_tiles) {
+            const GpuKernelCost k = evaluate_gemm_with_tile(p_.gpu, s, t);
+            if (k.feasible && (!best.feasible || k.compute_time_s < best.compute_time_s)) best = k;
+          }
+          return best;
+        });
+    return c.feasible ? std::min(c.compute_time_s, standalone_compute_s) : standalone_compute_s;
+  }
+
  private:
   using Key = KernelCache::Key;
   // The memoised kernels. A cache key starts with its kernel's, so that equal shapes
@@ -278,7 +296,8 @@ class Evaluator {
     layernorm,
     layernorm_backward,
     cross_entropy,
-    cross_entropy_backward
+    cross_entropy_backward,
+    fused_gemm
   };
 
   GpuKernelCost memo(const Key& key, const auto& compute) {
@@ -688,19 +707,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     ks.reserve(b.nodes.size());
     for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
     std::vector<bool> done(b.nodes.size(), false);
-    // A product inside a fused attention kernel: its matrix time on the tile that wastes
-    // least (the kernel is built for the head dimension, e.g. FlashAttention-2's
-    // per-head-dim instances, so a head-dim-wide operand is not padded to a wider tile),
-    // rather than the standalone GEMM's tile, which is chosen for its HBM traffic.
+    // A product inside a fused attention kernel, on its least-waste tile (Evaluator).
     auto fused_matrix_s = [&](std::size_t x) {
       const wl::Operator& o = b.nodes[x].op;
-      const GemmShape s{o.m, o.n, o.k, o.batch, ks[x].precision, DispatchPath::library};
-      double best = ks[x].cost.compute_time_s;
-      for (const GemmTile& t : platform.gpu.gemm_tiles) {
-        const GpuKernelCost c = evaluate_gemm_with_tile(platform.gpu, s, t);
-        if (c.feasible && c.compute_time_s < best) best = c.compute_time_s;
-      }
-      return best;
+      return ev.fused_gemm_compute_s(GemmShape{o.m, o.n, o.k, o.batch, ks[x].precision, DispatchPath::library},
+                                     ks[x].cost.compute_time_s);
     };
     double block_s = 0.0, block_coll = 0.0;
     auto push = [&](LayerResult r, bool coll) {
