@@ -32,7 +32,7 @@ int cmd_eval(const Args& args) {
                                                decode_attention = "per_kv_head", recompute = "none",
                                                sharding = "none", attention_kernel = "native",
                                                optimizer_name = "fused", loss_kernel = "softmax",
-                                               vocab = "parallel";
+                                               vocab = "parallel", gradient_reduce_name;
   int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1, logit_metrics = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
@@ -95,6 +95,9 @@ int cmd_eval(const Args& args) {
       "training: the Adam update's kernels, on each chip's own parameters: fused (one multi-tensor kernel, "
       "Apex FusedAdam / Megatron-LM: 32 B per parameter) | unfused (eager, a kernel per arithmetic step, "
       "e.g. Composer's DecoupledAdamW: 92 B); 6 B more each for a 16-bit step's master copy")(
+      "gradient-reduce-precision", po::value<std::string>(&gradient_reduce_name),
+      "training with --dp: the precision the data-parallel gradient reduction moves, where it is not the "
+      "weights' (Megatron-LM reduces a bf16 run's gradients in fp32); default: the weights' precision")(
       "loss-kernel", po::value<std::string>(&loss_kernel)->default_value("softmax"),
       "training: the loss over the logits: softmax (a softmax and its gradient) | fused (one fused "
       "cross-entropy kernel each way, flash-attn's CrossEntropyLoss: llm-foundry's fused_crossentropy)")(
@@ -174,10 +177,10 @@ int cmd_eval(const Args& args) {
   if (!training &&
       (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
        vm.count("sequence-parallel") != 0 || given("optimizer") || *loss != wl::LossKernel::softmax ||
-       logit_metrics > 0))
+       logit_metrics > 0 || vm.count("gradient-reduce-precision") != 0))
     throw InputError(
         "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel, --overlap-data, "
-        "--optimizer, --loss-kernel and --logit-metrics apply to --phase train");
+        "--optimizer, --loss-kernel, --logit-metrics and --gradient-reduce-precision apply to --phase train");
   // The serving sweep's options, where given: refused where no sweep runs (a training step,
   // --no-serving, a workload that is not a decoder) rather than silently ignored.
   std::string serving_given;
@@ -250,6 +253,13 @@ int cmd_eval(const Args& args) {
   req.options.launch = *launch;
   req.options.attention_kernel = *attention;
   req.optimizer = *optimizer;
+  if (vm.count("gradient-reduce-precision") != 0) {
+    const auto g = wl::precision_from_string(gradient_reduce_name);
+    if (!g)
+      throw InputError("--gradient-reduce-precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got " +
+                       gradient_reduce_name + ")");
+    req.gradient_reduce_precision = *g;
+  }
   req.serving.enabled = vm.count("no-serving") == 0;
   req.serving.prompt_tokens = prompt;
   req.serving.output_tokens = output;

@@ -382,6 +382,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // (pf::OptimizerKernel).
   if (c.has("optimizer"))
     r.optimizer = choice_of(c, "optimizer", pf::optimizer_kernel_from_string, "expected fused or unfused");
+  // gradient_reduce_precision (training_mfu): the precision the data-parallel gradient
+  // reduction moves where the stack does not reduce in the weights' (pf::SystemRequest).
+  if (c.has("gradient_reduce_precision"))
+    r.gradient_reduce_precision = choice_of(c, "gradient_reduce_precision", wl::precision_from_string,
+                                            "expected fp32, bf16, fp16, fp8, int8 or int4");
   // loss_kernel (training_mfu): the measured stack's loss over the logits, softmax (default) or
   // fused (wl::LossKernel); logit_metrics: cross-entropies of the logits its training loop
   // evaluates per micro-batch for logging (wl::PhaseSpec::logit_metrics; default none).
@@ -515,6 +520,9 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                 fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
                 (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
     cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) + sharded +
+                    (r.gradient_reduce_precision
+                         ? ", gradients reduced in " + std::string(wl::to_string(*r.gradient_reduce_precision))
+                         : std::string()) +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     (c.has("max_positions")
                          ? ", learned position table " + std::to_string(c.positive_integer("max_positions"))
@@ -656,7 +664,7 @@ int cmd_validate(const Args& args) {
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
-                           "decode_attention", "vocab", "column", "max_positions",
+                           "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
                            "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
@@ -665,7 +673,7 @@ int cmd_validate(const Args& args) {
                c.string("kind"));
     for (const char* key :
          {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",
-          "logit_metrics", "overlap_data", "max_positions"})
+          "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
     if (c.string("kind") == "operator_csv") {

@@ -170,6 +170,8 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     const wl::GraphTotals totals = wl::totals(g);
     const double stages = static_cast<double>(std::max(1, r.degrees.pp));
     work.gradient_bytes = totals.parameter_bytes / stages;
+    if (r.gradient_reduce_precision)
+      work.gradient_reduce_bytes = totals.parameters / stages * wl::bytes_per_element(*r.gradient_reduce_precision);
     const bool shard = r.shard_states && r.degrees.dp > 1;
     const bool mixed = phase.precision != wl::Precision::fp32;
     const double chip_params = totals.parameters / stages;

@@ -160,6 +160,10 @@ struct SystemRequest {
   bool sequence_parallel = false;
   // Training: the optimizer update's kernels (OptimizerKernel above).
   OptimizerKernel optimizer = OptimizerKernel::fused;
+  // Training: the precision of the data-parallel gradient reduction, when it differs from
+  // the weights' (Megatron-LM with bf16: fp32, "bfloat16 requires gradient accumulation and
+  // all-reduce to be done in fp32", megatron/arguments.py); unset: the weights' precision.
+  std::optional<workload::Precision> gradient_reduce_precision;
   // Fractions of each kind of communication hidden under compute (system/parallelism.hpp);
   // default none, each exposed.
   system::OverlapFractions overlap;

@@ -193,18 +193,17 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   c.stage_imbalance = mean_stage > 0.0 ? slowest / mean_stage : 1.0;
 
   double dp_s = 0.0;
+  const double reduce_bytes = work.gradient_reduce_bytes > 0.0 ? work.gradient_reduce_bytes : work.gradient_bytes;
   if (d.dp > 1 && work.gradient_bytes > 0.0 && work.shard_states) {
     const CollectiveCost ag =
         collective_cost(dp_ic, CollectiveKind::all_gather, algorithm, work.gradient_bytes);
-    const CollectiveCost rs =
-        collective_cost(dp_ic, CollectiveKind::reduce_scatter, algorithm, work.gradient_bytes);
+    const CollectiveCost rs = collective_cost(dp_ic, CollectiveKind::reduce_scatter, algorithm, reduce_bytes);
     if (!ag.feasible || !rs.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = m * (2.0 * ag.time_s + rs.time_s);
     c.shard_copies_s =
         std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
   } else if (d.dp > 1 && work.gradient_bytes > 0.0) {
-    const CollectiveCost ar =
-        collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, work.gradient_bytes);
+    const CollectiveCost ar = collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, reduce_bytes);
     if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = ar.time_s;
   }

@@ -85,6 +85,10 @@ struct StepWork {
   int virtual_stages = 1;                // v: model chunks per chip (interleaved 1F1B when > 1)
   double stage_boundary_bytes = 0.0;     // activation sent between stages per micro-batch
   double gradient_bytes = 0.0;           // per chip, all-reduced over DP; 0 for inference
+  // The bytes the DP gradient reduction (all-reduce, or with shard_states the reduce-scatter)
+  // moves when it runs in another precision than the weights (Megatron-LM reduces a bf16
+  // run's gradients in fp32); 0: gradient_bytes. The all-gathers move gradient_bytes.
+  double gradient_reduce_bytes = 0.0;
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
   double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
   double shard_copies_s = 0.0;           // shard_states: copies on the compute stream, per step

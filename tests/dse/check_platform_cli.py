@@ -185,6 +185,24 @@ if (len(sweep) != 1 or sweep[0]["group"] != "training_seq_sweep"
         or abs(sweep[0]["predicted"] - want_4096) > 1e-9 * want_4096
         or "learned position table 4096" not in sweep[0]["constants"]):
     sys.exit(f"validate mosaicml-mpt-760m-h100-s4096-mb12: {sweep}, want {want_4096} tokens/s/chip")
+# --gradient-reduce-precision: the data-parallel all-reduce (exposed: the only collective of this run) moves the
+# gradients in that precision (a ring:
+# time = latency term + bytes x a constant), so fp32's time less bf16's is twice bf16's less fp8's; the
+# parameters stay bf16. Refused outside training; the Megatron-LM cases reduce in fp32.
+def dp_comm(*extra):
+    return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--dp", "2",
+                          "--phase", "train", "--batch", "1", "--seq", "512", "--no-serving", "--json",
+                          *extra))["parallel"]["exposed_comm_s"]
+t16, t32, t8 = dp_comm(), dp_comm("--gradient-reduce-precision", "fp32"), dp_comm("--gradient-reduce-precision", "fp8")
+if not (t8 < t16 < t32) or abs((t32 - t16) - 2 * (t16 - t8)) > 1e-9 * t32:
+    sys.exit(f"--gradient-reduce-precision: exposed_comm_s fp8 {t8}, bf16 {t16}, fp32 {t32}")
+p = subprocess.run([dse, "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--phase", "prefill",
+                    "--gradient-reduce-precision", "fp32", "--no-serving"], capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "--gradient-reduce-precision apply to --phase train" not in p.stderr:
+    sys.exit(f"--gradient-reduce-precision outside training: exit {p.returncode}, {p.stderr!r}")
+mega = [c for c in v["cases"] if c["name"] == "megatron-gpt-530b-dp8-a100-mfu"]
+if len(mega) != 1 or "gradients reduced in fp32" not in mega[0]["constants"]:
+    sys.exit(f"validate megatron-gpt-530b-dp8-a100-mfu constants: {mega}")
 # Its constants end with the compute share of the step and the clock, as `dse eval` gives them for the
 # same configuration: m x the chip's micro-batch latency over the step (both at the nominal clock), and
 # the throttle factor (fails if either is left out or taken from another quantity, e.g. the throttled step).
@@ -388,7 +406,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].max_positions: a key of workloads with learned positions only (got llama2-7b)"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: gpt3-175b,"
                        " batch: 1, seq: 512, max_positions: 0, measured: 1, unit: mfu, source: s}",
-                       "cases[0].max_positions")):
+                       "cases[0].max_positions"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, gradient_reduce_precision: fp32, source: s}",
+                       "cases[0].gradient_reduce_precision: a key of training_mfu cases only"),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: fp64, measured: 1, unit: mfu, source: s}",
+                       "cases[0].gradient_reduce_precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got fp64)")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
@@ -499,7 +523,9 @@ if p.returncode != 2 or "--optimizer: expected fused or unfused (got adam)" not 
     sys.exit(f"eval --optimizer adam: exit {p.returncode}, stderr {p.stderr!r}")
 for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-kernel: expected softmax or fused (got apex)"),
                        (["--phase", "train", "--logit-metrics", "-1"], "--logit-metrics must be >= 0"),
-                       (["--logit-metrics", "2"], "--loss-kernel and --logit-metrics apply to --phase train"),
+                       (["--logit-metrics", "2"], "--logit-metrics and --gradient-reduce-precision apply to --phase train"),
+                       (["--phase", "train", "--gradient-reduce-precision", "fp64"],
+                        "--gradient-reduce-precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got fp64)"),
                        (["--phase", "prefill", "--loss-kernel", "fused"], "apply to --phase train"),
                        # Options where they would have no effect are refused, not ignored: the optimizer
                        # on inference (even its default, given), the serving sweep's options where no sweep
