@@ -519,11 +519,14 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                                   : std::string(" (states sharded: ZeRO-3 / FSDP, collectives ")) +
                 fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
                 (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
+    else if (dp > 1)
+      sharded = " (gradient all-reduce " + fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
+                (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
     cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) + sharded +
+                    (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     (r.gradient_reduce_precision
                          ? ", gradients reduced in " + std::string(wl::to_string(*r.gradient_reduce_precision))
                          : std::string()) +
-                    (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     (c.has("max_positions")
                          ? ", learned position table " + std::to_string(c.positive_integer("max_positions"))
                          : std::string()) +
