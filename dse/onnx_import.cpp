@@ -4,6 +4,8 @@
 
 #if DSE_WITH_ONNX
 
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -12,6 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +60,53 @@ wl::Precision precision_of(int elem_type) {
     default: return wl::Precision::fp32;
   }
 }
+
+// ONNX's shape inference for the convolutions (libonnx 1.12: convPoolShapeInference for Conv,
+// ConvInteger and QLinearConv, convTransposeShapeInference for ConvTranspose), when no
+// kernel_shape attribute is given, takes the kernel's rank from the weight and indexes the
+// input's dimensions and the dilations with it: a weight whose rank differs from the input's
+// reads past both (a crash, found by fuzz_onnx). This registry hands out those schemas with
+// a check in front of their inference function that refuses such a node as a shape
+// inference error; every other schema is the library's own.
+class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
+    const int weight = weight_input(key, domain);
+    if (schema == nullptr || weight < 0) return schema;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& guarded = guarded_[schema];
+    if (!guarded) {
+      guarded = std::make_unique<onnx::OpSchema>(*schema);
+      const onnx::InferenceFunction inner = schema->GetTypeAndShapeInferenceFunction();
+      guarded->TypeAndShapeInferenceFunction([inner, weight](onnx::InferenceContext& ctx) {
+        if (ctx.getAttribute("kernel_shape") == nullptr && onnx::hasInputShape(ctx, 0) &&
+            onnx::hasInputShape(ctx, static_cast<size_t>(weight))) {
+          const int x_rank = onnx::getInputShape(ctx, 0).dim_size();
+          const int w_rank = onnx::getInputShape(ctx, static_cast<size_t>(weight)).dim_size();
+          if (x_rank >= 2 && w_rank != x_rank)
+            fail_shape_inference("the weight has rank ", w_rank, " where the input has rank ", x_rank,
+                                 " (a convolution's weight is M x C/group x kernel, one kernel axis per input axis "
+                                 "after the first two)");
+        }
+        if (inner) inner(ctx);
+      });
+    }
+    return guarded.get();
+  }
+
+ private:
+  // The weight's input index of the convolutions inferred as above, or -1.
+  static int weight_input(const std::string& op, const std::string& domain) {
+    if (!domain.empty() && domain != "ai.onnx") return -1;
+    if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") return 1;
+    if (op == "QLinearConv") return 3;
+    return -1;
+  }
+  mutable std::mutex mutex_;
+  mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> guarded_;
+};
 
 std::int64_t numel(const std::vector<std::int64_t>& s) {
   std::int64_t n = 1;
@@ -172,7 +224,8 @@ class Importer {
   void infer() {
     try {
       onnx::ShapeInferenceOptions opts(false, 1, true);
-      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), opts);
+      static const GuardedSchemaRegistry registry;
+      onnx::shape_inference::InferShapes(model_, &registry, opts);
     } catch (const std::exception& e) {
       throw InputError(path_ + ": ONNX shape inference failed: " + e.what());
     }
