@@ -255,7 +255,7 @@ int cmd_eval(const Args& args) {
   req.optimizer = *optimizer;
   if (vm.count("gradient-reduce-precision") != 0) {
     const auto g = wl::precision_from_string(gradient_reduce_name);
-    if (!g)
+    if (!g || *g == wl::Precision::int32)
       throw InputError("--gradient-reduce-precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got " +
                        gradient_reduce_name + ")");
     req.gradient_reduce_precision = *g;

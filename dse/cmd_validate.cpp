@@ -326,12 +326,13 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // max_positions (training_mfu): the learned position table of the run, for a benchmark
   // that sizes it to each run's length (llm-foundry's max_seq_len); the workload file
   // gives the model's own.
-  if (c.has("max_positions")) {
+  const std::int64_t max_positions = c.has("max_positions") ? c.positive_integer("max_positions") : 0;
+  if (max_positions > 0) {
     auto* t = std::get_if<wl::TransformerSpec>(&r.spec);
     if (t == nullptr || t->position != wl::PositionEncoding::learned)
       io::fail(c.place("max_positions"), c.node("max_positions"), "a key of workloads with learned positions only",
                c.string("workload"));
-    t->max_positions = c.positive_integer("max_positions");
+    t->max_positions = max_positions;
   }
   r.degrees.tp = tp;
   r.degrees.pp = pp;
@@ -385,8 +386,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   // gradient_reduce_precision (training_mfu): the precision the data-parallel gradient
   // reduction moves where the stack does not reduce in the weights' (pf::SystemRequest).
   if (c.has("gradient_reduce_precision"))
-    r.gradient_reduce_precision = choice_of(c, "gradient_reduce_precision", wl::precision_from_string,
-                                            "expected fp32, bf16, fp16, fp8, int8 or int4");
+    r.gradient_reduce_precision =
+        io::as_precision(c.node("gradient_reduce_precision"), c.place("gradient_reduce_precision"));
   // loss_kernel (training_mfu): the measured stack's loss over the logits, softmax (default) or
   // fused (wl::LossKernel); logit_metrics: cross-entropies of the logits its training loop
   // evaluates per micro-batch for logging (wl::PhaseSpec::logit_metrics; default none).
@@ -512,24 +513,24 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                                           : 0.0;
     const double optimizer_bytes =
         pf::optimizer_update_bytes_per_parameter(r.optimizer, r.phase.precision != wl::Precision::fp32);
+    // The data-parallel collectives: their time per step and how much of it is hidden.
+    const std::string dp_comm = fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
+                                (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
     std::string sharded;
     if (r.shard_states)
       sharded = (r.flat_parameter ? " (states sharded: FSDP FlatParameter, copies " +
                                         fmt(1e3 * e.step.shard_copies_s, 4) + " ms exposed, collectives "
                                   : std::string(" (states sharded: ZeRO-3 / FSDP, collectives ")) +
-                fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
-                (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
+                dp_comm;
     else if (dp > 1)
-      sharded = " (gradient all-reduce " + fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
-                (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
+      sharded = " (gradient all-reduce " + dp_comm;
     cr.constants += ", pp " + std::to_string(pp) + (dp > 1 ? ", dp " + std::to_string(dp) : std::string()) + sharded +
                     (virtual_stages > 1 ? " interleaved x" + std::to_string(virtual_stages) : std::string()) +
                     (r.gradient_reduce_precision
                          ? ", gradients reduced in " + std::string(wl::to_string(*r.gradient_reduce_precision))
                          : std::string()) +
-                    (c.has("max_positions")
-                         ? ", learned position table " + std::to_string(c.positive_integer("max_positions"))
-                         : std::string()) +
+                    (max_positions > 0 ? ", learned position table " + std::to_string(max_positions)
+                                       : std::string()) +
                     ", micro-batches " + std::to_string(micro) + " of " +
                     std::to_string(r.phase.batch) + " (bubble " + fmt(100 * e.step.bubble_fraction, 3) +
                     "%), recompute " + rc + ", optimizer " + std::string(pf::to_string(r.optimizer)) + " (" +

@@ -186,9 +186,8 @@ if (len(sweep) != 1 or sweep[0]["group"] != "training_seq_sweep"
         or "learned position table 4096" not in sweep[0]["constants"]):
     sys.exit(f"validate mosaicml-mpt-760m-h100-s4096-mb12: {sweep}, want {want_4096} tokens/s/chip")
 # --gradient-reduce-precision: the data-parallel all-reduce (exposed: the only collective of this run) moves the
-# gradients in that precision (a ring:
-# time = latency term + bytes x a constant), so fp32's time less bf16's is twice bf16's less fp8's; the
-# parameters stay bf16. Refused outside training; the Megatron-LM cases reduce in fp32.
+# gradients in that precision (a ring: time = latency term + bytes x a constant), so fp32's time less bf16's is
+# twice bf16's less fp8's; the parameters stay bf16. Refused outside training; the Megatron-LM cases reduce in fp32.
 def dp_comm(*extra):
     return json.loads(run("eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--dp", "2",
                           "--phase", "train", "--batch", "1", "--seq", "512", "--no-serving", "--json",
@@ -412,7 +411,10 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].gradient_reduce_precision: a key of training_mfu cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: fp64, measured: 1, unit: mfu, source: s}",
-                       "cases[0].gradient_reduce_precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got fp64)")):
+                       'cases[0].gradient_reduce_precision: expected one of fp32, bf16, fp16, fp8, int8, int4 (did you mean \'fp32\'?) (got "fp64")'),
+                      ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: int32, measured: 1, unit: mfu, source: s}",
+                       'cases[0].gradient_reduce_precision: expected one of fp32, bf16, fp16, fp8, int8, int4 (did you mean \'int8\'?) (got "int32")')):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
@@ -526,6 +528,8 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        (["--logit-metrics", "2"], "--logit-metrics and --gradient-reduce-precision apply to --phase train"),
                        (["--phase", "train", "--gradient-reduce-precision", "fp64"],
                         "--gradient-reduce-precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got fp64)"),
+                       (["--phase", "train", "--gradient-reduce-precision", "int32"],
+                        "--gradient-reduce-precision: expected fp32, bf16, fp16, fp8, int8 or int4 (got int32)"),
                        (["--phase", "prefill", "--loss-kernel", "fused"], "apply to --phase train"),
                        # Options where they would have no effect are refused, not ignored: the optimizer
                        # on inference (even its default, given), the serving sweep's options where no sweep
