@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "dse/gpu_hardware_reader.hpp"
 #include "dse/yaml_reader.hpp"
@@ -56,8 +59,16 @@ std::string without_sections(const std::string& text, const std::vector<std::str
   return out;
 }
 
+// The keys read_links reads, and a mapping's own keys beside them.
+std::vector<std::string> link_keys(std::initializer_list<const char*> own = {}) {
+  std::vector<std::string> keys(own.begin(), own.end());
+  for (const char* k : {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"})
+    keys.emplace_back(k);
+  return keys;
+}
+
 // A chip's links (bandwidth, latency, count, achievable fraction) from a mapping whose reader
-// names the keys it allows (those four, and any of the caller's own).
+// allows link_keys().
 sys::Interconnect read_links(const MapReader& m) {
   sys::Interconnect ic = sys::make_switch(1, m.positive("link_bandwidth_bytes_per_s"),
                                           m.non_negative_or("link_latency_s", 0.0),
@@ -67,7 +78,7 @@ sys::Interconnect read_links(const MapReader& m) {
 }
 
 sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
-  return read_links(MapReader(n, at, {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"}));
+  return read_links(MapReader(n, at, link_keys()));
 }
 
 }  // namespace
@@ -163,9 +174,7 @@ SystemFile load_system(const std::string& path) {
   pf::SystemSpec& s = out.system;
   s.name = m.string("name");
   s.chips = static_cast<int>(m.positive_integer("chips"));
-  MapReader ic(m.node("interconnect"), m.place("interconnect"),
-               {"topology", "dims", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction",
-                "scale_out"});
+  MapReader ic(m.node("interconnect"), m.place("interconnect"), link_keys({"topology", "dims", "scale_out"}));
   const std::string topo = ic.string("topology");
   std::array<int, 3> dims{s.chips, 1, 1};
   if (ic.has("dims")) {
@@ -192,8 +201,7 @@ SystemFile load_system(const std::string& path) {
   // A second level: nodes of chips_per_node on the switch above, joined by a network in
   // which every chip has its own port (collectives.hpp, ScaleOut).
   if (ic.has("scale_out")) {
-    MapReader so(ic.node("scale_out"), ic.place("scale_out"),
-                 {"chips_per_node", "link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"});
+    MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
     if (topo != "switch")
       fail(ic.place("topology"), ic.node("topology"), "expected switch (the nodes of a scale_out system)", topo);
     const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
