@@ -43,6 +43,11 @@ void finish(double busy_s, double overhead_s, double peak_flops_per_s, GpuKernel
   c.feasible = true;
 }
 
+// Special-function ops (exp, tanh, rsqrt) the chip issues per second.
+double special_function_ops_per_s(const GpuHardware& hw) noexcept {
+  return hw.special_function_ops_per_cycle_per_core * d(hw.core_count) * hw.clock_hz;
+}
+
 double vector_peak_flops_per_s(const GpuHardware& hw, Precision p) noexcept {
   const double per_core = (p == Precision::fp16 || p == Precision::bf16)
                               ? hw.vector_fp16_flops_per_cycle_per_core
@@ -75,7 +80,7 @@ double stream_time(const GpuHardware& hw, const StreamParts& s, Precision p, Gpu
   c.hbm_time_s = hbm_bytes / hw.hbm_bandwidth_bytes_per_s();
   c.l2_time_s = l2_bytes / hw.l2_bandwidth_bytes_per_s;
   const double vector_s = s.vector_flops / vector_peak_flops_per_s(hw, p);
-  const double sfu_rate = hw.special_function_ops_per_cycle_per_core * d(hw.core_count) * hw.clock_hz;
+  const double sfu_rate = special_function_ops_per_s(hw);
   const double sfu_s = sfu_rate > 0.0 ? s.special_ops / sfu_rate : 0.0;
   c.compute_time_s = vector_s + sfu_s;  // vector and SFU issue from the same schedulers
   return std::max({c.compute_time_s, c.hbm_time_s, c.l2_time_s}) + hw.hbm_latency_s;
@@ -482,7 +487,7 @@ GpuKernelCost evaluate_softmax(const GpuHardware& hw, const RowShape& s) noexcep
 
 double fused_score_work_time_s(const GpuHardware& hw, double scores, double fp32_flops, double special_ops) noexcept {
   const double vector_rate = vector_peak_flops_per_s(hw, Precision::fp32);
-  const double sfu_rate = hw.special_function_ops_per_cycle_per_core * d(hw.core_count) * hw.clock_hz;
+  const double sfu_rate = special_function_ops_per_s(hw);
   return (vector_rate > 0.0 ? scores * fp32_flops / vector_rate : 0.0) +
          (sfu_rate > 0.0 ? scores * special_ops / sfu_rate : 0.0);
 }
