@@ -185,6 +185,33 @@ if (len(sweep) != 1 or sweep[0]["group"] != "training_seq_sweep"
         or abs(sweep[0]["predicted"] - want_4096) > 1e-9 * want_4096
         or "learned position table 4096" not in sweep[0]["constants"]):
     sys.exit(f"validate mosaicml-mpt-760m-h100-s4096-mb12: {sweep}, want {want_4096} tokens/s/chip")
+# The A100-SXM4-40GB preset is the A100-80GB's chip with 40 GB of HBM2 at 1,555 GB/s (its file says so): every
+# figure of both files but the name and those two is the 80 GB file's, and an HBM-bound kernel (the optimizer
+# update: parameters x 98 B over the achievable bandwidth) takes 2,039 / 1,555 times as long. llm-foundry's
+# A100-40GB table joins the suite whole: its 31 8-GPU rows without checkpointing, 5 at 2,048 tokens.
+def figures(path):
+    lines = [ln.split("#", 1)[0].rstrip() for ln in open(path)]
+    return [ln for ln in lines if ln.strip()]
+hw = os.path.join(os.path.dirname(__file__), "../../scenarios/hardware")
+for sub in ("", "platform"):
+    a80, a40 = figures(os.path.join(hw, sub, "a100-sxm4-80gb.yaml")), figures(os.path.join(hw, sub, "a100-sxm4-40gb.yaml"))
+    diff = [(x, y) for x, y in zip(a80, a40) if x != y]
+    want = [] if sub else [("name: a100-sxm4-80gb", "name: a100-sxm4-40gb"),
+                           ("  hbm_bytes: 85899345920", "  hbm_bytes: 42949672960"),
+                           ("  hbm_peak_bandwidth_bytes_per_s: 2.039e12", "  hbm_peak_bandwidth_bytes_per_s: 1.555e12")]
+    if len(a80) != len(a40) or diff != want:
+        sys.exit(f"a100-sxm4-40gb.yaml ({sub or 'hardware'}) differs from the 80 GB file by {diff}")
+def optimizer_s(system):
+    return json.loads(run("eval", "--system", system, "--dp", "8", "--sharding", "fsdp", "--workload",
+                          os.path.join(hw, "../validation/mpt-1b.yaml"), "--phase", "train", "--batch", "8", "--seq",
+                          "2048", "--optimizer", "unfused", "--no-serving", "--json"))["parallel"]["optimizer_s"]
+o80, o40 = optimizer_s("dgx-a100-8"), optimizer_s("dgx-a100-40gb-8")
+if not o80 > 0 or abs(o40 / o80 - 2.039 / 1.555) > 1e-9:
+    sys.exit(f"optimizer update on A100-40GB {o40} s vs 80GB {o80} s, want the ratio {2.039 / 1.555}")
+a40 = [c for c in v["cases"] if "-a100-40gb-" in c["name"]]
+if (len(a40) != 31 or sum(c["group"] == "training_mfu" for c in a40) != 5
+        or any(not c["constants"].startswith("a100-sxm4-40gb:") for c in a40)):
+    sys.exit(f"validate: {len(a40)} A100-40GB cases, want 31 (5 in training_mfu) on the a100-sxm4-40gb preset")
 # --gradient-reduce-precision: the data-parallel all-reduce (exposed: the only collective of this run) moves the
 # gradients in that precision (a ring: time = latency term + bytes x a constant), so fp32's time less bf16's is
 # twice bf16's less fp8's; the parameters stay bf16. Refused outside training; the Megatron-LM cases reduce in fp32.
