@@ -7,14 +7,13 @@
 
 #include <cstdio>
 #include <iostream>
-#include <map>
-#include <sstream>
 #include <string>
 
 #include "costmodel/mapper/memo.hpp"
 #include "costmodel/mapper/sheet.hpp"
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
+#include "dse/op_spec.hpp"
 #include "dse/platform_reader.hpp"
 #include "dse/timeloop_reader.hpp"
 #include "dse/timeloop_writer.hpp"
@@ -32,68 +31,6 @@ std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
-}
-
-// "gemm M=4096 N=4096 K=4096 [bits=16]"; bmm B M N K; conv2d N C H W K R S stride;
-// attention_qk / attention_av B H L D (or Lq Lk).
-lp::Problem parse_op(const std::string& text, int default_bits) {
-  std::istringstream in(text);
-  std::string kind, tok;
-  in >> kind;
-  std::map<std::string, std::int64_t> kv;
-  while (in >> tok) {
-    const auto eq = tok.find('=');
-    std::int64_t v = 0;
-    try {
-      v = eq == std::string::npos ? 0 : std::stoll(tok.substr(eq + 1));
-    } catch (const std::exception&) {
-      v = 0;
-    }
-    if (eq == std::string::npos || v < 1) throw InputError("--op: expected KEY=POSITIVE_INTEGER (got '" + tok + "')");
-    kv[tok.substr(0, eq)] = v;
-  }
-  auto take = [&](const std::string& k, std::int64_t fallback) {
-    const auto it = kv.find(k);
-    if (it == kv.end()) {
-      if (fallback < 1) throw InputError("--op " + kind + ": missing " + k + "=");
-      return fallback;
-    }
-    const std::int64_t v = it->second;
-    kv.erase(it);
-    return v;
-  };
-  const int bits = static_cast<int>(take("bits", default_bits));
-  lp::Problem p;
-  if (kind == "gemm") {
-    const std::int64_t m = take("M", 0), n = take("N", 0), k = take("K", 0);
-    p = lp::make_gemm(m, n, k, bits);
-  } else if (kind == "bmm") {
-    const std::int64_t b = take("B", 0), m = take("M", 0), n = take("N", 0), k = take("K", 0);
-    p = lp::make_batched_gemm(b, m, n, k, bits);
-  } else if (kind == "conv2d") {
-    lp::Conv2dShape s;
-    s.n = take("N", 1);
-    s.c = take("C", 0);
-    const std::int64_t h = take("H", 0), w = take("W", 0);
-    s.m = take("K", 0);
-    s.r = take("R", 1);
-    s.s = take("S", 1);
-    s.stride_w = s.stride_h = take("stride", 1);
-    if (h < s.s || w < s.r) throw InputError("--op conv2d: H and W must be at least S and R (no padding)");
-    s.p = (w - s.r) / s.stride_w + 1;
-    s.q = (h - s.s) / s.stride_h + 1;
-    p = lp::make_conv2d(s, bits);
-  } else if (kind == "attention_qk" || kind == "attention_av") {
-    const std::int64_t b = take("B", 1), heads = take("H", 1);
-    const std::int64_t l = kv.count("L") != 0 ? take("L", 0) : 0;
-    const std::int64_t lq = take("Lq", l), lk = take("Lk", l), d = take("D", 0);
-    p = kind == "attention_qk" ? lp::make_attention_qk(b, heads, lq, lk, d, bits) : lp::make_attention_av(b, heads, lq, lk, d, bits);
-  } else {
-    throw InputError("--op: expected gemm, bmm, conv2d, attention_qk or attention_av (got '" + kind + "')");
-  }
-  if (!kv.empty()) throw InputError("--op " + kind + ": unknown key '" + kv.begin()->first + "'");
-  p.name = text;
-  return p;
 }
 
 void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream& out) {
@@ -195,7 +132,7 @@ int cmd_map(const Args& args) {
     io::read_timeloop_ert(ert, arch);
   }
   const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
-  const lp::Problem p = parse_op(op, bits);
+  const lp::Problem p = io::parse_loopnest_op(op, bits, "--op");
   if (native) arch = lp::bind_keep_roles(arch, p);  // `keeps:` lists by role
   mp::Constraints c;
   if (!native) {

@@ -18,11 +18,14 @@
 #include <variant>
 #include <vector>
 
+#include "costmodel/mapper/memo.hpp"
 #include "costmodel/platform/system.hpp"
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
+#include "dse/op_spec.hpp"
 #include "dse/platform_reader.hpp"
 #include "dse/platform_report.hpp"
+#include "dse/timeloop_writer.hpp"
 #include "dse/workload_reader.hpp"
 #include "dse/yaml_reader.hpp"
 
@@ -290,13 +293,78 @@ double logit_metrics_s(const pf::GraphEval& g) {
 
 pf::LaunchMode launch_of(const io::MapReader& m);
 
-CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m) {
+// A case's name, group, source, unit and measured value, as every model-driven kind reads them.
+CaseResult case_of(const io::MapReader& c) {
   CaseResult cr;
   cr.name = c.string("name");
   cr.group = c.string("group");
   cr.source = c.string("source");
   cr.unit = c.string("unit");
   cr.measured = c.positive("measured");
+  return cr;
+}
+
+// A network of operators on a loop-nest hardware (a research-design preset), run one
+// operator after another as measured silicon runs its layers: each operator at the
+// mapper's latency-optimal mapping (the best the dataflow allows at the preset's clock
+// and bandwidths), its time and energy at that mapping. `layers`: operator texts as
+// `dse map --op` takes them, each optionally prefixed "COUNT x " (e.g. a grouped
+// convolution's groups); `images`: the frames one pass of the layers processes (their N).
+// unit frames/s: images / the layers' summed latency; J/frame: their summed energy / images.
+CaseResult loopnest_network_case(const io::MapReader& c) {
+  namespace lp = dse::costmodel::loopnest;
+  namespace mp = dse::costmodel::mapper;
+  CaseResult cr = case_of(c);
+  if (cr.unit != "frames/s" && cr.unit != "J/frame")
+    io::fail(c.place("unit"), c.node("unit"), "expected frames/s or J/frame (a loopnest_network case)", cr.unit);
+  const std::string hw = io::resolve_loopnest_hardware_path(c.string("hardware"));
+  const lp::Architecture arch = io::read_loopnest_hardware(hw);
+  const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
+  const double images = static_cast<double>(c.positive_integer("images"));
+  const YAML::Node layers = c.sequence("layers");
+  mp::MapperCache cache;
+  mp::MapperOptions o;
+  o.objective = mp::Objective::latency;
+  double latency_s = 0.0, energy_j = 0.0, macs = 0.0;
+  std::int64_t evaluated = 0, mapped = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const io::Place at = c.place("layers").item(i);
+    std::string text = io::as_string(layers[i], at);
+    std::int64_t count = 1;
+    if (const auto x = text.find(" x "); x != std::string::npos && x > 0 &&
+                                         text.find_first_not_of("0123456789") == x) {
+      count = std::stoll(text.substr(0, x));
+      text = text.substr(x + 3);
+      if (count < 1) io::fail(at, layers[i], "expected a positive count before ' x '", text);
+    }
+    lp::Problem p;
+    try {
+      p = io::parse_loopnest_op(text, bits, "operator");
+    } catch (const InputError& e) {
+      io::fail(at, layers[i], e.what(), text);
+    }
+    const mp::MapResult r = cache.map(lp::bind_keep_roles(arch, p), p, mp::Constraints{}, o);
+    if (!r.feasible)
+      throw InputError(cr.name + ": " + text + " has no feasible mapping on " + arch.name + " (" +
+                       lp::infeasible_name(r.reason) + ")");
+    latency_s += static_cast<double>(count) * r.cost.latency_s;
+    energy_j += static_cast<double>(count) * r.cost.energy_j;
+    macs += static_cast<double>(count) * r.cost.macs;
+    evaluated += r.evaluated;
+    mapped += count;
+  }
+  cr.predicted = cr.unit == "frames/s" ? images / latency_s : energy_j / images;
+  cr.constants = arch.name + ": loop-nest mapper, each operator at its latency-optimal mapping, clock " +
+                 fmt(arch.clock_hz / 1e6, 4) + " MHz; " + std::to_string(mapped) + " operators, " +
+                 fmt(macs / images / 1e6, 4) + " M MACs per frame, " + fmt(1e3 * latency_s, 4) + " ms and " +
+                 fmt(1e3 * energy_j, 4) + " mJ for " + fmt(images, 4) + " frames (" +
+                 fmt(1e3 * energy_j / latency_s, 4) + " mW), " + std::to_string(evaluated) + " mappings evaluated";
+  cr.error = (cr.predicted - cr.measured) / cr.measured;
+  return cr;
+}
+
+CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m) {
+  CaseResult cr = case_of(c);
   const std::string kind = c.string("kind");
   pf::Platform p;
   pf::SystemSpec sys;
@@ -670,7 +738,7 @@ int cmd_validate(const Args& args) {
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
-                           "source"});
+                           "layers", "images", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
         c.string("kind") != "llm_offline")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv, training_mfu and llm_offline cases only",
@@ -686,6 +754,8 @@ int cmd_validate(const Args& args) {
       const std::string where = c.string_or("dir", "oracles");
       if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "expected oracles or suite", where);
       operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
+    } else if (c.string("kind") == "loopnest_network") {
+      cases.push_back(loopnest_network_case(c));
     } else if (c.string("kind") == "llm_step_csv") {
       // Measurements written by scripts/measure_gpu.py, beside this file.
       llm_step_cases(c, suite_dir, m, cases);

@@ -448,6 +448,40 @@ with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
             sys.exit(f"validate bad training key: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+# kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping, "2 x" counting it
+# twice; frames/s = images / the summed latency, J/frame = the summed energy / images. Eyeriss AlexNet, batch 4: the
+# suite's two cases against the five layers mapped one by one here.
+alex = [(1, "conv2d N=4 C=3 H=227 W=227 K=96 R=11 S=11 stride=4"), (2, "conv2d N=4 C=48 H=31 W=31 K=128 R=5 S=5 stride=1"),
+        (1, "conv2d N=4 C=256 H=15 W=15 K=384 R=3 S=3 stride=1"), (2, "conv2d N=4 C=192 H=15 W=15 K=192 R=3 S=3 stride=1"),
+        (2, "conv2d N=4 C=192 H=15 W=15 K=128 R=3 S=3 stride=1")]
+lat = energy = macs = 0.0
+for n, op in alex:
+    m = json.loads(run("map", "--hw", "eyeriss-like", "--op", op, "--objective", "latency", "--json"))
+    lat += n * m["latency_s"]
+    energy += n * m["energy_j"]
+    o = dict(kv.split("=") for kv in op.split()[1:])
+    p_, q_ = (int(o["W"]) - int(o["S"])) // int(o["stride"]) + 1, (int(o["H"]) - int(o["R"])) // int(o["stride"]) + 1
+    macs += n * int(o["N"]) * int(o["C"]) * int(o["K"]) * int(o["R"]) * int(o["S"]) * p_ * q_
+if round(macs / 4 / 1e6, 1) != 665.8:  # the ISSCC abstract's "666 million MACs per 227x227 image"
+    sys.exit(f"AlexNet conv MACs per frame {macs / 4}")
+ey = {c["name"]: c for c in v["cases"] if c["name"].startswith("eyeriss-alexnet-conv-")}
+for name, want in (("eyeriss-alexnet-conv-fps", 4 / lat), ("eyeriss-alexnet-conv-energy", energy / 4)):
+    got = ey[name]["predicted"] if name in ey else None
+    if got is None or abs(got - want) > 1e-4 * want or ey[name]["group"] != "research_silicon":
+        sys.exit(f"validate {name}: {got}, want {want} from dse map")
+with tempfile.TemporaryDirectory() as tmp:
+    for layers, unit, msg in (('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3", "2 x conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3 Z=2"]', "frames/s",
+                               "cases[0].layers[1]: operator conv2d: unknown key 'Z'"),
+                              ('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3"]', "fps",
+                               "cases[0].unit: expected frames/s or J/frame (a loopnest_network case) (got fps)"),
+                              ("[]", "frames/s", "cases[0].layers: expected a non-empty sequence")):
+        path = os.path.join(tmp, "suite.yaml")
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like,"
+                    f" images: 4, layers: {layers}, measured: 1, unit: {unit}, source: s}}\n")
+        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
+            sys.exit(f"validate bad loopnest_network case: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 # kind: llm_step_csv (forward steps written by scripts/measure_gpu.py): the named column is the
 # measurement, decode context = tokens attended - new tokens, and the method's llm_steps fusion
 # kinds drive the model. With all four kinds, a case must equal `dse eval --fusion aggressive`.
