@@ -317,7 +317,20 @@ CaseResult loopnest_network_case(const io::MapReader& c) {
   CaseResult cr = case_of(c);
   if (cr.unit != "frames/s" && cr.unit != "J/frame")
     io::fail(c.place("unit"), c.node("unit"), "expected frames/s or J/frame (a loopnest_network case)", cr.unit);
+  // A loop-nest hardware: a preset name (hardware/research, gpu-4level) or a file with a
+  // `loopnest_hardware:` key; anything else is refused at the case's `hardware`.
   const std::string hw = io::resolve_loopnest_hardware_path(c.string("hardware"));
+  std::error_code ec;
+  bool loopnest = fs::is_regular_file(hw, ec);
+  if (loopnest) {
+    const YAML::Node probe = io::parse_yaml(io::read_text_file(hw, "hardware"), hw);
+    loopnest = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
+  }
+  if (!loopnest)
+    io::fail(c.place("hardware"), c.node("hardware"),
+             "expected a loop-nest hardware: a preset of hardware/research or gpu-4level ('dse presets'), "
+             "or a file with a loopnest_hardware key",
+             c.string("hardware"));
   const lp::Architecture arch = io::read_loopnest_hardware(hw);
   const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
   const double images = static_cast<double>(c.positive_integer("images"));
@@ -330,12 +343,15 @@ CaseResult loopnest_network_case(const io::MapReader& c) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const io::Place at = c.place("layers").item(i);
     std::string text = io::as_string(layers[i], at);
+    // "COUNT x OP": COUNT digits only, 1 to 1,000,000.
     std::int64_t count = 1;
     if (const auto x = text.find(" x "); x != std::string::npos && x > 0 &&
                                          text.find_first_not_of("0123456789") == x) {
-      count = std::stoll(text.substr(0, x));
+      const std::string digits = text.substr(0, x);
+      count = digits.size() <= 7 ? std::stoll(digits) : 0;
+      if (count < 1 || count > 1000000)
+        io::fail(at, layers[i], "expected a count of 1 to 1000000 before ' x '", digits);
       text = text.substr(x + 3);
-      if (count < 1) io::fail(at, layers[i], "expected a positive count before ' x '", text);
     }
     lp::Problem p;
     try {

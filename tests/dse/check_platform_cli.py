@@ -474,7 +474,11 @@ with tempfile.TemporaryDirectory() as tmp:
                                "cases[0].layers[1]: operator conv2d: unknown key 'Z'"),
                               ('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3"]', "fps",
                                "cases[0].unit: expected frames/s or J/frame (a loopnest_network case) (got fps)"),
-                              ("[]", "frames/s", "cases[0].layers: expected a non-empty sequence")):
+                              ("[]", "frames/s", "cases[0].layers: expected a non-empty sequence"),
+                              ('["0 x gemm M=8 N=8 K=8"]', "frames/s",
+                               "cases[0].layers[0]: expected a count of 1 to 1000000 before ' x ' (got 0)"),
+                              ('["99999999999999999999 x gemm M=8 N=8 K=8"]', "frames/s",
+                               "cases[0].layers[0]: expected a count of 1 to 1000000 before ' x ' (got 99999999999999999999)")):
         path = os.path.join(tmp, "suite.yaml")
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like,"
@@ -482,6 +486,14 @@ with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
             sys.exit(f"validate bad loopnest_network case: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+    # hardware: a loop-nest preset or file; a GPU-class preset or a missing name is refused at the key.
+    for hw in ("h100-sxm5", "no-such-chip"):
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: e, kind: loopnest_network, group: g, hardware: {hw},"
+                    " images: 1, layers: [gemm M=8 N=8 K=8], measured: 1, unit: frames/s, source: s}\n")
+        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or "cases[0].hardware: expected a loop-nest hardware" not in p.stderr or "suite.yaml:" not in p.stderr:
+            sys.exit(f"validate loopnest_network hardware {hw}: exit {p.returncode}, stderr {p.stderr!r}")
 # kind: llm_step_csv (forward steps written by scripts/measure_gpu.py): the named column is the
 # measurement, decode context = tokens attended - new tokens, and the method's llm_steps fusion
 # kinds drive the model. With all four kinds, a case must equal `dse eval --fusion aggressive`.
