@@ -662,6 +662,34 @@ std::map<std::string, bool> rank_orders(const std::vector<CaseResult>& cases) {
   return out;
 }
 
+// Per benchmark with several platforms, how much faster the measured fastest platform is
+// than each other one, measured and predicted: what a shortlist compares. error =
+// predicted speedup / measured speedup - 1.
+struct Speedup {
+  std::string benchmark;
+  const CaseResult* faster = nullptr;
+  const CaseResult* slower = nullptr;
+  double measured = 0.0, predicted = 0.0, error = 0.0;
+};
+std::vector<Speedup> platform_speedups(const std::vector<CaseResult>& cases) {
+  std::map<std::string, std::vector<const CaseResult*>> by;
+  for (const auto& c : cases)
+    if (!c.benchmark.empty()) by[c.benchmark].push_back(&c);
+  std::vector<Speedup> out;
+  for (auto& [b, v] : by) {
+    if (v.size() < 2) continue;
+    const CaseResult* best = *std::max_element(
+        v.begin(), v.end(), [](const CaseResult* x, const CaseResult* y) { return x->measured < y->measured; });
+    for (const auto* x : v) {
+      if (x == best || !(x->predicted > 0.0)) continue;
+      Speedup s{b, best, x, best->measured / x->measured, best->predicted / x->predicted, 0.0};
+      s.error = s.predicted / s.measured - 1.0;
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
 // Absolute relative errors of a set of cases: count, mean, median, max.
 struct ErrorStats {
   std::size_t n = 0;
@@ -821,7 +849,20 @@ int cmd_validate(const Args& args) {
       std::cout << (first ? "" : ", ") << io::json_string(b) << ": " << (ok ? "true" : "false");
       first = false;
     }
-    std::cout << "}}\n";
+    std::cout << "}, \"platform_speedups\": [";
+    const std::vector<Speedup> speedups = platform_speedups(cases);
+    std::vector<double> speedup_abs;
+    for (std::size_t i = 0; i < speedups.size(); ++i) {
+      const Speedup& x = speedups[i];
+      std::cout << (i ? ", " : "") << "{\"benchmark\": " << io::json_string(x.benchmark)
+                << ", \"faster\": " << io::json_string(x.faster->name)
+                << ", \"slower\": " << io::json_string(x.slower->name)
+                << ", \"measured\": " << io::json_number(x.measured)
+                << ", \"predicted\": " << io::json_number(x.predicted)
+                << ", \"error\": " << io::json_number(x.error) << "}";
+      speedup_abs.push_back(std::abs(x.error));
+    }
+    std::cout << "], \"platform_speedup_errors\": {" << stats_json(stats_of(speedup_abs)) << "}}\n";
     return exit_ok;
   }
   // The case column is as wide as the longest name, so columns never run together.
@@ -854,6 +895,20 @@ int cmd_validate(const Args& args) {
   }
   for (const auto& [b, ok] : rank_orders(cases))
     std::cout << "rank order of platforms on " << b << ": " << (ok ? "preserved" : "NOT preserved") << '\n';
+  const std::vector<Speedup> speedups = platform_speedups(cases);
+  if (!speedups.empty()) {
+    std::cout << "\nspeedup of each benchmark's measured fastest platform over the others"
+                 " (measured, predicted, error):\n";
+    std::vector<double> abs;
+    for (const auto& x : speedups) {
+      std::cout << "  " << x.faster->name << " over " << x.slower->name << ": x" << fmt(x.measured, 4) << ", x"
+                << fmt(x.predicted, 4) << ", " << fmt(100 * x.error, 3) << "%\n";
+      abs.push_back(std::abs(x.error));
+    }
+    const ErrorStats st = stats_of(abs);
+    std::cout << "speedups: " << st.n << " pairs, mean|err| " << fmt(100 * st.mean, 3) << "%, median "
+              << fmt(100 * st.median, 3) << "%, max " << fmt(100 * st.max, 3) << "%\n";
+  }
   return exit_ok;
 }
 

@@ -76,6 +76,23 @@ for c in v["cases"]:
 for g in ("operators", "end_to_end", "training_mfu"):
     need(v["groups"], [g], "validate.groups")
     need(v["groups"][g], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], f"validate.groups.{g}")
+# platform_speedups: per benchmark, the measured fastest case over each other one, measured and predicted
+# (the cases' own figures divided), error = predicted / measured - 1; MPT-13B on 8 GPUs: H100 over A100.
+sp = [s for s in v["platform_speedups"] if s["benchmark"] == "training_mfu:mpt-13b.yaml:b2:s2048"]
+byname = {c["name"]: c for c in v["cases"]}
+h, a = byname["mosaicml-mpt-13b-h100-mb2"], byname["mosaicml-mpt-13b-a100-mb2"]
+want_m, want_p = h["measured"] / a["measured"], h["predicted"] / a["predicted"]
+if (len(sp) != 1 or sp[0]["faster"] != h["name"] or sp[0]["slower"] != a["name"]
+        or abs(sp[0]["measured"] - want_m) > 1e-9 * want_m or abs(sp[0]["predicted"] - want_p) > 1e-9 * want_p
+        or abs(sp[0]["error"] - (want_p / want_m - 1)) > 1e-9):
+    sys.exit(f"validate platform_speedups for MPT-13B: {sp}, want x{want_m} measured, x{want_p} predicted")
+# One pair per case that is not its benchmark's measured fastest: the four MLPerf Llama-2-70B platforms give 3.
+mlperf = [s for s in v["platform_speedups"] if s["benchmark"] == "llm_offline:llama2-70b"]
+if len(mlperf) != 3 or any(s["faster"] != "mlperf41-llama2-70b-offline-8xh200" for s in mlperf):
+    sys.exit(f"validate platform_speedups for MLPerf Llama-2-70B: {mlperf}")
+need(v["platform_speedup_errors"], ["n", "mean_abs_error", "median_abs_error", "max_abs_error"], "validate")
+if v["platform_speedup_errors"]["n"] != len(v["platform_speedups"]):
+    sys.exit("validate platform_speedup_errors.n differs from the pairs listed")
 # gpt-fast's batch-1 rows (llm_offline, one static batch of 1, prompt 6 + 200 new tokens over a static
 # 206-position cache): tokens/s = 200 / (prefill of 6 tokens + 199 decode steps over the static cache, --context
 # 206 as in the static-shape check above), each step
