@@ -792,6 +792,14 @@ int cmd_validate(const Args& args) {
           "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
       if (c.has(key) && c.string("kind") != "training_mfu")
         io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
+    // A loopnest_network case takes its own keys only; `layers` and `images` are its keys alone.
+    const bool network = c.string("kind") == "loopnest_network";
+    for (const char* key : {"layers", "images"})
+      if (c.has(key) && !network)
+        io::fail(c.place(key), c.node(key), "a key of loopnest_network cases only", c.string("kind"));
+    if (network)  // reopened with its keys only: any other is refused with the allowed list
+      (void)io::MapReader(list[i], top.place("cases").item(i),
+                          {"name", "kind", "group", "hardware", "layers", "images", "measured", "unit", "source"});
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).

@@ -503,6 +503,17 @@ with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
             sys.exit(f"validate bad loopnest_network case: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+    # A loopnest_network case takes its own keys only, and its keys belong to it alone.
+    for case, msg in (("{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like, images: 1, tp: 2,"
+                       " layers: [gemm M=8 N=8 K=8], measured: 1, unit: frames/s, source: s}", "cases[0].tp: unknown key"),
+                      ("{name: d, kind: decode_latency, group: g, hardware: h100-sxm5, workload: llama2-7b, context: 10,"
+                       " images: 2, measured: 1, unit: s, source: s}",
+                       "cases[0].images: a key of loopnest_network cases only (got decode_latency)")):
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
+        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
+            sys.exit(f"validate loopnest_network keys: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
     # hardware: a loop-nest preset or file; a GPU-class preset or a missing name is refused at the key.
     for hw in ("h100-sxm5", "no-such-chip"):
         with open(path, "w") as f:
