@@ -486,6 +486,14 @@ for name, want in (("eyeriss-alexnet-conv-fps", 4 / lat), ("eyeriss-alexnet-conv
     got = ey[name]["predicted"] if name in ey else None
     if got is None or abs(got - want) > 1e-4 * want or ey[name]["group"] != "research_silicon":
         sys.exit(f"validate {name}: {got}, want {want} from dse map")
+# A suite of one case that `dse validate` must refuse (exit 2) with `msg`, at a place in the suite file.
+def refused(tmp, case, msg, what):
+    path = os.path.join(tmp, "suite.yaml")
+    with open(path, "w") as f:
+        f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
+    p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
+        sys.exit(f"validate {what}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 with tempfile.TemporaryDirectory() as tmp:
     for layers, unit, msg in (('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3", "2 x conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3 Z=2"]', "frames/s",
                                "cases[0].layers[1]: operator conv2d: unknown key 'Z'"),
@@ -496,32 +504,20 @@ with tempfile.TemporaryDirectory() as tmp:
                                "cases[0].layers[0]: expected a count of 1 to 1000000 before ' x ' (got 0)"),
                               ('["99999999999999999999 x gemm M=8 N=8 K=8"]', "frames/s",
                                "cases[0].layers[0]: expected a count of 1 to 1000000 before ' x ' (got 99999999999999999999)")):
-        path = os.path.join(tmp, "suite.yaml")
-        with open(path, "w") as f:
-            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like,"
-                    f" images: 4, layers: {layers}, measured: 1, unit: {unit}, source: s}}\n")
-        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
-            sys.exit(f"validate bad loopnest_network case: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+        refused(tmp, f"{{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like, images: 4, layers: {layers},"
+                     f" measured: 1, unit: {unit}, source: s}}", msg, "bad loopnest_network case")
     # A loopnest_network case takes its own keys only, and its keys belong to it alone.
     for case, msg in (("{name: e, kind: loopnest_network, group: g, hardware: eyeriss-like, images: 1, tp: 2,"
                        " layers: [gemm M=8 N=8 K=8], measured: 1, unit: frames/s, source: s}", "cases[0].tp: unknown key"),
                       ("{name: d, kind: decode_latency, group: g, hardware: h100-sxm5, workload: llama2-7b, context: 10,"
                        " images: 2, measured: 1, unit: s, source: s}",
                        "cases[0].images: a key of loopnest_network cases only (got decode_latency)")):
-        with open(path, "w") as f:
-            f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
-        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
-            sys.exit(f"validate loopnest_network keys: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+        refused(tmp, case, msg, "loopnest_network keys")
     # hardware: a loop-nest preset or file; a GPU-class preset or a missing name is refused at the key.
     for hw in ("h100-sxm5", "no-such-chip"):
-        with open(path, "w") as f:
-            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: e, kind: loopnest_network, group: g, hardware: {hw},"
-                    " images: 1, layers: [gemm M=8 N=8 K=8], measured: 1, unit: frames/s, source: s}\n")
-        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or "cases[0].hardware: expected a loop-nest hardware" not in p.stderr or "suite.yaml:" not in p.stderr:
-            sys.exit(f"validate loopnest_network hardware {hw}: exit {p.returncode}, stderr {p.stderr!r}")
+        refused(tmp, f"{{name: e, kind: loopnest_network, group: g, hardware: {hw}, images: 1,"
+                     " layers: [gemm M=8 N=8 K=8], measured: 1, unit: frames/s, source: s}",
+                "cases[0].hardware: expected a loop-nest hardware", f"loopnest_network hardware {hw}")
 # kind: llm_step_csv (forward steps written by scripts/measure_gpu.py): the named column is the
 # measurement, decode context = tokens attended - new tokens, and the method's llm_steps fusion
 # kinds drive the model. With all four kinds, a case must equal `dse eval --fusion aggressive`.
