@@ -394,6 +394,14 @@ for c in local:
     r = ref[c["name"].split(" ")[1]]
     if c["measured"] != r["measured"] or c["predicted"] != r["predicted"]:
         sys.exit(f"validate dir: suite: {c['name']} differs from the oracle file's case")
+# A suite of one case that `dse validate` must refuse (exit 2) with `msg`, at a place in the suite file.
+def refused(tmp, case, msg, what):
+    path = os.path.join(tmp, "suite.yaml")
+    with open(path, "w") as f:
+        f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
+    p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
+        sys.exit(f"validate {what}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 # Training cases: unit mfu or tokens/s/chip; launch (and fusions) are keys of training (and step) cases.
 with tempfile.TemporaryDirectory() as tmp:
     for case, msg in (("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
@@ -459,12 +467,7 @@ with tempfile.TemporaryDirectory() as tmp:
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: int32, measured: 1, unit: mfu, source: s}",
                        'cases[0].gradient_reduce_precision: expected one of fp32, bf16, fp16, fp8, int8, int4 (did you mean \'int8\'?) (got "int32")')):
-        path = os.path.join(tmp, "suite.yaml")
-        with open(path, "w") as f:
-            f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
-        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
-            sys.exit(f"validate bad training key: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+        refused(tmp, case, msg, "bad training key")
 # kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping, "2 x" counting it
 # twice; frames/s = images / the summed latency, J/frame = the summed energy / images. Eyeriss AlexNet, batch 4: the
 # suite's two cases against the five layers mapped one by one here.
@@ -486,14 +489,6 @@ for name, want in (("eyeriss-alexnet-conv-fps", 4 / lat), ("eyeriss-alexnet-conv
     got = ey[name]["predicted"] if name in ey else None
     if got is None or abs(got - want) > 1e-4 * want or ey[name]["group"] != "research_silicon":
         sys.exit(f"validate {name}: {got}, want {want} from dse map")
-# A suite of one case that `dse validate` must refuse (exit 2) with `msg`, at a place in the suite file.
-def refused(tmp, case, msg, what):
-    path = os.path.join(tmp, "suite.yaml")
-    with open(path, "w") as f:
-        f.write(f"measured_dir: {tmp}\ncases:\n  - {case}\n")
-    p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
-    if p.returncode != 2 or msg not in p.stderr or "suite.yaml:" not in p.stderr:
-        sys.exit(f"validate {what}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 with tempfile.TemporaryDirectory() as tmp:
     for layers, unit, msg in (('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3", "2 x conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3 Z=2"]', "frames/s",
                                "cases[0].layers[1]: operator conv2d: unknown key 'Z'"),
