@@ -3,6 +3,8 @@
 # (ctest -LE known_gap), then builds the TBB/driver paths with TSan (preset "tsan") and runs
 # test_dse_run_local and `dse run tests/mpi/sweep.yaml --threads 2`. Any sanitizer report
 # fails the job (halt_on_error); library false positives are suppressed in scripts/sanitizers/.
+# Both presets compile with line tables only (-O2 -g1, CMakePresets.json): reports keep
+# function, file and line; the build is faster than with full -g.
 #
 # Usage: scripts/sanitize.sh [asan|tsan|both]   env: JOBS (default 1), ASAN_DIR, TSAN_DIR
 set -euo pipefail
