@@ -481,6 +481,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   cr.constants = (r.options.fusion_kinds ? constants_text(p, r.options.launch, kinds_text(*r.options.fusion_kinds))
                                          : constants_text(p, r.options.launch, r.options.fusion)) +
                  attention_text(p, r.options.attention_kernel) + ", tp " + std::to_string(tp);
+  // A precision the chip's matrix engine lacks runs at the one the model falls back to
+  // (pf::kernel_precision: fp8 on an A100 runs bf16 kernels): the constants say so.
+  const std::string kernel_prec(dse::costmodel::to_string(pf::kernel_precision(p.gpu, r.phase.precision)));
+  if (kernel_prec != wl::to_string(r.phase.precision))
+    cr.constants += ", " + std::string(wl::to_string(r.phase.precision)) + " kernels run as " + kernel_prec;
   // llm_offline lengths: the method's (the MLPerf dataset means) unless the case gives its
   // own (a benchmark run at fixed input and output lengths).
   const int prompt = static_cast<int>(c.positive_integer_or("prompt_tokens", m.prompt));
@@ -512,9 +517,16 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     // A static-shape serving stack as the submitter configured it (ServingOptions).
     r.serving.static_kv_tokens = static_cast<int>(c.positive_integer_or("static_kv_tokens", 0));
     r.serving.prompt_bucket_tokens = static_cast<int>(c.positive_integer_or("prompt_bucket_tokens", 0));
+    // A static cache shorter than a request is the case's static_kv_tokens; any other reason the
+    // sweep cannot run (a TP degree that does not divide the heads, a learned position table
+    // shorter than the request) is said as it is, not as a memory or cache-length problem.
+    const std::string shape = pf::serving_shape_problem(r.serving);
+    if (c.has("static_kv_tokens") && shape.rfind("static_kv_tokens", 0) == 0)
+      io::fail(c.place("static_kv_tokens"), c.node("static_kv_tokens"), "expected at least prompt + output tokens",
+               shape);
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
-    if (!e.serving.reason.empty()) io::fail(c.place("static_kv_tokens"), c.node("static_kv_tokens"),
-                                            "expected at least prompt + output tokens", e.serving.reason);
+    if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
+    if (!e.serving.reason.empty()) throw InputError(cr.name + ": " + e.serving.reason);
     // per_chip: the measurement is output tokens/s per chip of the TP group (as
     // TensorRT-LLM's performance tables give it), not of the whole system.
     const bool per_chip = c.boolean_or("per_chip", false);

@@ -468,6 +468,30 @@ with tempfile.TemporaryDirectory() as tmp:
                        " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: int32, measured: 1, unit: mfu, source: s}",
                        'cases[0].gradient_reduce_precision: expected one of fp32, bf16, fp16, fp8, int8, int4 (did you mean \'int8\'?) (got "int32")')):
         refused(tmp, case, msg, "bad training key")
+# An llm_offline case the model cannot evaluate says why, by case name: it said "no batch of the case fits
+# memory (at most 0 sequences)" for Llama-2-70B's 64 heads over TP 3, and "expected at least prompt + output
+# tokens" at a static_kv_tokens key it did not have for a request past MPT-760M's 2,048-row position table.
+# A precision the chip's matrix engine lacks is said in the constants: fp8 on an A100 runs bf16 kernels.
+mpt760_file = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../scenarios/validation/mpt-760m.yaml"))
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "suite.yaml")
+    offline = "{name: o, kind: llm_offline, group: end_to_end, measured: 1000, unit: tokens/s, source: s, "
+    for extra, msg in (("hardware: h100-sxm5, workload: llama2-70b, precision: fp8, tp: 3}",
+                        "o: transformer 'llama2-70b': heads must be divisible by tensor_parallel"),
+                       (f"hardware: h100-sxm5, workload: {mpt760_file}, prompt_tokens: 2000, output_tokens: 100}}",
+                        "passes its learned position table (max_positions 2048)")):
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {offline}{extra}\n")
+        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or msg not in p.stderr or "fits memory" in p.stderr or "static_kv_tokens" in p.stderr:
+            sys.exit(f"validate infeasible llm_offline ({extra}): exit {p.returncode}, stderr {p.stderr!r}")
+    with open(path, "w") as f:
+        f.write(f"measured_dir: {tmp}\ncases:\n  - {offline}hardware: a100-sxm4-80gb, workload: llama2-7b, "
+                "precision: fp8}\n  - {name: b, kind: llm_offline, group: end_to_end, measured: 1000, "
+                "unit: tokens/s, source: s, hardware: a100-sxm4-80gb, workload: llama2-7b, precision: bf16}\n")
+    cases = {c["name"]: c for c in json.loads(run("validate", "--suite", path, "--json"))["cases"]}
+    if "fp8 kernels run as bf16" not in cases["o"]["constants"] or "kernels run as" in cases["b"]["constants"]:
+        sys.exit(f"validate precision fallback not in the constants: {cases}")
 # kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping, "2 x" counting it
 # twice; frames/s = images / the summed latency, J/frame = the summed energy / images. Eyeriss AlexNet, batch 4: the
 # suite's two cases against the five layers mapped one by one here.
