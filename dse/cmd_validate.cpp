@@ -493,6 +493,19 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (kind != "llm_offline")
     for (const char* key : {"prompt_tokens", "output_tokens", "per_chip"})
       if (c.has(key)) io::fail(c.place(key), c.node(key), "a key of llm_offline cases only", kind);
+  // The unit each kind predicts in (a wrong one compared numbers of different kinds).
+  // training_mfu checks its own two below.
+  if (kind == "llm_offline" || kind == "vision_offline" || kind == "encoder_offline" || kind == "decode_latency") {
+    const bool per_chip = kind == "llm_offline" && c.boolean_or("per_chip", false);
+    const std::string want = kind == "decode_latency" ? "s"
+                             : kind != "llm_offline"  ? "samples/s"
+                             : per_chip               ? "tokens/s/GPU"
+                                                      : "tokens/s";
+    if (cr.unit != want)
+      io::fail(c.place("unit"), c.node("unit"),
+               "expected " + want + " (the unit of " + kind + " cases" + (per_chip ? " with per_chip: true" : "") + ")",
+               cr.unit);
+  }
   if (kind == "llm_offline") {
     r.phase.phase = wl::Phase::decode;
     r.phase.batch = 1;

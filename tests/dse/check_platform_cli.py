@@ -468,6 +468,21 @@ with tempfile.TemporaryDirectory() as tmp:
                        " batch: 1, seq: 512, dp: 2, gradient_reduce_precision: int32, measured: 1, unit: mfu, source: s}",
                        'cases[0].gradient_reduce_precision: expected one of fp32, bf16, fp16, fp8, int8, int4 (did you mean \'int8\'?) (got "int32")')):
         refused(tmp, case, msg, "bad training key")
+    # Each model-driven kind's unit (a wrong one compared a latency with a rate: a decode_latency case
+    # in tokens/s ran, -95%).
+    for case, msg in (("{name: d, kind: decode_latency, group: end_to_end, hardware: h100-sxm5, workload: llama2-7b,"
+                       " context: 100, measured: 1, unit: tokens/s, source: s}",
+                       "cases[0].unit: expected s (the unit of decode_latency cases) (got tokens/s)"),
+                      ("{name: o, kind: llm_offline, group: end_to_end, hardware: h100-sxm5, workload: llama2-7b,"
+                       " measured: 1, unit: tokens/s/GPU, source: s}",
+                       "cases[0].unit: expected tokens/s (the unit of llm_offline cases) (got tokens/s/GPU)"),
+                      ("{name: o, kind: llm_offline, group: end_to_end, hardware: h100-sxm5, workload: llama2-7b,"
+                       " per_chip: true, measured: 1, unit: tokens/s, source: s}",
+                       "cases[0].unit: expected tokens/s/GPU (the unit of llm_offline cases with per_chip: true) (got tokens/s)"),
+                      ("{name: v, kind: vision_offline, group: end_to_end, hardware: h100-sxm5, workload: resnet50,"
+                       " measured: 1, unit: images/s, source: s}",
+                       "cases[0].unit: expected samples/s (the unit of vision_offline cases) (got images/s)")):
+        refused(tmp, case, msg, "bad unit")
 # An llm_offline case the model cannot evaluate says why, by case name: it said "no batch of the case fits
 # memory (at most 0 sequences)" for Llama-2-70B's 64 heads over TP 3, and "expected at least prompt + output
 # tokens" at a static_kv_tokens key it did not have for a request past MPT-760M's 2,048-row position table.
@@ -585,12 +600,13 @@ with tempfile.TemporaryDirectory() as tmp:
 with tempfile.TemporaryDirectory() as tmp:
     def offline_suite(extra):
         path = os.path.join(tmp, "suite.yaml")
+        unit = "tokens/s/GPU" if "per_chip: true" in extra else "tokens/s"  # the unit per_chip predicts in
         with open(path, "w") as f:
             f.write(f"measured_dir: {tmp}\nmethod:\n  operators: {{launch: framework, fusion: none}}\n"
                     "  end_to_end: {launch: graph, fusion: aggressive}\n"
                     "  llm_offline: {prompt_tokens: 218, output_tokens: 294, batches: [1, 2]}\n  vision_batch: 1\n"
                     "cases:\n  - {name: one, kind: llm_offline, group: e2e, hardware: h100-sxm5, workload: llama2-70b,"
-                    f" precision: fp8, tp: 2, measured: 500, unit: tokens/s, source: local{extra}}}\n")
+                    f" precision: fp8, tp: 2, measured: 500, unit: {unit}, source: local{extra}}}\n")
         return path
     def out_tps(*extra):  # TensorRT-LLM's out_tps at batch 64 from `dse eval`'s sweep (2048 + 512 tokens, TP 2)
         sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
