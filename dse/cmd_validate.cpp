@@ -95,6 +95,15 @@ std::string constants_text(const pf::Platform& p, pf::LaunchMode launch, pf::Fus
   return constants_text(p, launch, std::string(pf::to_string(fusion)));
 }
 
+// A step whose modelled memory exceeds the chip's, as the constants line says it ("" when it fits):
+// the measured run fitted, so the model's memory for it is high (it is not refused: time and
+// MFU do not depend on it).
+std::string memory_text(const pf::Platform& p, const pf::SystemEval& e) {
+  if (e.chip.fits_memory) return "";
+  return ", modelled memory " + fmt(e.chip.totals.memory_bytes / 1e9, 4) + " GB of the chip's " +
+         fmt(p.gpu.hbm_bytes / 1e9, 4) + " (does not fit)";
+}
+
 // The stack's attention kernel as the constants line gives it ("" for the default, native).
 std::string attention_text(const pf::Platform& p, pf::AttentionKernel k) {
   if (k == pf::AttentionKernel::native) return "";
@@ -578,7 +587,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     cr.predicted = static_cast<double>(m.vision_batch) / e.step_latency_s;
-    cr.constants += ", batch " + std::to_string(m.vision_batch);
+    cr.constants += ", batch " + std::to_string(m.vision_batch) + memory_text(p, e);
   } else if (kind == "decode_latency") {
     r.phase.phase = wl::Phase::decode;
     r.phase.batch = c.positive_integer_or("batch", 1);
@@ -587,6 +596,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     cr.predicted = e.step_latency_s;
+    cr.constants += memory_text(p, e);
   } else if (kind == "training_mfu") {
     r.phase.phase = wl::Phase::training;
     r.phase.batch = c.positive_integer("batch");
@@ -653,7 +663,8 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
                     // communication or power one): the micro-batches' compute share of the
                     // step at the nominal clock, and the clock the TDP allows.
                     ", compute " + fmt(e.step.step_time_s > 0 ? 100 * e.step.compute_s / e.step.step_time_s : 0.0, 3) +
-                    "% of the step, clock " + fmt(100 * e.power.throttle_factor, 3) + "% of nominal";
+                    "% of the step, clock " + fmt(100 * e.power.throttle_factor, 3) + "% of nominal" +
+                    memory_text(p, e);
   } else {
     throw InputError(cr.name + ": unknown kind " + kind);
   }

@@ -507,6 +507,18 @@ with tempfile.TemporaryDirectory() as tmp:
     cases = {c["name"]: c for c in json.loads(run("validate", "--suite", path, "--json"))["cases"]}
     if "fp8 kernels run as bf16" not in cases["o"]["constants"] or "kernels run as" in cases["b"]["constants"]:
         sys.exit(f"validate precision fallback not in the constants: {cases}")
+    # A step whose modelled memory passes the chip's says so in its constants. By hand (as the serving
+    # check below): Llama-2-7B's KV cache is 524,288 B per token, so a 200,000-token context holds 105 GB
+    # beside 13.5 GB of weights, past the H100's 85.9 GB; a 100,000-token one, 66 GB, fits.
+    with open(path, "w") as f:
+        f.write(f"measured_dir: {tmp}\ncases:\n")
+        for name, context in (("long", 200000), ("fits", 100000)):
+            f.write(f"  - {{name: {name}, kind: decode_latency, group: end_to_end, hardware: h100-sxm5, workload: llama2-7b,"
+                    f" context: {context}, measured: 1, unit: s, source: s}}\n")
+    cases = {c["name"]: c for c in json.loads(run("validate", "--suite", path, "--json"))["cases"]}
+    if (not re.search(r"modelled memory 1[01]\d\.?\d* GB of the chip's 85\.9\d* \(does not fit\)", cases["long"]["constants"])
+            or "modelled memory" in cases["fits"]["constants"]):
+        sys.exit(f"validate memory note: {cases}")
 # kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping, "2 x" counting it
 # twice; frames/s = images / the summed latency, J/frame = the summed energy / images. Eyeriss AlexNet, batch 4: the
 # suite's two cases against the five layers mapped one by one here.
