@@ -648,8 +648,14 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   set_attribute(file, kAttempt, attempt);
   h5::flush(file);
 
+  // A run killed after its final archive was written (kFinished) has nothing left to
+  // evaluate, and its checkpoint datasets may be gone: it only finishes, from /archive.
+  const bool finished = h5::has_attribute(file, kFinished) && h5::read_int_attribute(file, kFinished) == 1;
+
   auto sampler = make_sampler(model, plan);
-  if (plan.sampler == SamplerKind::nsga2) {
+  if (finished) {
+    // nothing to restore
+  } else if (plan.sampler == SamplerKind::nsga2) {
     const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds, state_attempt));
     if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
   } else {
@@ -661,7 +667,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   const bool appended = h5::has_attribute(file, kArchiveRound);
   std::int64_t archive_round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
   std::uint64_t archive_rows = 0;
-  {
+  if (!finished) {
     std::vector<PointRecord> saved =
         read_archive(file, checkpoint_name("checkpoint_archive", archive_round, archive_attempt));
     archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
@@ -678,7 +684,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   std::uint64_t round_points = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64);
 
   DriverResult result;
-  while (!sampler->done()) {
+  while (!finished && !sampler->done()) {
     // Rank 0 sizes the round from the measured rate; every rank's sampler asks the same ids.
     Bytes sz;
     put(sz, round_points);
@@ -800,13 +806,24 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   result.feasible = feasible;
   if (!result.interrupted) {
     const auto tm = Clock::now();
-    result.archive = global_archive(ctx, model, archive.records());
+    if (finished) {
+      // The archive as the killed run wrote it; on rank 0, as global_archive() gives it.
+      result.archive = read_archive(file, "archive");
+      if (ctx.rank() != 0) result.archive.clear();
+    } else {
+      result.archive = global_archive(ctx, model, archive.records());
+    }
     Bytes n;
     put(n, static_cast<std::uint64_t>(result.archive.size()));
     n = ctx.broadcast(n, 0);
     std::size_t off = 0;
     result.archive_size = get<std::uint64_t>(n, off);
-    write_archive(file, ctx, result.archive, result.archive_size);
+    if (!finished) {
+      write_archive(file, ctx, result.archive, result.archive_size);
+      h5::flush(file);
+      set_attribute(file, kFinished, 1);
+      h5::flush(file);  // /archive is the committed result from here; the checkpoints may go
+    }
     result.stale_checkpoints =
         delete_checkpoints(file, attempt,
                            {checkpoint_name("sampler_state", rounds, state_attempt),

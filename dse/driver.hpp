@@ -97,6 +97,11 @@ inline constexpr const char* kArchiveRows = "checkpoint_archive_rows";
 inline constexpr const char* kAttempt = "checkpoint_attempt";
 inline constexpr const char* kStateAttempt = "checkpoint_state_attempt";
 inline constexpr const char* kArchiveAttempt = "checkpoint_archive_attempt";
+// 1 once the final archive (/archive) is written and flushed, before the checkpoints are
+// deleted: a run killed from then until the output is renamed (run.cpp) resumes from
+// /archive and only finishes. (It failed: the committed checkpoint was gone while the
+// counters still named it.)
+inline constexpr const char* kFinished = "checkpoint_finished";
 
 // "BASE_ROUND" for attempt 0 (files written before attempts were counted), else
 // "BASE_ROUND_aATTEMPT".
