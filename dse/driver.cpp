@@ -667,9 +667,25 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   const bool appended = h5::has_attribute(file, kArchiveRound);
   std::int64_t archive_round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
   std::uint64_t archive_rows = 0;
-  if (!finished) {
-    std::vector<PointRecord> saved =
-        read_archive(file, checkpoint_name("checkpoint_archive", archive_round, archive_attempt));
+  const std::string committed_archive = checkpoint_name("checkpoint_archive", archive_round, archive_attempt);
+  bool rewrite_archive = false;  // the next checkpoint writes the archive afresh
+  if (!finished && !h5::has_link(file, committed_archive) && store_rows) {
+    // The counters name an archive checkpoint the file no longer links: seen once in the
+    // kill -9 tests, killed right after the first checkpoint (how HDF5 lost the link is not
+    // known). /points holds every row the counters commit, and the archive of those rows
+    // is the archive the checkpoint held: it is rebuilt from them, and the next checkpoint
+    // writes it afresh.
+    const h5::Handle points = h5::open_dataset(file, "points");
+    std::vector<PointRecord> rows(h5::dataset_rows(points));
+    if (rows.size() < rows_done) throw IoError("/points is shorter than its committed rows");
+    const h5::Handle record = point_record_type();
+    if (!rows.empty()) h5::read_all(points, record, rows.data());
+    rows.resize(rows_done);  // rows past the committed count belong to an unfinished round
+    const auto p = static_cast<std::size_t>(ctx.size());
+    for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < rows.size(); i += p) archive.insert(rows[i]);
+    rewrite_archive = true;
+  } else if (!finished) {
+    std::vector<PointRecord> saved = read_archive(file, committed_archive);
     archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
     if (saved.size() < archive_rows) throw IoError("checkpoint archive is shorter than its committed rows");
     saved.resize(archive_rows);  // rows past the committed count belong to an unfinished checkpoint
@@ -750,7 +766,8 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     const std::int64_t old_archive_round = archive_round;
     const std::int64_t old_archive_attempt = archive_attempt;
     const std::int64_t old_state_attempt = state_attempt;
-    if (archive_rows + ctx.sum(entered.size()) > 2 * archived + opt.checkpoint_slack_rows) {
+    if (rewrite_archive || archive_rows + ctx.sum(entered.size()) > 2 * archived + opt.checkpoint_slack_rows) {
+      rewrite_archive = false;
       archive_round = rounds + 1;
       archive_attempt = attempt;
       const h5::Handle ds = fresh_dataset(file, checkpoint_name("checkpoint_archive", archive_round, attempt), type,
