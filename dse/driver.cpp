@@ -675,14 +675,19 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     // known). /points holds every row the counters commit, and the archive of those rows
     // is the archive the checkpoint held: it is rebuilt from them, and the next checkpoint
     // writes it afresh.
+    // Read in blocks (rows past the committed count belong to an unfinished round).
     const h5::Handle points = h5::open_dataset(file, "points");
-    std::vector<PointRecord> rows(h5::dataset_rows(points));
-    if (rows.size() < rows_done) throw IoError("/points is shorter than its committed rows");
+    if (h5::dataset_rows(points) < rows_done) throw IoError("/points is shorter than its committed rows");
     const h5::Handle record = point_record_type();
-    if (!rows.empty()) h5::read_all(points, record, rows.data());
-    rows.resize(rows_done);  // rows past the committed count belong to an unfinished round
-    const auto p = static_cast<std::size_t>(ctx.size());
-    for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < rows.size(); i += p) archive.insert(rows[i]);
+    const auto p = static_cast<std::uint64_t>(ctx.size());
+    std::vector<PointRecord> block;
+    for (std::uint64_t at = 0; at < rows_done;) {
+      block.resize(static_cast<std::size_t>(std::min<std::uint64_t>(rows_done - at, 1u << 16)));
+      h5::read_rows(points, record, at, block.size(), block.data());
+      for (std::size_t i = 0; i < block.size(); ++i)
+        if ((at + i) % p == static_cast<std::uint64_t>(ctx.rank())) archive.insert(block[i]);
+      at += block.size();
+    }
     rewrite_archive = true;
   } else if (!finished) {
     std::vector<PointRecord> saved = read_archive(file, committed_archive);

@@ -290,6 +290,16 @@ void read_all(hid_t dset, hid_t mem_type, void* buf) {
   check_status(H5Dread(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread");
 }
 
+void read_rows(hid_t dset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* buf) {
+  if (count == 0) return;
+  Handle file_space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
+  const hsize_t start[1] = {offset};
+  const hsize_t cnt[1] = {count};
+  check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab");
+  Handle mem_space(check(H5Screate_simple(1, cnt, nullptr), "H5Screate_simple"), H5Sclose);
+  check_status(H5Dread(dset, mem_type, mem_space, file_space, H5P_DEFAULT, buf), "H5Dread");
+}
+
 Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows,
                             int deflate_level) {
   const hsize_t dims[1] = {0};

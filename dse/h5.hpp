@@ -81,6 +81,8 @@ struct RowRun {
 // its own runs, possibly none).
 void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<RowRun>& runs, bool collective);
 void read_all(hid_t dset, hid_t mem_type, void* buf);
+// Read rows [offset, offset+count) of a 1-D dataset into buf (independent transfer).
+void read_rows(hid_t dset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* buf);
 [[nodiscard]] bool has_link(hid_t loc, const std::string& name);
 
 // Flush a file (H5Fflush, global scope).
