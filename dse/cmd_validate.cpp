@@ -502,10 +502,12 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   if (kind != "llm_offline")
     for (const char* key : {"prompt_tokens", "output_tokens", "per_chip"})
       if (c.has(key)) io::fail(c.place(key), c.node(key), "a key of llm_offline cases only", kind);
+  // per_chip (llm_offline): the measurement is output tokens/s per chip of the TP group (as
+  // TensorRT-LLM's performance tables give it), not of the whole system.
+  const bool per_chip = c.boolean_or("per_chip", false);
   // The unit each kind predicts in (a wrong one compared numbers of different kinds).
   // training_mfu checks its own two below.
   if (kind == "llm_offline" || kind == "vision_offline" || kind == "encoder_offline" || kind == "decode_latency") {
-    const bool per_chip = kind == "llm_offline" && c.boolean_or("per_chip", false);
     const std::string want = kind == "decode_latency" ? "s"
                              : kind != "llm_offline"  ? "samples/s"
                              : per_chip               ? "tokens/s/GPU"
@@ -549,9 +551,6 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     if (!e.serving.reason.empty()) throw InputError(cr.name + ": " + e.serving.reason);
-    // per_chip: the measurement is output tokens/s per chip of the TP group (as
-    // TensorRT-LLM's performance tables give it), not of the whole system.
-    const bool per_chip = c.boolean_or("per_chip", false);
     double best = 0.0;
     int best_b = 0;
     for (const auto& s : e.serving.sweep) {

@@ -479,7 +479,7 @@ std::vector<std::string> delete_checkpoints(hid_t file, std::int64_t attempt, co
 // written into fresh datasets rather than rewritten in place: rewriting a filtered
 // chunk that other ranks wrote before left stale rows with parallel HDF5 1.10.
 h5::Handle fresh_dataset(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows, int deflate) {
-  if (h5::has_link(file, name)) h5::check_status(H5Ldelete(file, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
+  h5::remove_link(file, name);
   return h5::create_extensible_1d(file, name, type, chunk_rows, deflate);
 }
 
@@ -801,9 +801,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     std::vector<std::string> old = {checkpoint_name("sampler_state", rounds - 1, old_state_attempt)};
     if (archive_round != old_archive_round || archive_attempt != old_archive_attempt)
       old.push_back(checkpoint_name("checkpoint_archive", old_archive_round, old_archive_attempt));
-    for (const auto& name : old) {
-      if (h5::has_link(file, name)) h5::check_status(H5Ldelete(file, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
-    }
+    for (const auto& name : old) h5::remove_link(file, name);
     progress.update(evaluated, archived, false);
     result.checkpoint_s += std::chrono::duration<double>(Clock::now() - tw).count();
 

@@ -358,6 +358,10 @@ void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<R
 
 bool has_link(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
 
+void remove_link(hid_t loc, const std::string& name) {
+  if (has_link(loc, name)) check_status(H5Ldelete(loc, name.c_str(), H5P_DEFAULT), "H5Ldelete " + name);
+}
+
 void flush(hid_t file) { check_collective(file, H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush"); }
 
 }  // namespace dse::h5

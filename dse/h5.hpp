@@ -84,6 +84,8 @@ void read_all(hid_t dset, hid_t mem_type, void* buf);
 // Read rows [offset, offset+count) of a 1-D dataset into buf (independent transfer).
 void read_rows(hid_t dset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* buf);
 [[nodiscard]] bool has_link(hid_t loc, const std::string& name);
+// Unlink `name` from loc if it is there (collective on a file open with MPI-IO).
+void remove_link(hid_t loc, const std::string& name);
 
 // Flush a file (H5Fflush, global scope).
 //

@@ -431,9 +431,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       }
       pareto_count = pareto.size();
       // /pareto and /mapping_sheets afresh: a run killed while writing them resumes here (kFinished).
-      for (const char* name : {"pareto", "mapping_sheets"})
-        if (h5::has_link(file, name))
-          h5::check_status(H5Ldelete(file, name, H5P_DEFAULT), std::string("H5Ldelete ") + name);
+      for (const char* name : {"pareto", "mapping_sheets"}) h5::remove_link(file, name);
       const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
       h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
                      ctx.distributed());

@@ -102,6 +102,12 @@ void expect_same_archive(const DriverResult& got, const DriverResult& want) {
   }
 }
 
+// The archive checkpoint dataset that a file's counters name.
+std::string committed_archive(hid_t file) {
+  return checkpoint_name("checkpoint_archive", h5::read_int_attribute(file, kArchiveRound),
+                         h5::read_int_attribute(file, kArchiveAttempt));
+}
+
 TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
   const auto dir = scratch_dir("dse_test_driver_checkpoint");
   const DriverResult want = uninterrupted(dir);
@@ -209,8 +215,7 @@ TEST(DriverCheckpoint, KilledAfterTheFinalArchiveResumesFromIt) {
   {
     const h5::Handle file = h5::open_file_readonly(path);
     EXPECT_EQ(h5::read_int_attribute(file, kFinished), 1);
-    const std::string committed = checkpoint_name("checkpoint_archive", h5::read_int_attribute(file, kArchiveRound),
-                                                  h5::read_int_attribute(file, kArchiveAttempt));
+    const std::string committed = committed_archive(file);
     EXPECT_FALSE(h5::has_link(file, committed)) << "the state the fix is for: the committed checkpoint is gone";
   }
   const DriverResult again = f.drive_file(path, false);
@@ -241,8 +246,7 @@ TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
   {
     auto ctx = make_local_context();
     const h5::Handle file = h5::open_file_readwrite(path, *ctx);
-    const std::string committed = checkpoint_name("checkpoint_archive", h5::read_int_attribute(file, kArchiveRound),
-                                                  h5::read_int_attribute(file, kArchiveAttempt));
+    const std::string committed = committed_archive(file);
     ASSERT_TRUE(h5::has_link(file, committed));
     ASSERT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
   }
