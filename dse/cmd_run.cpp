@@ -85,10 +85,10 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   opt.cancel = &g_cancel;
+  opt.warn = [](const std::string& w) { print_error_line("dse run: warning: " + w); };
   try {
     const RunSummary s = run(*ctx, opt);
     if (ctx->rank() == 0) {
-      if (!s.warning.empty()) print_error_line("dse run: warning: " + s.warning);
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
                 << " s\nwrote " << s.output_path << "\n";

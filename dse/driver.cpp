@@ -669,7 +669,14 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   std::uint64_t archive_rows = 0;
   const std::string committed_archive = checkpoint_name("checkpoint_archive", archive_round, archive_attempt);
   bool rewrite_archive = false;  // the next checkpoint writes the archive afresh
-  if (!finished && !h5::has_link(file, committed_archive) && store_rows) {
+  const bool lost_archive = !finished && !h5::has_link(file, committed_archive);
+  if (lost_archive && !store_rows) {
+    throw IoError("the archive checkpoint " + committed_archive +
+                  " that the file's counters name is missing (a killed run), and the file keeps no rows "
+                  "to rebuild it from (--store " + std::string(to_string(opt.store)) +
+                  "): the run cannot be resumed; start it again");
+  }
+  if (lost_archive) {
     // The counters name an archive checkpoint the file no longer links: seen once in the
     // kill -9 tests, killed right after the first checkpoint (how HDF5 lost the link is not
     // known). /points holds every row the counters commit, and the archive of those rows
@@ -689,6 +696,11 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       at += block.size();
     }
     rewrite_archive = true;
+    if (ctx.rank() == 0 && opt.warn) {
+      opt.warn("the archive checkpoint " + committed_archive +
+               " that the file's counters name is missing (a killed run); the archive was rebuilt from the " +
+               std::to_string(rows_done) + " committed rows of /points");
+    }
   } else if (!finished) {
     std::vector<PointRecord> saved = read_archive(file, committed_archive);
     archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();

@@ -57,6 +57,8 @@ struct DriverOptions {
   std::uint64_t checkpoint_slack_rows = 65536;
   bool progress = true;
   const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
+  // Called on rank 0 with a problem the run recovered from (none when empty).
+  std::function<void(const std::string&)> warn;
 };
 
 struct DriverResult {

@@ -400,7 +400,6 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   std::size_t pareto_count = 0;
   double sheets_s = 0.0;
   double compress_s = 0.0;
-  std::string warning;
   std::int64_t failed = 0;
   std::string error;
   try {
@@ -418,6 +417,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     d.round_s = options.checkpoint_interval_s;
     d.progress = options.progress;
     d.cancel = options.cancel;
+    d.warn = options.warn;
     result = drive(ctx, model, scenario.search, d, file);
     if (!result.interrupted) {
       // The archive is on rank 0 only; its Pareto indices go to every rank.
@@ -462,13 +462,16 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
       compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
     } catch (const IoError& e) {
-      warning = std::string("compressing /points failed, the results are kept uncompressed: ") + e.what();
+      if (options.warn) {
+        options.warn(std::string("compressing /points failed, the results are kept uncompressed: ") + e.what());
+      }
     }
   }
-  if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty()) {
-    warning = "the output keeps " + std::to_string(result.stale_checkpoints.size()) +
+  if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty() &&
+      ctx.rank() == 0 && options.warn) {
+    options.warn("the output keeps " + std::to_string(result.stale_checkpoints.size()) +
               " checkpoint dataset(s) that a killed attempt left half written (" + result.stale_checkpoints.front() +
-              (result.stale_checkpoints.size() > 1 ? ", ..." : "") + "); the results do not use them";
+              (result.stale_checkpoints.size() > 1 ? ", ..." : "") + "); the results do not use them");
   }
   if (ctx.max(failed) != 0) {
     if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);
@@ -496,7 +499,6 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   s.merge_s = result.merge_s;
   s.sheets_s = sheets_s;
   s.compress_s = compress_s;
-  s.warning = warning;
   s.output_path = options.output_path;
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct RunOptions {
   double checkpoint_interval_s = 2.0;
   bool progress = true;
   const std::atomic<bool>* cancel = nullptr;
+  // Called on rank 0, when it happens, with a problem that did not fail the run: a resume
+  // that rebuilt a lost checkpoint, a compression of /points that failed.
+  std::function<void(const std::string&)> warn;
 };
 
 struct RunSummary {
@@ -40,7 +44,6 @@ struct RunSummary {
   double merge_s = 0.0;
   double sheets_s = 0.0;
   double compress_s = 0.0;         // compressing /points after the run (rank 0, --store all)
-  std::string warning;             // rank 0: a problem that did not fail the run ("" when none)
   std::string output_path;
 };
 

@@ -7,9 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "dse/context.hpp"
 #include "dse/driver.hpp"
+#include "dse/error.hpp"
 #include "dse/h5.hpp"
 #include "dse/run.hpp"
 
@@ -51,6 +54,7 @@ struct Fixture {
   std::atomic<std::uint64_t> calls{0};
   std::uint64_t stop_after = ~std::uint64_t{0};  // evaluations before `cancel` is set
   Store store = Store::archive;
+  std::vector<std::string> warnings;  // DriverOptions::warn
   PointModel model{space,
                    {search::Sense::maximize, search::Sense::minimize, search::Sense::minimize,
                     search::Sense::minimize},
@@ -74,6 +78,7 @@ struct Fixture {
     o.checkpoint_slack_rows = 0;  // rewrite the checkpoint as soon as appends pass 2x the archive
     o.progress = false;
     o.cancel = &cancel;
+    o.warn = [this](const std::string& w) { warnings.push_back(w); };
     SearchPlan plan;
     plan.sampler = SamplerKind::exhaustive;
     return drive(*ctx, model, plan, o, file);
@@ -243,23 +248,63 @@ TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
   f.store = Store::all;
   f.stop_after = 3000;
   ASSERT_TRUE(f.drive_file(path, true).interrupted);
+  std::string committed;
+  std::int64_t rows = 0;
   {
     auto ctx = make_local_context();
     const h5::Handle file = h5::open_file_readwrite(path, *ctx);
-    const std::string committed = committed_archive(file);
+    committed = committed_archive(file);
+    rows = h5::read_int_attribute(file, kRowsDone);
     ASSERT_TRUE(h5::has_link(file, committed));
     ASSERT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
   }
+  ASSERT_GT(rows, 0);
   f.cancel = false;
   f.stop_after = f.calls.load() + 5000;  // one more stop after the rebuild: its checkpoint must be usable
   DriverResult got = f.drive_file(path, false);
   ASSERT_TRUE(got.interrupted);
+  // The resume says what it rebuilt, once; the resumes after it have nothing to say.
+  ASSERT_EQ(f.warnings.size(), 1u);
+  EXPECT_EQ(f.warnings[0], "the archive checkpoint " + committed +
+                               " that the file's counters name is missing (a killed run); the archive was rebuilt "
+                               "from the " +
+                               std::to_string(rows) + " committed rows of /points");
   f.cancel = false;
   f.stop_after = ~std::uint64_t{0};
   got = f.drive_file(path, false);
   ASSERT_FALSE(got.interrupted);
   EXPECT_EQ(got.evaluated, 20000u);
   expect_same_archive(got, want);
+  EXPECT_EQ(f.warnings.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// Without rows (--store archive) a lost archive checkpoint cannot be rebuilt: the resume
+// stops and says so, where it used to fail on opening the missing dataset.
+TEST(DriverCheckpoint, LostArchiveCheckpointWithoutRowsStopsWithItsReason) {
+  const auto dir = scratch_dir("dse_test_driver_lost_archive_norows");
+  const std::string path = (dir / "lost.h5").string();
+  Fixture f;
+  f.stop_after = 3000;
+  ASSERT_TRUE(f.drive_file(path, true).interrupted);
+  std::string committed;
+  {
+    auto ctx = make_local_context();
+    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+    committed = committed_archive(file);
+    ASSERT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
+  }
+  f.cancel = false;
+  try {
+    (void)f.drive_file(path, false);
+    FAIL() << "the resume went on without its archive";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "the archive checkpoint " + committed +
+                                         " that the file's counters name is missing (a killed run), and the file "
+                                         "keeps no rows to rebuild it from (--store archive): the run cannot be "
+                                         "resumed; start it again");
+  }
+  EXPECT_TRUE(f.warnings.empty());
   std::filesystem::remove_all(dir);
 }
 

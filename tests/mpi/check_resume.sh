@@ -4,6 +4,7 @@
 #     next chunk, the last checkpoint stays in OUT.h5.partial, exit code 130, no OUT.h5;
 #  2. kill -9 of one rank mid-run: the job stops (mpirun aborts the others);
 #  3. a partial killed while the output was being finished (after the final archive);
+#  4. a partial whose committed archive checkpoint link is gone (rebuilt from /points);
 #  in all cases `dse run --resume OUT.h5` (with another rank count) completes, and the
 #  result equals an uninterrupted run: same /points rows (no point lost or duplicated),
 #  /archive, /pareto and attributes bar the run attributes.
@@ -68,6 +69,7 @@ rc=$?
 [ -e term.h5.partial ] || { echo "FAIL: no checkpoint file after SIGTERM"; fail=1; }
 grep -q "dse run --resume term.h5" term.err || { echo "FAIL: no resume hint on stderr"; cat term.err; fail=1; }
 echo "SIGTERM after $(rows_done term.h5.partial) checkpointed rows"
+cp term.h5.partial lost.h5.partial  # for case 4
 run $((ranks == 2 ? 4 : 2)) run --resume term.h5 || { echo "FAIL: resume after SIGTERM"; fail=1; }
 "$python" "$compare" ref.h5 term.h5 || fail=1
 
@@ -93,9 +95,36 @@ cp ref.h5 fin.h5.partial
 run "$ranks" run --resume fin.h5 || { echo "FAIL: resume of a finished partial"; fail=1; }
 "$python" "$compare" ref.h5 fin.h5 || fail=1
 
+# 4. The archive checkpoint that the counters name lost from the file (seen once after a
+#    kill -9): the resume rebuilds the archive from /points, says so on stderr, and ends with the
+#    same result. The link is removed by hand from a copy of case 1's partial.
+lost=$("$python" - lost.h5.partial <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    a = f.attrs
+    if int(a.get("checkpoint_finished", 0)) == 1:
+        sys.exit(0)  # stopped after the final archive: no checkpoint left to lose
+    name = "checkpoint_archive_%d" % int(a["checkpoint_archive_round"])
+    if int(a.get("checkpoint_archive_attempt", 0)) > 0:
+        name += "_a%d" % int(a["checkpoint_archive_attempt"])
+    del f[name]
+    print(name, int(a["checkpoint_rows"]))
+PY
+)
+timeout 300 "$mpirun" -q -np "$ranks" --oversubscribe "$dse" run --resume lost.h5 --threads 1 --no-progress \
+  >/dev/null 2>lost.err || { echo "FAIL: resume after a lost archive checkpoint"; cat lost.err; fail=1; }
+if [ -n "$lost" ]; then
+  set -- $lost
+  want="dse run: warning: the archive checkpoint $1 that the file's counters name is missing (a killed run); the archive was rebuilt from the $2 committed rows of /points"
+  grep -qxF "$want" lost.err || { echo "FAIL: no rebuild warning; wanted: $want"; cat lost.err; fail=1; }
+  echo "lost $1 after $2 checkpointed rows: rebuilt"
+fi
+"$python" "$compare" ref.h5 lost.h5 || fail=1
+
 if [ "$fail" = 0 ]; then
   echo "interrupt, kill and resume: results identical to the uninterrupted run"
 else  # what the runs said, so that a failure seen once can be read from the ctest log
-  for f in log term.err kill.err; do [ -s "$f" ] && { echo "--- $f (last 20 lines)"; tail -n 20 "$f"; }; done
+  for f in log term.err kill.err lost.err; do [ -s "$f" ] && { echo "--- $f (last 20 lines)"; tail -n 20 "$f"; }; done
 fi
 exit $fail

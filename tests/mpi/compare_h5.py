@@ -6,7 +6,10 @@ every root attribute equal, except the attributes that describe the run rather
 than its results: start_time, wall_time_s, ranks, threads, checkpoint_rounds
 (round sizes follow the measured speed; the rows they hold do not), and the
 attempt counters checkpoint_attempt, checkpoint_state_attempt and
-checkpoint_archive_attempt (how many times the run was started or resumed).
+checkpoint_archive_attempt (how many times the run was started or resumed), and
+checkpoint_archive_round (the round whose archive checkpoint, deleted from the
+finished output, was written last: a resume that rebuilt a lost one writes it afresh
+in its first round).
 usage: compare_h5.py REFERENCE.h5 OTHER.h5 [...]
 """
 import sys
@@ -15,7 +18,7 @@ import h5py
 import numpy as np
 
 RUN_ATTRIBUTES = {"start_time", "wall_time_s", "ranks", "threads", "checkpoint_rounds", "checkpoint_attempt",
-                  "checkpoint_state_attempt", "checkpoint_archive_attempt"}
+                  "checkpoint_state_attempt", "checkpoint_archive_attempt", "checkpoint_archive_round"}
 
 
 def datasets(f):
