@@ -106,7 +106,7 @@ int cmd_map(const Args& args) {
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
       "json", "print one JSON object instead of text");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).run(), vm);
+  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
   if (vm.count("help") != 0) {
     std::cout << named << '\n';
     return exit_ok;

@@ -28,7 +28,7 @@ int cmd_scalesim(const Args& args) {
       "topology kind: conv or gemm")("path,p", po::value<std::string>(&outdir)->default_value("."),
                                      "output folder; reports go to PATH/<run_name>/");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).run(), vm);
+  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
   if (vm.count("help") != 0) {
     std::cout << named << '\n';
     return exit_ok;

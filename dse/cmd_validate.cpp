@@ -765,7 +765,7 @@ int cmd_validate(const Args& args) {
   named.add_options()("help,h", "print this help")("json", "print one JSON object")(
       "suite", po::value<std::string>(&suite), "suite file (default: scenarios/validation/suite.yaml)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).run(), vm);
+  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
   if (vm.count("help") != 0) {
     std::cout << named << '\n';
     return exit_ok;

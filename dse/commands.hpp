@@ -3,12 +3,20 @@
 // by declaring it here and listing it in kCommands in main.cpp.
 #pragma once
 
+#include <boost/program_options/positional_options.hpp>
 #include <string>
 #include <vector>
 
 namespace dse::cli {
 
 using Args = std::vector<std::string>;
+
+// For a command that takes no positional argument: with this description a stray word
+// ("dse validate extra") is an error, which a parser without one silently drops.
+inline const boost::program_options::positional_options_description& no_positionals() {
+  static const boost::program_options::positional_options_description none;
+  return none;
+}
 
 // `argc/argv` are passed to commands that start MPI.
 int cmd_run(int& argc, char**& argv, const Args& args);

@@ -811,6 +811,14 @@ for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "
           f"max={100*s['max_abs_error']:.1f}%")
 
+# A stray word on a command without positional arguments is refused, not dropped (it was:
+# `dse validate extra` ran the suite, `dse eval ... extra` evaluated).
+for args in (["presets"], ["validate"], ["eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b"],
+             ["map", "--hw", "eyeriss-like", "--op", "gemm M=4 N=4 K=4"], ["scalesim", "-c", "c", "-t", "t", "-p", "p"]):
+    p = subprocess.run([dse, *args, "extra"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "too many positional options" not in p.stderr or p.stdout:
+        sys.exit(f"{' '.join(args)} extra: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
+
 p = run("presets")
 for name in ("h100-sxm5", "mi300x", "tpu-v4", "gaudi2", "dgx-h100-8", "llama2-70b"):
     if name not in p:
