@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Result files that are truncated, not HDF5, or of another layout version are refused
 # with a one-line message and exit code 1 by every command that reads them, and a
-# truncated checkpoint is refused by --resume; earlier results stay intact.
+# truncated checkpoint is refused by --resume; earlier results stay intact. A missing
+# file is bad input (exit 2).
 # usage: check_bad_files.sh DSE SCENARIO WORKDIR PYTHON
 set -u
 dse=$1 scenario=$2 work=$3 python=$4
@@ -29,6 +30,13 @@ expect shortlist-v99 "layout version 99 is not supported" "$dse" shortlist v99.h
 expect report-truncated "truncated file" "$dse" report truncated.h5 -o rep_t
 expect report-v99 "layout version 99 is not supported" "$dse" report v99.h5 -o rep_v
 [ ! -e rep_t/index.html ] || { echo "FAIL: a report was written for a truncated file"; fail=1; }
+# A missing file is bad input: exit 2, one line (shortlist printed HDF5's errno text, exit 1).
+for cmd in "shortlist missing.h5" "report missing.h5 -o rep_m"; do
+  $dse $cmd >/dev/null 2>err
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "missing.h5: no such file" err ||
+    { echo "FAIL ${cmd%% *}-missing: exit code $rc, stderr:"; cat err; fail=1; }
+done
 cp truncated.h5 again.h5.partial
 expect resume-truncated "truncated file" "$dse" run --resume again.h5
 cmp -s good.h5 keep.h5 || { echo "FAIL: the good result file changed"; fail=1; }
