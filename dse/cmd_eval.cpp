@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -271,10 +272,11 @@ int cmd_eval(const Args& args) {
   if (prompt < 1 || output < 1)
     throw InputError("--prompt and --output must be >= 1 (got " + std::to_string(prompt) + " and " +
                      std::to_string(output) + ")");
-  if (vm.count("rate") != 0 && !(rate > 0.0))
-    throw InputError("--rate must be > 0 requests/s (got " + std::to_string(rate) + ")");
-  if (vm.count("sla-p99-ms") != 0 && !(sla_ms > 0.0))
-    throw InputError("--sla-p99-ms must be > 0 (got " + std::to_string(sla_ms) + ")");
+  // Finite as well: an infinite SLA was met at 1.15e19 requests/s (the search's upper bracket).
+  if (vm.count("rate") != 0 && !(rate > 0.0 && std::isfinite(rate)))
+    throw InputError("--rate must be a finite number > 0 requests/s (got " + number_text(rate, 6) + ")");
+  if (vm.count("sla-p99-ms") != 0 && !(sla_ms > 0.0 && std::isfinite(sla_ms)))
+    throw InputError("--sla-p99-ms must be a finite number > 0 (got " + number_text(sla_ms, 6) + ")");
   const long long prompt_and_output = static_cast<long long>(prompt) + output;
   if (req.serving.enabled && static_kv > 0 && static_kv < prompt_and_output)
     throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +

@@ -27,11 +27,7 @@ namespace dse::cli {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string num(double v) { return number_text(v, 6); }
 
 void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream& out) {
   out << "operator: " << s.op << "\nfeasible: " << (s.feasible ? "yes" : "no");

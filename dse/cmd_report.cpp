@@ -29,12 +29,7 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
-std::string number(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
+std::string number(double v) { return number_text(v, 17); }
 
 // Runs argv[0] with the arguments (no shell); returns its exit status.
 int spawn(const std::vector<std::string>& argv) {

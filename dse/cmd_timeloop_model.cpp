@@ -18,11 +18,7 @@ namespace dse::cli {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string num(double v) { return number_text(v, 10); }
 
 void print_json(const io::TimeloopCase& c, const lp::NestCost& r, std::ostream& out) {
   out << "{\"feasible\": " << (r.feasible ? "true" : "false") << ", \"reason\": \"" << lp::infeasible_name(r.reason)

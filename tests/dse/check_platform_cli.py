@@ -694,8 +694,11 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        # The serving sweep's figures out of range (they ran: no sweep, or a simulation
                        # at a negative rate printing zeros).
                        (["--prompt", "0"], "--prompt and --output must be >= 1 (got 0 and 256)"),
-                       (["--rate", "-2"], "--rate must be > 0 requests/s"),
-                       (["--sla-p99-ms", "0"], "--sla-p99-ms must be > 0"),
+                       (["--rate", "-2"], "--rate must be a finite number > 0 requests/s (got -2)"),
+                       (["--sla-p99-ms", "0"], "--sla-p99-ms must be a finite number > 0 (got 0)"),
+                       # Infinite ones too (an infinite SLA printed a max rate of 1.15e19 requests/s).
+                       (["--rate", "inf"], "--rate must be a finite number > 0 requests/s (got inf)"),
+                       (["--sla-p99-ms", "inf"], "--sla-p99-ms must be a finite number > 0 (got inf)"),
                        # A request past int's range (prompt + output overflowed: the sweep vanished).
                        (["--prompt", "2147483000", "--output", "1000"],
                         "prompt + output tokens (2147484000) exceed 2147483647"),
