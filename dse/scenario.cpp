@@ -161,7 +161,7 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
       if (f == kDp && v == 0.0 && !m.has(key)) continue;  // the default: fill the system
       if (v != std::floor(v) || v < 1.0 || v > chips) {
         io::fail(m.place(key), m.node(key), "expected whole numbers from 1 to " + std::to_string(chips) + of,
-                 std::to_string(v));
+                 io::format_number(v));
       }
     }
   }
@@ -262,7 +262,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
       const bool risk = std::string(f.key) == "engineering_risk";
       if (v < 0.0 || (risk && v > 1.0)) {
         io::fail(m.place(f.key), n, risk ? "expected a number in [0, 1]" : "expected a number >= 0",
-                 std::to_string(v));
+                 io::format_number(v));
       }
     }
     e.figures.push_back(values.front());
@@ -538,7 +538,11 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
 
   const YAML::Node bs = m.sequence("batch_sizes");
   for (std::size_t i = 0; i < bs.size(); ++i) {
-    s.batch_sizes.push_back(io::as_positive_integer(bs[i], m.place("batch_sizes").item(i)));
+    const auto b = io::as_positive_integer(bs[i], m.place("batch_sizes").item(i));
+    // A repeated size would evaluate the same points twice under two indices.
+    if (std::find(s.batch_sizes.begin(), s.batch_sizes.end(), b) != s.batch_sizes.end())
+      io::fail(m.place("batch_sizes").item(i), bs[i], "expected a batch size not listed before", std::to_string(b));
+    s.batch_sizes.push_back(b);
   }
   // The design space (hardware variants x workloads x batch sizes) must be indexable by a
   // signed 64-bit integer: refuse it here rather than let a count wrap.

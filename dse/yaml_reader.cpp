@@ -14,12 +14,6 @@ namespace {
 int line_of(const YAML::Mark& m) { return m.line >= 0 ? m.line + 1 : 1; }
 int column_of(const YAML::Mark& m) { return m.column >= 0 ? m.column + 1 : 1; }
 
-std::string format_number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1);
   std::vector<std::size_t> cur(b.size() + 1);
@@ -79,10 +73,16 @@ Place Place::item(std::size_t i) const {
   return {file, (path.empty() ? std::string("(root)") : path) + "[" + std::to_string(i) + "]"};
 }
 
+std::string format_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return "a sequence";
-  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty sequence" : "a sequence";
+  if (node.IsMap()) return node.size() == 0 ? "an empty mapping" : "a mapping";
   return "\"" + node.Scalar() + "\"";
 }
 

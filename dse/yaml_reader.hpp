@@ -35,6 +35,7 @@ struct Place {
 [[noreturn]] void fail(const Place& at, const YAML::Node& node, const std::string& expected,
                        const std::string& got);
 std::string describe(const YAML::Node& node);  // how a value reads in a message
+std::string format_number(double v);           // a number in a message, as %g writes it
 
 // A mapping whose keys are checked against the allowed set when it is opened.
 class MapReader {

@@ -88,6 +88,36 @@ TEST(ScenarioErrors, DuplicateHardwareName) {
   }
 }
 
+// The quickstart scenario with one edit, and the message parsing it gives.
+std::string error_of_edit(const std::string& from, const std::string& to) {
+  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml", "s");
+  const auto at = text.find(from);
+  if (at == std::string::npos) return "(edit not applied: " + from + ")";
+  text.replace(at, from.size(), to);
+  try {
+    (void)parse_scenario(text, "edit.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A repeated batch size would evaluate the same points twice under two indices (it ran).
+TEST(ScenarioErrors, RepeatedBatchSize) {
+  EXPECT_EQ(error_of_edit("batch_sizes: [1, 8, 64, 256]", "batch_sizes: [1, 8, 1]"),
+            "edit.yaml:54:21: batch_sizes[2]: expected a batch size not listed before (got 1)");
+}
+
+// Empty sequences say so, and numbers read as written (they were "a sequence" and "-1.000000").
+TEST(ScenarioErrors, EmptySequenceAndNumbersAsWritten) {
+  EXPECT_EQ(error_of_edit("batch_sizes: [1, 8, 64, 256]", "batch_sizes: []"),
+            "edit.yaml:54:14: batch_sizes: expected a non-empty sequence (got an empty sequence)");
+  EXPECT_EQ(error_of_edit("static_power_w: 0.5", "static_power_w: -1.5"),
+            "edit.yaml:15:21: hardware[0].static_power_w: expected a number >= 0 (got -1.5)");
+  EXPECT_EQ(error_of_edit("engineering_risk: 0.4", "engineering_risk: 7"),
+            "edit.yaml:16:23: hardware[0].engineering_risk: expected a number in [0, 1] (got 7)");
+}
+
 TEST(DidYouMean, OnlyCloseCandidates) {
   EXPECT_EQ(io::did_you_mean("batch_size", {"batch_sizes", "hardware"}), "batch_sizes");
   EXPECT_EQ(io::did_you_mean("zzz", {"batch_sizes", "hardware"}), "");

@@ -99,7 +99,7 @@ TEST(StrategyKnobs, DegreesThatDoNotFitAreRefused) {
             "(got ep 3 with tp 2 x dp 2 = 4)");
   EXPECT_EQ(error_of("    pp: 1.5\n"),
             "bad.yaml:6:9: hardware[0].pp: expected whole numbers from 1 to 8 (the 8 chips of system "
-            "dgx-h100-8) (got 1.500000)");
+            "dgx-h100-8) (got 1.5)");
   EXPECT_EQ(error_of("    batching: dynamic\n"),
             "bad.yaml:6:15: hardware[0].batching: expected one of continuous static (got \"dynamic\")");
   EXPECT_EQ(error_of("    batch_timeout_s: 0.1\n"),
