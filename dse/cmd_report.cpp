@@ -92,6 +92,10 @@ int cmd_report(const Args& args) {
     if (!(power_w > 0.0)) throw InputError("dse report: --power-w: expected a positive number");
     argv.insert(argv.end(), {"--power-w", number(power_w)});
   }
+  // The folder is made here, so that a path that cannot be one is a one-line error.
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw IoError("cannot create the report folder " + out_dir + ": " + ec.message());
   const int rc = spawn(argv);
   if (rc == 127) throw IoError("cannot run " + python + " (set DSE_PYTHON to a Python 3 with matplotlib and h5py)");
   if (rc != 0) throw IoError(script.string() + " failed with exit status " + std::to_string(rc));

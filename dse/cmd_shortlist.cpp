@@ -34,7 +34,7 @@ int cmd_shortlist(const Args& args) {
       "memory-gb", po::value<double>(&memory_gb), "budget on the memory footprint, GB (1e9 bytes)")(
       "objectives", po::value<std::string>(&objectives)->default_value(objectives),
       "comma-separated objectives among throughput (max), latency, energy, risk, p99, power, area, memory (min); "
-      "field names such as latency_s are accepted too")(
+      "field names such as latency_s are accepted too, and a :max or :min that matches (latency_s:min)")(
       "top", po::value<long long>(&top)->default_value(0), "keep the first N points of each workload (0: all)")(
       "format", po::value<std::string>(&format)->default_value(format), "table, csv or json")(
       "timing", "print the time taken to read and to shortlist on stderr");

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iomanip>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -165,8 +166,19 @@ std::vector<ObjectiveSpec> parse_objectives(std::string_view csv) {
   std::size_t start = 0;
   while (start <= csv.size()) {
     const std::size_t comma = std::min(csv.find(',', start), csv.size());
-    const std::string name = trim(csv.substr(start, comma - start));
+    const std::string item = trim(csv.substr(start, comma - start));
     start = comma + 1;
+    // An optional :max or :min, as the shortlist's header writes each objective; it must be the
+    // quantity's own sense (the archive was built with it).
+    std::string name = item;
+    std::optional<search::Sense> asked;
+    if (const auto colon = item.rfind(':'); colon != std::string::npos) {
+      const std::string sense = item.substr(colon + 1);
+      if (sense != "max" && sense != "min")
+        throw InputError("--objectives: '" + item + "': expected :max or :min after the name");
+      asked = sense == "max" ? search::Sense::maximize : search::Sense::minimize;
+      name = trim(item.substr(0, colon));
+    }
     const auto& qs = archive_quantities();
     const auto it = std::find_if(qs.begin(), qs.end(), [&](const Quantity& q) {
       return name == q.field || name == q.short_name;
@@ -176,6 +188,11 @@ std::vector<ObjectiveSpec> parse_objectives(std::string_view csv) {
       for (const auto& q : qs) allowed += std::string(allowed.empty() ? "" : ", ") + q.short_name;
       throw InputError("--objectives: '" + name + "' is not an archived quantity (expected some of: " + allowed +
                        ")");
+    }
+    if (asked && *asked != it->sense) {
+      throw InputError("--objectives: '" + item + "': " + it->short_name + " is " +
+                       (it->sense == search::Sense::maximize ? "maximised" : "minimised") +
+                       " (the archive keeps the front in that sense)");
     }
     if (std::any_of(out.begin(), out.end(), [&](const ObjectiveSpec& o) { return o.name == it->field; })) {
       throw InputError("--objectives: '" + name + "' is listed twice");

@@ -322,9 +322,13 @@ def main(argv=None):
         if v is not None and not v > 0:
             ap.error(f"{name}: expected a positive number (got {v})")
     ctx = load(args.input, args.sla_p99_ms, args.power_w)
-    os.makedirs(args.output, exist_ok=True)
-    figures = pf.draw_all(ctx, args.output)
-    write_report(ctx, args.output, figures)
+    try:
+        os.makedirs(args.output, exist_ok=True)
+        figures = pf.draw_all(ctx, args.output)
+        write_report(ctx, args.output, figures)
+    except OSError as e:  # one line, not a traceback: a folder that cannot be made or written
+        print(f"report.py: writing {args.output} failed: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -217,5 +217,29 @@ TEST(ShortlistObjectives, ParsesNamesAndRejectsUnknownOrRepeated) {
   EXPECT_THROW((void)parse_shortlist_format("xml"), InputError);
 }
 
+// The objectives as the shortlist's header writes them (name:sense) are accepted, so that a header
+// can be pasted back (it was refused); a sense other than the quantity's own is refused.
+TEST(ShortlistObjectives, AcceptsTheHeadersNameWithSense) {
+  const auto o = parse_objectives("throughput_samples_per_s:max,latency_s:min, energy:min");
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].name, "throughput_samples_per_s");
+  EXPECT_EQ(o[1].name, "latency_s");
+  EXPECT_EQ(o[2].name, "energy_per_sample_j");
+  auto message = [](const char* csv) {
+    try {
+      (void)parse_objectives(csv);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message("latency:max"),
+            "--objectives: 'latency:max': latency is minimised (the archive keeps the front in that sense)");
+  EXPECT_EQ(message("throughput:min"),
+            "--objectives: 'throughput:min': throughput is maximised (the archive keeps the front in that sense)");
+  EXPECT_EQ(message("latency:low"), "--objectives: 'latency:low': expected :max or :min after the name");
+  EXPECT_EQ(message("latency_s:min,latency"), "--objectives: 'latency' is listed twice");
+}
+
 }  // namespace
 }  // namespace dse

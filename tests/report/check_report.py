@@ -106,6 +106,12 @@ def main():
     check(r.returncode == 2 and "--top: expected a count >= 0 (got -1)" in r.stderr,
           f"--top -1 is refused (exit {r.returncode}, stderr {r.stderr!r})")
 
+    # An output folder that cannot be made is one line from dse report, exit 1 (it was report.py's
+    # traceback, and a second line).
+    r = subprocess.run([DSE, "report", h5, "-o", "/proc/no_report_here"], capture_output=True, text=True)
+    check(r.returncode == 1 and r.stderr == "dse report: cannot create the report folder /proc/no_report_here: "
+          "No such file or directory\n", f"an impossible folder is refused (exit {r.returncode}, stderr {r.stderr!r})")
+
     # dse run writes /mapping_sheets: the report's per-point CSV holds that point's layers.
     import h5py
     with h5py.File(h5, "r") as f:
