@@ -1,6 +1,7 @@
 #include <boost/program_options.hpp>
 
 #include <array>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <csignal>
@@ -69,7 +70,8 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     throw InputError("dse run: SCENARIO.yaml and -o OUT.h5 are required (see 'dse run --help')");
   }
   if (opt.threads < 0) throw InputError("dse run: --threads must be >= 0");
-  if (!(opt.checkpoint_interval_s > 0)) throw InputError("dse run: --checkpoint-interval must be > 0");
+  if (!(opt.checkpoint_interval_s > 0) || !std::isfinite(opt.checkpoint_interval_s))
+    throw InputError("dse run: --checkpoint-interval must be a finite number of seconds > 0");
   opt.store = parse_store(store);
   opt.progress = vm.count("no-progress") == 0;
 

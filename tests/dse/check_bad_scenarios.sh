@@ -26,5 +26,13 @@ for expected in *.err; do
     if ls "$work/$name-$ranks.h5"* >/dev/null 2>&1; then echo "FAIL $name ($ranks rank(s)): output file created"; fail=1; fi
   done
 done
+# Bad run options: the same (an infinite --checkpoint-interval ran; a stray word was dropped).
+good=$(cd "$(dirname "$0")/../../scenarios" && pwd)/quickstart.yaml
+for opt in "--checkpoint-interval inf" "--checkpoint-interval 0" "--threads -1" "--store some"; do
+  "$dse" run "$good" -o "$work/opt.h5" $opt 2>"$work/stderr" >/dev/null
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l < "$work/stderr")" = 1 ] && ! ls "$work/opt.h5"* >/dev/null 2>&1 ||
+    { echo "FAIL run $opt: exit code $rc, stderr:"; cat "$work/stderr"; fail=1; }
+done
 [ "$fail" = 0 ] && echo "all bad scenarios refused as expected"
 exit $fail
