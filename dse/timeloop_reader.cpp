@@ -16,8 +16,22 @@ namespace lp = costmodel::loopnest;
 
 namespace {
 
+// A Timeloop input whose document is `what` at the top. A file holding another of the
+// inputs instead (the files given in another order) is refused as such, where it read as
+// an unknown key.
 YAML::Node load(const std::string& path, const char* what) {
-  return parse_yaml(read_text_file(path, what), path);
+  const YAML::Node root = parse_yaml(read_text_file(path, what), path);
+  if (root.IsMap() && !root[what]) {
+    for (const char* other : {"architecture", "problem", "mapping", "ERT", "mapspace_constraints", "mapspace"}) {
+      if (root[other]) {
+        fail(Place{path, other}, root[other],
+             std::string("expected a Timeloop ") + what + " file (top-level key '" + what +
+                 "'); are the files in the command's order?",
+             "the top-level key of a Timeloop " + std::string(other) + " file");
+      }
+    }
+  }
+  return root;
 }
 
 [[noreturn]] void refuse(const Place& at, const YAML::Node& n, const std::string& feature) {

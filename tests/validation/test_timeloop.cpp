@@ -228,3 +228,25 @@ TEST(TimeloopReader, RefusesCompoundComponentsBeyondStorageAndCompute) {
   EXPECT_NE(msg.find(path + ":10:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("mesh_noc_router"), std::string::npos) << msg;
 }
+
+// Files given in another order: the architecture file where the problem goes (and the mapping
+// where the ERT goes) is refused as the wrong input, where it read as an unknown key.
+TEST(TimeloopReader, NamesAFileOfAnotherInputKind) {
+  const std::string dir = kDir + "00-model-conv1d-1level/";
+  try {
+    (void)dse::io::read_timeloop_problem(dir + "1level.arch.yaml");
+    FAIL() << "an architecture file read as a problem";
+  } catch (const dse::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), dir +
+                                         "1level.arch.yaml:2:3: architecture: expected a Timeloop problem file "
+                                         "(top-level key 'problem'); are the files in the command's order? (got the "
+                                         "top-level key of a Timeloop architecture file)");
+  }
+  try {
+    lp::Architecture arch = dse::io::read_timeloop_arch(dir + "1level.arch.yaml");
+    dse::io::read_timeloop_ert(dir + "conv1d-1level.map.yaml", arch);
+    FAIL() << "a mapping file read as an ERT";
+  } catch (const dse::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mapping: expected a Timeloop ERT file"), std::string::npos) << e.what();
+  }
+}
