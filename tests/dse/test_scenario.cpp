@@ -13,8 +13,8 @@ namespace {
 
 const std::string kBad = std::string(DSE_SOURCE_DIR) + "/tests/dse/bad/";
 
-std::string error_of(const std::string& name) {
-  const std::string text = io::read_text_file(kBad + name, "scenario");
+// The message parsing `text` (as file `name`) gives.
+std::string parse_error(const std::string& text, const std::string& name) {
   try {
     (void)parse_scenario(text, name);
   } catch (const ConfigError& e) {
@@ -22,6 +22,8 @@ std::string error_of(const std::string& name) {
   }
   return "(no error)";
 }
+
+std::string error_of(const std::string& name) { return parse_error(io::read_text_file(kBad + name, "scenario"), name); }
 
 TEST(Scenario, QuickstartParses) {
   const Scenario s = load_scenario(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml");
@@ -94,12 +96,7 @@ std::string error_of_edit(const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   if (at == std::string::npos) return "(edit not applied: " + from + ")";
   text.replace(at, from.size(), to);
-  try {
-    (void)parse_scenario(text, "edit.yaml");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return parse_error(text, "edit.yaml");
 }
 
 // A repeated batch size would evaluate the same points twice under two indices (it ran).
