@@ -288,6 +288,27 @@ int cmd_eval(const Args& args) {
   if (vm.count("rate") != 0) req.serving.rate_per_s = rate;
   if (vm.count("sla-p99-ms") != 0) req.serving.sla_p99_ttft_s = sla_ms * 1e-3;
 
+  // Options that change nothing in this request are refused, as those above: the parallelism
+  // they act on is absent, or the kernel they describe does not run.
+  if (training && dp == 1 && (*shard_states || overlap_data > 0.0 || given("gradient-reduce-precision")))
+    throw InputError(
+        "--sharding, --overlap-data and --gradient-reduce-precision act on data parallelism; give --dp > 1");
+  if (tp == 1 && (vm.count("sequence-parallel") != 0 || !phase.vocab_parallel))
+    throw InputError("--sequence-parallel and --vocab replicated act on tensor parallelism; give --tp > 1");
+  if (given("fusion") && fusion_kinds)
+    throw InputError("give --fusion or --fusions, not both (--fusions replaces the strategy's set of kinds)");
+  if (given("decode-attention") || given("attention-kernel")) {
+    pf::EvalOptions o;
+    o.fusion = *fusion;
+    o.fusion_kinds = fusion_kinds;
+    if (transformer == nullptr || !pf::applies_fusion(o, pf::FusionKind::flash_attention))
+      throw InputError("--decode-attention and --attention-kernel describe the fused attention kernel: a transformer "
+                       "with --fusion aggressive or --fusions flash_attention (unfused, each query head's batched "
+                       "GEMM reads its own K and V)");
+    if (given("decode-attention") && phase.phase == wl::Phase::prefill && vm.count("no-serving") != 0)
+      throw InputError("--decode-attention applies to decode steps: --phase decode, or the serving sweep that "
+                       "--no-serving skips");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const pf::SystemEval e = pf::evaluate_system(platform, system, req);
   const auto t1 = std::chrono::steady_clock::now();

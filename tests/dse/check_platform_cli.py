@@ -703,7 +703,22 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        (["--prompt", "2147483000", "--output", "1000"],
                         "prompt + output tokens (2147484000) exceed 2147483647"),
                        # Expert parallelism on a dense model (it ran as if --ep were 1).
-                       (["--tp", "2", "--ep", "2"], "--ep applies to mixture-of-experts transformers")):
+                       (["--tp", "2", "--ep", "2"], "--ep applies to mixture-of-experts transformers"),
+                       # Options whose parallelism is absent, or whose kernel does not run (each ran with
+                       # the same result as without it).
+                       (["--phase", "train", "--sharding", "full"], "act on data parallelism; give --dp > 1"),
+                       (["--phase", "train", "--overlap-data", "0.5"], "act on data parallelism; give --dp > 1"),
+                       (["--phase", "train", "--gradient-reduce-precision", "fp32"], "act on data parallelism"),
+                       (["--phase", "train", "--sequence-parallel"], "act on tensor parallelism; give --tp > 1"),
+                       (["--vocab", "replicated"], "act on tensor parallelism; give --tp > 1"),
+                       (["--fusion", "aggressive", "--fusions", "norm_residual"], "give --fusion or --fusions, not both"),
+                       (["--phase", "decode", "--decode-attention", "per_query_head"],
+                        "describe the fused attention kernel"),
+                       (["--fusions", "norm_residual", "--attention-kernel", "flash1"], "describe the fused attention kernel"),
+                       (["--workload", "resnet50", "--phase", "prefill", "--fusion", "aggressive", "--decode-attention",
+                         "per_query_head"], "describe the fused attention kernel"),
+                       (["--phase", "prefill", "--fusion", "aggressive", "--no-serving", "--decode-attention",
+                         "per_query_head"], "--decode-attention applies to decode steps: --phase decode, or the serving")):
     workload = [] if "--workload" in extra else ["--workload", "llama2-7b"]
     p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", *workload, *extra],
                        capture_output=True, text=True, timeout=60)
