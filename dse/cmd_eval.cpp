@@ -19,6 +19,7 @@
 #include "dse/platform_reader.hpp"
 #include "dse/platform_report.hpp"
 #include "dse/workload_reader.hpp"
+#include "dse/yaml_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -164,7 +165,7 @@ int cmd_eval(const Args& args) {
   if (!wl::apply_recompute(recompute, phase))
     throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
   if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
-    throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + std::to_string(overlap_data) + ")");
+    throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + io::format_number(overlap_data) + ")");
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
   if (!shard_states) throw InputError("--sharding: expected none, full or fsdp (got " + sharding + ")");
   const auto loss = wl::loss_kernel_from_string(loss_kernel);
@@ -274,9 +275,9 @@ int cmd_eval(const Args& args) {
                      std::to_string(output) + ")");
   // Finite as well: an infinite SLA was met at 1.15e19 requests/s (the search's upper bracket).
   if (vm.count("rate") != 0 && !(rate > 0.0 && std::isfinite(rate)))
-    throw InputError("--rate must be a finite number > 0 requests/s (got " + number_text(rate, 6) + ")");
+    throw InputError("--rate must be a finite number > 0 requests/s (got " + io::format_number(rate) + ")");
   if (vm.count("sla-p99-ms") != 0 && !(sla_ms > 0.0 && std::isfinite(sla_ms)))
-    throw InputError("--sla-p99-ms must be a finite number > 0 (got " + number_text(sla_ms, 6) + ")");
+    throw InputError("--sla-p99-ms must be a finite number > 0 (got " + io::format_number(sla_ms) + ")");
   const long long prompt_and_output = static_cast<long long>(prompt) + output;
   if (req.serving.enabled && static_kv > 0 && static_kv < prompt_and_output)
     throw InputError("dse eval: --static-kv-tokens " + std::to_string(static_kv) + " is below --prompt + --output (" +

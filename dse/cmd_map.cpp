@@ -27,7 +27,7 @@ namespace dse::cli {
 
 namespace {
 
-std::string num(double v) { return number_text(v, 6); }
+std::string num(double v) { return io::format_number(v); }
 
 void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream& out) {
   out << "operator: " << s.op << "\nfeasible: " << (s.feasible ? "yes" : "no");

@@ -11,8 +11,9 @@
 #include <sstream>
 
 #include "dse/commands.hpp"
-#include "dse/results.hpp"
 #include "dse/error.hpp"
+#include "dse/results.hpp"
+#include "dse/yaml_reader.hpp"
 
 #ifndef DSE_SCRIPTS_DIR
 #error "DSE_SCRIPTS_DIR must be defined (the repository's scripts/ folder)"
@@ -29,7 +30,7 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
-std::string number(double v) { return number_text(v, 17); }
+std::string number(double v) { return io::format_number(v, 17); }
 
 // Runs argv[0] with the arguments (no shell); returns its exit status.
 int spawn(const std::vector<std::string>& argv) {

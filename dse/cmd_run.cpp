@@ -1,8 +1,8 @@
 #include <boost/program_options.hpp>
 
 #include <array>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <csignal>
 #include <cstdlib>

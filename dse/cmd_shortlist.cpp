@@ -7,6 +7,7 @@
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/shortlist.hpp"
+#include "dse/yaml_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -49,7 +50,8 @@ int cmd_shortlist(const Args& args) {
   po::notify(vm);
   Budgets budgets;
   auto positive = [&](const char* name, double v) {
-    if (!(v > 0.0)) throw InputError(std::string("--") + name + ": expected a positive number (got " + std::to_string(v) + ")");
+    if (!(v > 0.0))
+      throw InputError(std::string("--") + name + ": expected a positive number (got " + io::format_number(v) + ")");
     return v;
   };
   if (vm.count("sla-p99-ms") != 0) budgets.p99_latency_s = positive("sla-p99-ms", sla_p99_ms) * 1e-3;

@@ -10,6 +10,7 @@
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/timeloop_reader.hpp"
+#include "dse/yaml_reader.hpp"
 
 namespace po = boost::program_options;
 namespace lp = dse::costmodel::loopnest;
@@ -18,7 +19,7 @@ namespace dse::cli {
 
 namespace {
 
-std::string num(double v) { return number_text(v, 10); }
+std::string num(double v) { return io::format_number(v, 10); }
 
 void print_json(const io::TimeloopCase& c, const lp::NestCost& r, std::ostream& out) {
   out << "{\"feasible\": " << (r.feasible ? "true" : "false") << ", \"reason\": \"" << lp::infeasible_name(r.reason)

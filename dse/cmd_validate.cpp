@@ -60,7 +60,7 @@ struct Method {
   std::int64_t vision_batch = 256;
 };
 
-std::string fmt(double v, int p = 4) { return number_text(v, p); }
+std::string fmt(double v, int p = 4) { return io::format_number(v, p); }
 
 std::string kinds_text(const std::vector<pf::FusionKind>& kinds) {
   std::string s;

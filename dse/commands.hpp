@@ -4,7 +4,6 @@
 #pragma once
 
 #include <boost/program_options/positional_options.hpp>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,13 +16,6 @@ using Args = std::vector<std::string>;
 inline const boost::program_options::positional_options_description& no_positionals() {
   static const boost::program_options::positional_options_description none;
   return none;
-}
-
-// A number as printf's %.<digits>g writes it ("0", "1.5e+19", "inf").
-inline std::string number_text(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
 }
 
 // `argc/argv` are passed to commands that start MPI.

@@ -470,8 +470,9 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty() &&
       ctx.rank() == 0 && options.warn) {
     options.warn("the output keeps " + std::to_string(result.stale_checkpoints.size()) +
-              " checkpoint dataset(s) that a killed attempt left half written (" + result.stale_checkpoints.front() +
-              (result.stale_checkpoints.size() > 1 ? ", ..." : "") + "); the results do not use them");
+                 " checkpoint dataset(s) that a killed attempt left half written (" +
+                 result.stale_checkpoints.front() + (result.stale_checkpoints.size() > 1 ? ", ..." : "") +
+                 "); the results do not use them");
   }
   if (ctx.max(failed) != 0) {
     if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);

@@ -454,7 +454,7 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
         const double v = e.number("split");
         if (!(v >= 0.0 && v <= static_cast<double>(lp::kMaxDims)) || v != std::floor(v)) {
           fail(e.place("split"), e.node("split"), "an integer from 0 to " + std::to_string(lp::kMaxDims),
-               std::to_string(v));
+               format_number(v));
         }
         split = static_cast<std::int64_t>(v);
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -73,10 +74,10 @@ Place Place::item(std::size_t i) const {
   return {file, (path.empty() ? std::string("(root)") : path) + "[" + std::to_string(i) + "]"};
 }
 
-std::string format_number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+std::string format_number(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
 }
 
 std::string describe(const YAML::Node& node) {

@@ -35,7 +35,7 @@ struct Place {
 [[noreturn]] void fail(const Place& at, const YAML::Node& node, const std::string& expected,
                        const std::string& got);
 std::string describe(const YAML::Node& node);  // how a value reads in a message
-std::string format_number(double v);           // a number in a message, as %g writes it
+std::string format_number(double v, int digits = 6);  // as printf's %.<digits>g: "0", "1.5e+19", "inf"
 
 // A mapping whose keys are checked against the allowed set when it is opened.
 class MapReader {
