@@ -670,11 +670,11 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   const std::string committed_archive = checkpoint_name("checkpoint_archive", archive_round, archive_attempt);
   bool rewrite_archive = false;  // the next checkpoint writes the archive afresh
   const bool lost_archive = !finished && !h5::has_link(file, committed_archive);
+  const std::string lost_what =
+      "the archive checkpoint " + committed_archive + " that the file's counters name is missing (a killed run)";
   if (lost_archive && !store_rows) {
-    throw IoError("the archive checkpoint " + committed_archive +
-                  " that the file's counters name is missing (a killed run), and the file keeps no rows "
-                  "to rebuild it from (--store " + std::string(to_string(opt.store)) +
-                  "): the run cannot be resumed; start it again");
+    throw IoError(lost_what + ", and the file keeps no rows to rebuild it from (--store " +
+                  std::string(to_string(opt.store)) + "): the run cannot be resumed; start it again");
   }
   if (lost_archive) {
     // The counters name an archive checkpoint the file no longer links: seen once in the
@@ -697,9 +697,8 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     }
     rewrite_archive = true;
     if (ctx.rank() == 0 && opt.warn) {
-      opt.warn("the archive checkpoint " + committed_archive +
-               " that the file's counters name is missing (a killed run); the archive was rebuilt from the " +
-               std::to_string(rows_done) + " committed rows of /points");
+      opt.warn(lost_what + "; the archive was rebuilt from the " + std::to_string(rows_done) +
+               " committed rows of /points");
     }
   } else if (!finished) {
     std::vector<PointRecord> saved = read_archive(file, committed_archive);

@@ -113,6 +113,17 @@ std::string committed_archive(hid_t file) {
                          h5::read_int_attribute(file, kArchiveAttempt));
 }
 
+// Removes the link of the archive checkpoint that a stopped run's counters name (as a kill -9
+// once left a file) and returns its name.
+std::string lose_committed_archive(const std::string& path) {
+  auto ctx = make_local_context();
+  const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+  const std::string committed = committed_archive(file);
+  EXPECT_TRUE(h5::has_link(file, committed));
+  EXPECT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
+  return committed;
+}
+
 TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
   const auto dir = scratch_dir("dse_test_driver_checkpoint");
   const DriverResult want = uninterrupted(dir);
@@ -248,17 +259,9 @@ TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
   f.store = Store::all;
   f.stop_after = 3000;
   ASSERT_TRUE(f.drive_file(path, true).interrupted);
-  std::string committed;
-  std::int64_t rows = 0;
-  {
-    auto ctx = make_local_context();
-    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
-    committed = committed_archive(file);
-    rows = h5::read_int_attribute(file, kRowsDone);
-    ASSERT_TRUE(h5::has_link(file, committed));
-    ASSERT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
-  }
+  const std::int64_t rows = h5::read_int_attribute(h5::open_file_readonly(path), kRowsDone);
   ASSERT_GT(rows, 0);
+  const std::string committed = lose_committed_archive(path);
   f.cancel = false;
   f.stop_after = f.calls.load() + 5000;  // one more stop after the rebuild: its checkpoint must be usable
   DriverResult got = f.drive_file(path, false);
@@ -287,13 +290,7 @@ TEST(DriverCheckpoint, LostArchiveCheckpointWithoutRowsStopsWithItsReason) {
   Fixture f;
   f.stop_after = 3000;
   ASSERT_TRUE(f.drive_file(path, true).interrupted);
-  std::string committed;
-  {
-    auto ctx = make_local_context();
-    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
-    committed = committed_archive(file);
-    ASSERT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
-  }
+  const std::string committed = lose_committed_archive(path);
   f.cancel = false;
   try {
     (void)f.drive_file(path, false);
