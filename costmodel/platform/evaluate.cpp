@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "costmodel/workload/footprint.hpp"
 
@@ -156,6 +158,78 @@ double causal_tile_fraction(std::int64_t s, const GemmTile& t) noexcept {
   std::int64_t kept = 0;
   for (std::int64_t i = 0; i < rows; ++i) kept += std::min(cols, (std::min((i + 1) * t.m, s) - 1) / t.n + 1);
   return static_cast<double>(kept) / (static_cast<double>(rows) * static_cast<double>(cols));
+}
+
+// A FlashAttention forward's thread blocks as its source launches them: one block per
+// block_m query rows of one (batch, head), the query blocks of a head consecutive in launch
+// order, each looping over the block_n-key blocks it keeps. FlashAttention-2 (A100, H100:
+// flash_fwd_launch_template.h, grid (num_m_block, b, h) with m_block = blockIdx.x;
+// run_mha_fwd_hdim64: 128 x 128, 4 warps; hdim128: 128 x 64, 4 warps; the head dims above
+// 128 run 8 warps). llm-foundry's Triton kernel (flash1, flash_attn_triton.py): grid
+// (cdiv(seqlen_q, BLOCK_M), batch * nheads), BLOCK_M = BLOCK_N = 128, num_warps 4 up to head
+// dim 64 and 8 above, num_stages 1.
+struct FlashForwardGrid {
+  std::int64_t block_m = 128;
+  std::int64_t block_n = 128;
+  std::int64_t warps = 4;
+};
+
+FlashForwardGrid flash_forward_grid(AttentionKernel k, std::int64_t head_dim) noexcept {
+  if (k == AttentionKernel::flash1) return {128, 128, head_dim <= 64 ? 4 : 8};
+  return {128, head_dim <= 64 ? 128 : 64, head_dim <= 128 ? 4 : 8};
+}
+
+// Blocks of that kernel resident on one core at once: its registers (the kernels hold the
+// output accumulator and a score tile in registers, 128 x 128 / 128 + 128 x 64 / 128 FP32
+// values per thread at head dim 128, so they run at the 255-register limit: a 4-warp block
+// takes 4 x 32 x 256 of the SM's 65,536 registers, 2 blocks; 8 warps, 1) and its shared
+// memory (the Q tile and one K and one V tile, 2-byte elements: 64 KiB at head dim 128),
+// at least one.
+std::int64_t flash_resident_blocks(const GpuHardware& hw, const FlashForwardGrid& g, std::int64_t head_dim) noexcept {
+  constexpr std::int64_t kRegistersPerCore = 65536;
+  constexpr std::int64_t kRegistersPerThread = 256;
+  const std::int64_t by_registers = kRegistersPerCore / (g.warps * 32 * kRegistersPerThread);
+  const double smem = static_cast<double>((g.block_m + 2 * g.block_n) * head_dim * 2);
+  const auto by_smem = static_cast<std::int64_t>(hw.sram_bytes_per_core > 0 ? hw.sram_bytes_per_core / smem : 1.0);
+  return std::max<std::int64_t>(1, std::min(by_registers, by_smem));
+}
+
+// How much longer a causal forward takes than the unmasked one on the same grid. Each of
+// `groups` (batch x heads) runs ceil(s / block_m) blocks; under the mask query block i keeps
+// key blocks 0 .. floor(((i + 1) block_m - 1) / block_n), so the blocks of a head grow from
+// short to long in launch order. The block scheduler starts each block on the first place
+// (of slots = cores x resident blocks) to free up, which is greedy list scheduling in launch
+// order; the last heads' long blocks then finish alone, and the step waits for them. The
+// ratio is the two schedules' makespans (in key blocks). Past kMaxSimulatedBlocks the
+// remaining groups are added at the mean (their blocks fill every place evenly), which
+// keeps the cost bounded (a 131,072-block grid: within 0.1% of the full simulation).
+double causal_schedule_factor(std::int64_t s, std::int64_t groups, const FlashForwardGrid& g, std::int64_t slots) {
+  if (s <= 0 || groups <= 0 || slots <= 0 || g.block_m <= 0 || g.block_n <= 0) return 1.0;
+  constexpr std::int64_t kMaxSimulatedBlocks = 8192;
+  const std::int64_t rows = (s + g.block_m - 1) / g.block_m;
+  const std::int64_t cols = (s + g.block_n - 1) / g.block_n;
+  std::vector<std::int64_t> kept(static_cast<std::size_t>(rows));
+  std::int64_t kept_per_group = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    kept[static_cast<std::size_t>(i)] = std::min(cols, (std::min((i + 1) * g.block_m, s) - 1) / g.block_n + 1);
+    kept_per_group += kept[static_cast<std::size_t>(i)];
+  }
+  const std::int64_t simulated = std::min(groups, std::max<std::int64_t>(1, kMaxSimulatedBlocks / rows));
+  // Min-heap of the places' finish times.
+  std::vector<std::int64_t> free_at(static_cast<std::size_t>(std::min(slots, simulated * rows)), 0);
+  const auto later = std::greater<std::int64_t>();
+  for (std::int64_t grp = 0; grp < simulated; ++grp)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      std::pop_heap(free_at.begin(), free_at.end(), later);
+      free_at.back() += kept[static_cast<std::size_t>(i)];
+      std::push_heap(free_at.begin(), free_at.end(), later);
+    }
+  const double rest = static_cast<double>(groups - simulated) / static_cast<double>(slots);
+  const double causal = static_cast<double>(*std::max_element(free_at.begin(), free_at.end())) +
+                        rest * static_cast<double>(kept_per_group);
+  const std::int64_t waves = (simulated * rows + slots - 1) / slots;
+  const double full = static_cast<double>(waves * cols) + rest * static_cast<double>(rows * cols);
+  return causal / full;
 }
 
 double matrix_flop_energy(const ChipEnergy& e, Precision p) noexcept {
@@ -835,9 +909,24 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
             (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) + score_s;
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
         // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
-        // so the matrix and softmax work is that of the tiles it keeps.
-        const double kept = op.causal && prefill_shaped ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
-        compute *= kept;
+        // so the matrix and softmax work is that of the tiles it keeps. The kernels whose
+        // grid is known from their source (flash2, flash1) keep the tiles of that grid and
+        // take the time of their work as their thread blocks are scheduled
+        // (causal_schedule_factor); a native kernel, whose grid and scheduler are not
+        // modelled, keeps the standalone GEMM's tiles and takes their share of the
+        // unmasked time.
+        const bool causal = op.causal && prefill_shaped;
+        const bool known_grid = options.attention_kernel != AttentionKernel::native;
+        const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k);
+        const double kept = !causal      ? 1.0
+                            : known_grid ? causal_tile_fraction(op.m, GemmTile{grid.block_m, grid.block_n, 0, 1})
+                                         : causal_tile_fraction(op.m, ks[i].cost.tile);
+        if (causal && known_grid) {
+          const std::int64_t slots = platform.gpu.core_count * flash_resident_blocks(platform.gpu, grid, op.k);
+          compute *= causal_schedule_factor(op.m, op.batch, grid, slots);
+        } else {
+          compute *= kept;
+        }
         // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
         // XQA kernels pack the query heads that share a KV head (GQA group g =
         // query heads / KV heads, read off the K tensor) into the M dimension and

@@ -595,6 +595,46 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   EXPECT_FALSE(pf::attention_kernel_from_string("flash3").has_value());
 }
 
+// A causal forward on a kernel with a known grid (flash2) takes the makespan of its thread
+// blocks, not the kept share of the unmasked time. Head dim 64, 2,048 tokens: FlashAttention-2's
+// 128 x 128 grid, 16 query blocks per head keeping 1, 2, .., 16 key blocks (136 of 256 tiles:
+// the executed FLOPs are 136/256 of the unmasked ones). The test chip holds 2 such blocks per
+// core (4 warps at 256 registers a thread in 65,536; 48 KiB of shared memory each in 163 KiB),
+// 216 places. With 8 heads (128 blocks) every block starts at once and the longest, 16 key
+// blocks, sets the time, as unmasked: ratio 1. With 27 heads (432 blocks) greedy list
+// scheduling in launch order ends at 28 key-block times against the unmasked 32 (two full
+// waves of 16): ratio 0.875. Both makespans from an independent brute force (a Python
+// heap of 216 places' finish times, each block taken by the first place to free up).
+TEST(Platform, CausalFlashForwardTakesItsBlocksMakespan) {
+  const pf::Platform p = a100();
+  const auto P = wl::Precision::bf16;
+  pf::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  o.attention_kernel = pf::AttentionKernel::flash2;
+  o.launch = pf::LaunchMode::graph;
+  const auto forward = [&](std::int64_t heads, bool causal) {
+    std::vector<wl::Node> nodes{
+        wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, heads, 2048, 2048, 64, P), {}},
+        wl::Node{wl::make_softmax("sm", wl::LayerType::attention, heads * 2048, 2048, P), {"qk"}},
+        wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, heads, 2048, 64, 2048, P), {"sm"}}};
+    nodes[0].op.causal = causal;
+    const pf::GraphEval g = pf::evaluate_graph(p, one_block(std::move(nodes)), o);
+    EXPECT_EQ(g.layers.size(), 1u);
+    return g.layers.at(0);
+  };
+  const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  for (const auto& [heads, ratio] : {std::pair<std::int64_t, double>{8, 1.0}, {27, 0.875}}) {
+    SCOPED_TRACE(std::to_string(heads) + " heads");
+    const pf::LayerResult full = forward(heads, false), masked = forward(heads, true);
+    const double traffic = 4.0 * static_cast<double>(heads) * 2048 * 64 * 2;  // Q, K, V, O
+    const double full_compute = full.latency_s - p.graph_kernel_overhead_s;
+    ASSERT_GT(ratio * full_compute, traffic / bw);  // compute-bound, masked or not
+    EXPECT_NEAR(masked.latency_s - p.graph_kernel_overhead_s, ratio * full_compute, 1e-9 * full_compute);
+    EXPECT_NEAR(masked.flops, 136.0 / 256.0 * full.flops, 1e-9 * full.flops);
+  }
+}
+
 // A static-shape serving stack (ServingOptions::static_kv_tokens, prompt_bucket_tokens):
 // every decode step attends over the whole static cache, whatever the sequence's own
 // length, and a 218-token prompt in buckets of 64 runs its prefill as
