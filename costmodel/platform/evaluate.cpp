@@ -163,9 +163,10 @@ double causal_tile_fraction(std::int64_t s, const GemmTile& t) noexcept {
 // A FlashAttention forward's thread blocks as its source launches them: one block per
 // block_m query rows of one (batch, head), the query blocks of a head consecutive in launch
 // order, each looping over the block_n-key blocks it keeps. FlashAttention-2 (A100, H100:
-// flash_fwd_launch_template.h, grid (num_m_block, b, h) with m_block = blockIdx.x;
-// run_mha_fwd_hdim64: 128 x 128, 4 warps; hdim128: 128 x 64, 4 warps; the head dims above
-// 128 run 8 warps). llm-foundry's Triton kernel (flash1, flash_attn_triton.py): grid
+// flash_fwd_launch_template.h, grid (num_m_block, b, h) with m_block = blockIdx.x; without
+// dropout on sm80/sm90, run_mha_fwd_hdim64: 128 x 128, 4 warps; hdim96 and hdim128: 128 x 64,
+// 4 warps; hdim160: 128 x 32, 4 warps; hdim192 and hdim256: 128 x 64, 8 warps). llm-foundry's
+// Triton kernel (flash1, flash_attn_triton.py): grid
 // (cdiv(seqlen_q, BLOCK_M), batch * nheads), BLOCK_M = BLOCK_N = 128, num_warps 4 up to head
 // dim 64 and 8 above, num_stages 1.
 struct FlashForwardGrid {
@@ -176,7 +177,10 @@ struct FlashForwardGrid {
 
 FlashForwardGrid flash_forward_grid(AttentionKernel k, std::int64_t head_dim) noexcept {
   if (k == AttentionKernel::flash1) return {128, 128, head_dim <= 64 ? 4 : 8};
-  return {128, head_dim <= 64 ? 128 : 64, head_dim <= 128 ? 4 : 8};
+  if (head_dim <= 64) return {128, 128, 4};
+  if (head_dim <= 128) return {128, 64, 4};
+  if (head_dim <= 160) return {128, 32, 4};
+  return {128, 64, 8};
 }
 
 // Blocks of that kernel resident on one core at once: its registers (the kernels hold the
