@@ -6,7 +6,8 @@
 # the crashing input is left in the scratch folder (printed) to copy into fuzz/regressions/.
 #
 # Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] [BUILD_DIR]
-#   env: JOBS (build parallelism, default 1), TARGETS (default: all six),
+#   env: JOBS (build parallelism, default 1), LANES (targets run at once, default JOBS),
+#        TARGETS (default: all six),
 #        KEEP=1 (keep the scratch corpora and logs, e.g. to merge a long run into fuzz/corpus).
 set -euo pipefail
 secs=${1:-30}
@@ -22,11 +23,13 @@ CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$here" -B "$build" -DCMAKE_BUILD_T
 cmake --build "$build" --target fuzzers -j"$jobs" >/dev/null
 
 work=$(mktemp -d /tmp/dse_fuzz_smoke.XXXXXX)
-status=0
-for t in $targets; do
+# One target per lane at a time (LANES, default JOBS): each still gets its SECONDS of wall time
+# on a core of its own; two lanes on the 2-core CI machine halve the smoke run's wall time.
+lanes=${LANES:-$jobs}
+run_target() {
+  local t=$1 dict=() start runs
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
   cp "$here/fuzz/corpus/$t/"* "$work/$t/corpus/" 2>/dev/null || true
-  dict=()
   case $t in
     scalesim) dict=(-dict="$here/fuzz/dict/scalesim.dict") ;;
     onnx) ;;
@@ -37,12 +40,27 @@ for t in $targets; do
        -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" "$work/$t/corpus" \
        >"$work/$t/log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t/log" | grep -o '[0-9]*$' || echo '?')
-    echo "fuzz_$t: ok, $runs runs in $(( $(date +%s) - start )) s"
+    echo "fuzz_$t: ok, $runs runs in $(( $(date +%s) - start )) s" >"$work/$t/result"
   else
-    echo "fuzz_$t: FAILED (log $work/$t/log, inputs in $work/$t/artifacts/)"
-    tail -n 30 "$work/$t/log"
-    status=1
+    { echo "fuzz_$t: FAILED (log $work/$t/log, inputs in $work/$t/artifacts/)"; tail -n 30 "$work/$t/log"; } \
+      >"$work/$t/result"
+    return 1
   fi
+}
+running=0
+for t in $targets; do
+  if [ "$running" -ge "$lanes" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait || true
+status=0
+for t in $targets; do
+  cat "$work/$t/result" 2>/dev/null || echo "fuzz_$t: FAILED (no result; log $work/$t/log)"
+  grep -q ': ok,' "$work/$t/result" 2>/dev/null || status=1
 done
 if [ "$status" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else echo "corpora and logs kept in $work"; fi
 exit "$status"
