@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -148,15 +147,20 @@ constexpr double kFlashBackwardFlopsPerScore = 3.0;
 // kernel on that chip (P), where 1.0 would give 78%.
 constexpr double kFlashBackwardMatrixShare = 0.731;
 
+// Under a causal mask over s x s scores, the key blocks of n keys that query row block i
+// (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
+std::int64_t causal_kept_key_blocks(std::int64_t s, std::int64_t m, std::int64_t n, std::int64_t i) noexcept {
+  return std::min((s + n - 1) / n, (std::min((i + 1) * m, s) - 1) / n + 1);
+}
+
 // The share of (query block, key block) tiles of an s x s causally masked score matrix
-// that hold at least one unmasked entry, for tiles of t.m query rows by t.n keys: row
-// block i (rows i*m .. (i+1)*m - 1) needs key blocks 0 .. floor(((i+1) m - 1) / n).
+// that hold at least one unmasked entry, for tiles of t.m query rows by t.n keys.
 double causal_tile_fraction(std::int64_t s, const GemmTile& t) noexcept {
   if (s <= 0 || t.m <= 0 || t.n <= 0) return 1.0;
   const std::int64_t rows = (s + t.m - 1) / t.m;
   const std::int64_t cols = (s + t.n - 1) / t.n;
   std::int64_t kept = 0;
-  for (std::int64_t i = 0; i < rows; ++i) kept += std::min(cols, (std::min((i + 1) * t.m, s) - 1) / t.n + 1);
+  for (std::int64_t i = 0; i < rows; ++i) kept += causal_kept_key_blocks(s, t.m, t.n, i);
   return static_cast<double>(kept) / (static_cast<double>(rows) * static_cast<double>(cols));
 }
 
@@ -199,38 +203,40 @@ std::int64_t flash_resident_blocks(const GpuHardware& hw, const FlashForwardGrid
 }
 
 // How much longer a causal forward takes than the unmasked one on the same grid. Each of
-// `groups` (batch x heads) runs ceil(s / block_m) blocks; under the mask query block i keeps
-// key blocks 0 .. floor(((i + 1) block_m - 1) / block_n), so the blocks of a head grow from
-// short to long in launch order. The block scheduler starts each block on the first place
-// (of slots = cores x resident blocks) to free up, which is greedy list scheduling in launch
-// order; the last heads' long blocks then finish alone, and the step waits for them. The
-// ratio is the two schedules' makespans (in key blocks). Past kMaxSimulatedBlocks the
-// remaining groups are added at the mean (their blocks fill every place evenly), which
-// keeps the cost bounded (a 131,072-block grid: within 0.1% of the full simulation).
+// `groups` (batch x heads) runs ceil(s / block_m) blocks, block i keeping
+// causal_kept_key_blocks of them, so the blocks of a head grow from short to long in launch
+// order. The block scheduler starts each block on the first place (of slots = cores x
+// resident blocks) to free up, which is greedy list scheduling in launch order; the last
+// heads' long blocks then finish alone, and the step waits for them. The ratio is the two
+// schedules' makespans (in key blocks). Past kMaxSimulatedBlocks the remaining groups are
+// added at the mean (their blocks fill every place evenly), which keeps the cost bounded (a
+// 131,072-block grid: within 0.1% of the full simulation).
 double causal_schedule_factor(std::int64_t s, std::int64_t groups, const FlashForwardGrid& g, std::int64_t slots) {
   if (s <= 0 || groups <= 0 || slots <= 0 || g.block_m <= 0 || g.block_n <= 0) return 1.0;
   constexpr std::int64_t kMaxSimulatedBlocks = 8192;
   const std::int64_t rows = (s + g.block_m - 1) / g.block_m;
   const std::int64_t cols = (s + g.block_n - 1) / g.block_n;
-  std::vector<std::int64_t> kept(static_cast<std::size_t>(rows));
   std::int64_t kept_per_group = 0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    kept[static_cast<std::size_t>(i)] = std::min(cols, (std::min((i + 1) * g.block_m, s) - 1) / g.block_n + 1);
-    kept_per_group += kept[static_cast<std::size_t>(i)];
-  }
+  for (std::int64_t i = 0; i < rows; ++i) kept_per_group += causal_kept_key_blocks(s, g.block_m, g.block_n, i);
   const std::int64_t simulated = std::min(groups, std::max<std::int64_t>(1, kMaxSimulatedBlocks / rows));
-  // Min-heap of the places' finish times.
-  std::vector<std::int64_t> free_at(static_cast<std::size_t>(std::min(slots, simulated * rows)), 0);
-  const auto later = std::greater<std::int64_t>();
+  // Finish times are whole key blocks and the earliest never decreases, so the places wait in
+  // buckets by the time they free up: free_at[t] places free at t, and the next block goes to
+  // the first non-empty bucket (the same schedule as a min-heap of finish times, without its
+  // log factor on this per-evaluation path).
+  std::vector<std::int64_t> free_at(static_cast<std::size_t>(cols + 1), 0);
+  free_at[0] = std::min(slots, simulated * rows);
+  std::int64_t now = 0, makespan = 0;
   for (std::int64_t grp = 0; grp < simulated; ++grp)
     for (std::int64_t i = 0; i < rows; ++i) {
-      std::pop_heap(free_at.begin(), free_at.end(), later);
-      free_at.back() += kept[static_cast<std::size_t>(i)];
-      std::push_heap(free_at.begin(), free_at.end(), later);
+      while (free_at[static_cast<std::size_t>(now)] == 0) ++now;
+      --free_at[static_cast<std::size_t>(now)];
+      const std::int64_t done = now + causal_kept_key_blocks(s, g.block_m, g.block_n, i);
+      if (static_cast<std::size_t>(done) >= free_at.size()) free_at.resize(static_cast<std::size_t>(done) + 1, 0);
+      ++free_at[static_cast<std::size_t>(done)];
+      makespan = std::max(makespan, done);
     }
   const double rest = static_cast<double>(groups - simulated) / static_cast<double>(slots);
-  const double causal = static_cast<double>(*std::max_element(free_at.begin(), free_at.end())) +
-                        rest * static_cast<double>(kept_per_group);
+  const double causal = static_cast<double>(makespan) + rest * static_cast<double>(kept_per_group);
   const std::int64_t waves = (simulated * rows + slots - 1) / slots;
   const double full = static_cast<double>(waves * cols) + rest * static_cast<double>(rows * cols);
   return causal / full;
