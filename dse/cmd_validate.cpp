@@ -153,9 +153,25 @@ double single_op_latency(const pf::Platform& p, wl::Operator op, const Method& m
   return pf::evaluate_graph(p, g, o).totals.latency_s;
 }
 
+// A case's hardware or system preset; a name that is neither a preset nor a file is reported
+// at the case's key (with the presets it may have meant), not as a missing file.
+pf::Platform platform_of(const io::MapReader& c) {
+  const std::string name = c.string("hardware");
+  if (const std::string why = io::unknown_preset(name, "hardware"); !why.empty())
+    io::fail(c.place("hardware"), c.node("hardware"), why, "\"" + name + "\"");
+  return io::resolve_platform(name);
+}
+
+io::SystemFile system_of(const io::MapReader& c) {
+  const std::string name = c.string("system");
+  if (const std::string why = io::unknown_preset(name, "systems"); !why.empty())
+    io::fail(c.place("system"), c.node("system"), why, "\"" + name + "\"");
+  return io::resolve_system(name);
+}
+
 void operator_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
   const std::string op = c.string("op"), file = c.string("file");
-  const pf::Platform p = io::resolve_platform(c.string("hardware"));
+  const pf::Platform p = platform_of(c);
   const auto F = wl::Precision::fp16;
   const std::string stem = fs::path(file).stem().string();
   for (const auto& r : read_csv((fs::path(dir) / file).string())) {
@@ -219,7 +235,7 @@ void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method
   const std::vector<pf::FusionKind> fusions = c.has("fusions") ? fusions_of(c) : m.step_fusions;
   const std::string file = c.string("file");
   const std::string stem = c.has("name") ? c.string("name") : fs::path(file).stem().string();
-  const pf::Platform p = io::resolve_platform(c.string("hardware"));
+  const pf::Platform p = platform_of(c);
   const auto prec = wl::precision_from_string(c.string_or("precision", "bf16"));
   if (!prec) io::fail(c.place("precision"), c.node("precision"), "expected fp32, bf16, fp16, fp8, int8 or int4", c.string("precision"));
   const auto spec = case_workload(c, dir);
@@ -400,11 +416,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
   if (!shard_states) io::fail(c.place("sharding"), c.node("sharding"), "expected none, full or fsdp", sharding);
   if (c.has("system")) {
-    io::SystemFile sf = io::resolve_system(c.string("system"));
+    io::SystemFile sf = system_of(c);
     p = sf.chip;
     sys = sf.system;
   } else {
-    p = io::resolve_platform(c.string("hardware"));
+    p = platform_of(c);
     sys = pf::default_system(p, tp * pp * dp);
   }
   // A pipeline longer than the system preset (e.g. PP across DGX nodes): a

@@ -151,10 +151,39 @@ std::string resolve_path(const std::string& name_or_path, const std::string& sub
     return preset.string();
   return name_or_path;
 }
+
+// The preset names a mistyped one may have meant: those it begins (a family name such as
+// "h100" or "a100", at most four), else the nearest by edit distance ("h100" is one edit from
+// "h200", so the prefix goes first).
+std::string preset_hint(const std::string& name, const std::vector<std::string>& names) {
+  std::string out;
+  int n = 0;
+  for (const auto& c : names)
+    if (c.size() > name.size() && c.compare(0, name.size(), name) == 0 && n++ < 4)
+      out += (out.empty() ? "'" : ", '") + c + "'";
+  if (!out.empty()) return out;
+  const std::string near = did_you_mean(name, names);
+  return near.empty() ? near : "'" + near + "'";
+}
+
+std::string resolve_preset_or_file(const std::string& name_or_path, const std::string& sub,
+                                   const std::string& what) {
+  if (const std::string why = unknown_preset(name_or_path, sub); !why.empty())
+    throw ConfigError(name_or_path, 1, 1, what, why, "\"" + name_or_path + "\"");
+  return resolve_path(name_or_path, sub);
+}
 }  // namespace
 
+std::string unknown_preset(const std::string& name_or_path, const std::string& sub) {
+  const bool bare = name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos;
+  if (!bare || resolve_path(name_or_path, sub) != name_or_path || fs::exists(name_or_path)) return {};
+  const std::string hint = name_or_path.empty() ? std::string() : preset_hint(name_or_path, preset_names(sub));
+  return "expected a preset of " + sub + " ('dse presets') or a readable file" +
+         (hint.empty() ? std::string() : ", did you mean " + hint + "?");
+}
+
 pf::Platform resolve_platform(const std::string& name_or_path) {
-  return load_platform(resolve_path(name_or_path, "hardware"));
+  return load_platform(resolve_preset_or_file(name_or_path, "hardware", "hardware"));
 }
 
 std::string resolve_loopnest_hardware_path(const std::string& name_or_path) {
@@ -232,7 +261,7 @@ SystemFile load_system(const std::string& path) {
 }
 
 SystemFile resolve_system(const std::string& name_or_path) {
-  return load_system(resolve_path(name_or_path, "systems"));
+  return load_system(resolve_preset_or_file(name_or_path, "systems", "system"));
 }
 
 }  // namespace dse::io

@@ -40,6 +40,11 @@ std::string scenarios_dir();
 // Names (file stems) of the YAML files in scenarios/<sub>.
 std::vector<std::string> preset_names(const std::string& sub);
 
+// "" when NAME_OR_PATH is a preset of scenarios/<sub>, an existing file or a path (a missing
+// path is read_text_file's to report); otherwise what was expected, with the presets it may
+// have meant ("did you mean 'h100-sxm5'?"), for the caller to report at its own place.
+std::string unknown_preset(const std::string& name_or_path, const std::string& sub);
+
 costmodel::platform::Platform parse_platform(const std::string& text, const std::string& file);
 costmodel::platform::Platform load_platform(const std::string& path);
 // A preset name of scenarios/hardware or a file path.

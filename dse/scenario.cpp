@@ -237,6 +237,8 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   e.name = m.string("name");
   if (e.kind == HardwareKind::system) {
     const std::string preset = m.string("system");
+    if (const std::string why = io::unknown_preset(preset, "systems"); !why.empty())
+      io::fail(m.place("system"), m.node("system"), why, "\"" + preset + "\"");
     try {
       e.system = std::make_shared<const io::SystemFile>(io::resolve_system(preset));
     } catch (const ConfigError&) {

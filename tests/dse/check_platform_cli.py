@@ -69,6 +69,32 @@ p = subprocess.run([dse, "eval", "--hardware", "h100-sxm5", "--workload", "llama
 if p.returncode != 2 or "--static-kv-tokens 200 is below --prompt + --output (234)" not in p.stderr:
     sys.exit(f"--static-kv-tokens 200: exit {p.returncode}, stderr {p.stderr!r}")
 
+# A preset name that is neither a preset nor a file names the presets it may have meant (a family
+# prefix before the nearest by edit distance: "h100" is one edit from "h200"), at the key that gave it
+# in a suite or scenario file; it said "h100:1:1: hardware file: expected a readable file (got "No such
+# file or directory")".
+for args, msg in ((["--hardware", "h100"], "hardware: expected a preset of hardware ('dse presets') or a readable "
+                   "file, did you mean 'h100-sxm5'? (got \"h100\")"),
+                  (["--hardware", "a100"], "did you mean 'a100-sxm4-40gb', 'a100-sxm4-80gb'?"),
+                  (["--hardware", "h201"], "did you mean 'h200'?"),
+                  (["--system", "dgx-h100"], "system: expected a preset of systems ('dse presets') or a readable "
+                   "file, did you mean 'dgx-h100-8'?")):
+    p = subprocess.run([dse, "eval", *args, "--workload", "llama2-7b"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr:
+        sys.exit(f"eval {' '.join(args)}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "suite.yaml")
+    for where, msg in (("hardware: h100", "cases[0].hardware: expected a preset of hardware ('dse presets') or a "
+                        "readable file, did you mean 'h100-sxm5'? (got \"h100\")"),
+                       ("system: dgx-h100", "cases[0].system: expected a preset of systems ('dse presets') or a "
+                        "readable file, did you mean 'dgx-h100-8'? (got \"dgx-h100\")")):
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: d, kind: decode_latency, group: end_to_end, {where}, "
+                    "workload: llama2-7b, context: 128, measured: 1, unit: s, source: s}\n")
+        p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or msg not in p.stderr or "suite.yaml:3:" not in p.stderr:
+            sys.exit(f"validate {where}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+
 v = json.loads(run("validate", "--json"))
 need(v, ["cases", "groups"], "validate")
 for c in v["cases"]:

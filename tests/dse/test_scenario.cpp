@@ -115,6 +115,19 @@ TEST(ScenarioErrors, EmptySequenceAndNumbersAsWritten) {
             "edit.yaml:16:23: hardware[0].engineering_risk: expected a number in [0, 1] (got 7)");
 }
 
+// A system preset name that is neither a preset nor a file is reported at the scenario's key, with
+// the presets it may have meant (it was "dgx-h100:1:1: system file: expected a readable file").
+TEST(ScenarioErrors, UnknownSystemPresetNamesTheNearOnes) {
+  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/llm-serving.yaml", "s");
+  const std::string from = "system: dgx-h100-8,";
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "system: dgx-h100,");
+  EXPECT_EQ(parse_error(text, "edit.yaml"),
+            "edit.yaml:22:44: hardware[0].system: expected a preset of systems ('dse presets') or a readable file, "
+            "did you mean 'dgx-h100-8'? (got \"dgx-h100\")");
+}
+
 TEST(DidYouMean, OnlyCloseCandidates) {
   EXPECT_EQ(io::did_you_mean("batch_size", {"batch_sizes", "hardware"}), "batch_sizes");
   EXPECT_EQ(io::did_you_mean("zzz", {"batch_sizes", "hardware"}), "");
