@@ -199,6 +199,8 @@ SystemFile load_system(const std::string& path) {
   if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "system", m.string("kind"));
   SystemFile out;
   out.chip_name = m.string("chip");
+  if (const std::string why = unknown_preset(out.chip_name, "hardware"); !why.empty())
+    fail(m.place("chip"), m.node("chip"), why, "\"" + out.chip_name + "\"");
   out.chip = resolve_platform(out.chip_name);
   pf::SystemSpec& s = out.system;
   s.name = m.string("name");

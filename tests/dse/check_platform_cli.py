@@ -94,6 +94,17 @@ with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or msg not in p.stderr or "suite.yaml:3:" not in p.stderr:
             sys.exit(f"validate {where}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+    # A system file's chip, at the file's chip key.
+    sys_path = os.path.join(tmp, "sys.yaml")
+    with open(os.path.join(os.path.dirname(__file__), "../../scenarios/systems/dgx-h100-8.yaml")) as f:
+        text = f.read()
+    with open(sys_path, "w") as f:
+        f.write(re.sub(r"(?m)^chip: .*$", "chip: h100", text, count=1))
+    p = subprocess.run([dse, "eval", "--system", sys_path, "--workload", "llama2-7b"], capture_output=True, text=True,
+                       timeout=60)
+    line = text[:re.search(r"(?m)^chip: ", text).start()].count("\n") + 1
+    if p.returncode != 2 or f"{sys_path}:{line}:7: chip: expected a preset of hardware" not in p.stderr:
+        sys.exit(f"system file chip h100: exit {p.returncode}, stderr {p.stderr!r}")
 
 v = json.loads(run("validate", "--json"))
 need(v, ["cases", "groups"], "validate")
