@@ -110,6 +110,13 @@ int cmd_map(const Args& args) {
   po::notify(vm);
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
+  // A name that is neither a loop-nest preset (hardware/research, then hardware) nor a file says
+  // which presets it may have meant.
+  if (const std::string research = io::unknown_preset(hw, "hardware/research"); !research.empty()) {
+    if (const std::string other = io::unknown_preset(hw, "hardware"); !other.empty())
+      throw InputError("--hw: " + (research.find("did you mean") != std::string::npos ? research : other) +
+                       " (got '" + hw + "')");
+  }
   hw = io::resolve_loopnest_hardware_path(hw);
   const YAML::Node probe = io::parse_yaml(io::read_text_file(hw, "hardware"), hw);
   const bool native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
