@@ -208,6 +208,8 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
 wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_dir) {
   std::string name = c.string("workload");
   if (name.find(".yaml") != std::string::npos) name = (fs::path(suite_dir) / name).string();
+  if (const std::string why = io::unknown_workload(name); !why.empty())
+    io::fail(c.place("workload"), c.node("workload"), why, "\"" + name + "\"");
   return io::resolve_workload(name);
 }
 

@@ -363,6 +363,8 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
     w.name = m.string("name");
     ModelWorkload mw;
     const std::string model = m.string("model");
+    if (const std::string why = io::unknown_workload(model); !why.empty())
+      io::fail(m.place("model"), m.node("model"), why, "\"" + model + "\"");
     try {
       mw.spec = io::resolve_workload(model);
     } catch (const ConfigError&) {

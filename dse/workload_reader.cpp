@@ -422,15 +422,17 @@ wl::WorkloadSpec read_workload_file(const std::string& path) {
   return parse_workload_text(read_text_file(path, "workload"), path);
 }
 
+std::string unknown_workload(const std::string& name_or_path) {
+  if (wl::workload_preset(name_or_path) || std::filesystem::exists(name_or_path)) return {};
+  const std::string hint = did_you_mean(name_or_path, wl::workload_preset_names());
+  return hint.empty() ? "expected a workload preset name or a readable file"
+                      : "expected a workload preset or file, did you mean '" + hint + "'?";
+}
+
 wl::WorkloadSpec resolve_workload(const std::string& name_or_path) {
   if (const auto preset = wl::workload_preset(name_or_path)) return *preset;
-  if (!std::filesystem::exists(name_or_path)) {
-    const std::string hint = did_you_mean(name_or_path, wl::workload_preset_names());
-    throw ConfigError(name_or_path, 1, 1, "workload",
-                      hint.empty() ? "expected a workload preset name or a readable file"
-                                   : "expected a workload preset or file, did you mean '" + hint + "'?",
-                      "\"" + name_or_path + "\"");
-  }
+  if (const std::string why = unknown_workload(name_or_path); !why.empty())
+    throw ConfigError(name_or_path, 1, 1, "workload", why, "\"" + name_or_path + "\"");
   return read_workload_file(name_or_path);
 }
 

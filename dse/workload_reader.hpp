@@ -17,6 +17,9 @@ costmodel::workload::WorkloadSpec parse_workload(const YAML::Node& node, const P
 costmodel::workload::WorkloadSpec parse_workload_text(const std::string& text, const std::string& file);
 costmodel::workload::WorkloadSpec read_workload_file(const std::string& path);
 
+// "" when NAME_OR_PATH is a workload preset or an existing file; otherwise what was expected,
+// with the preset it may have meant, for the caller to report at its own place.
+std::string unknown_workload(const std::string& name_or_path);
 // A preset name (see costmodel/workload/presets.hpp) or, failing that, a file path.
 costmodel::workload::WorkloadSpec resolve_workload(const std::string& name_or_path);
 

@@ -94,10 +94,13 @@ with tempfile.TemporaryDirectory() as tmp:
     for where, msg in (("hardware: h100", "cases[0].hardware: expected a preset of hardware ('dse presets') or a "
                         "readable file, did you mean 'h100-sxm5'? (got \"h100\")"),
                        ("system: dgx-h100", "cases[0].system: expected a preset of systems ('dse presets') or a "
-                        "readable file, did you mean 'dgx-h100-8'? (got \"dgx-h100\")")):
+                        "readable file, did you mean 'dgx-h100-8'? (got \"dgx-h100\")"),
+                       ("hardware: h100-sxm5, workload: llama2-7", "cases[0].workload: expected a workload preset or "
+                        "file, did you mean 'llama2-7b'? (got \"llama2-7\")")):
+        workload = "" if "workload" in where else ", workload: llama2-7b"
         with open(path, "w") as f:
-            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: d, kind: decode_latency, group: end_to_end, {where}, "
-                    "workload: llama2-7b, context: 128, measured: 1, unit: s, source: s}\n")
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: d, kind: decode_latency, group: end_to_end, {where}"
+                    f"{workload}, context: 128, measured: 1, unit: s, source: s}}\n")
         p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or msg not in p.stderr or "suite.yaml:3:" not in p.stderr:
             sys.exit(f"validate {where}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")

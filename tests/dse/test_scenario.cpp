@@ -128,6 +128,18 @@ TEST(ScenarioErrors, UnknownSystemPresetNamesTheNearOnes) {
             "did you mean 'dgx-h100-8'? (got \"dgx-h100\")");
 }
 
+// The same for a workload preset (it was "llama3-8:1:1: workload: ...", without the scenario's place).
+TEST(ScenarioErrors, UnknownWorkloadPresetAtTheScenarioKey) {
+  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/llm-serving.yaml", "s");
+  const std::string from = "model: llama3-8b,";
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "model: llama3-8,");
+  EXPECT_EQ(parse_error(text, "edit.yaml"),
+            "edit.yaml:35:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
+            "(got \"llama3-8\")");
+}
+
 TEST(DidYouMean, OnlyCloseCandidates) {
   EXPECT_EQ(io::did_you_mean("batch_size", {"batch_sizes", "hardware"}), "batch_sizes");
   EXPECT_EQ(io::did_you_mean("zzz", {"batch_sizes", "hardware"}), "");
