@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "dse/commands.hpp"
 #include "dse/context.hpp"
@@ -25,6 +28,13 @@ namespace {
 std::atomic<bool> g_cancel{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 extern "C" void on_signal(int /*sig*/) { g_cancel.store(true); }
+
+// The longest output file name and path `dse run` takes. Linux allows 255 and 4,095 bytes, but
+// MPI-IO names side files after the output (OpenMPI 4.1.4's shared-file-pointer component, queried
+// at every open, overflowed a buffer and aborted the job from a 232-byte name; 231 ran): 200 leaves
+// room for its suffixes, whose job and communicator numbers vary.
+constexpr std::size_t kMaxFileNameBytes = 200;
+constexpr std::size_t kMaxPathBytes = 4000;
 
 }  // namespace
 
@@ -69,6 +79,15 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   } else if (opt.scenario_path.empty() || opt.output_path.empty()) {
     throw InputError("dse run: SCENARIO.yaml and -o OUT.h5 are required (see 'dse run --help')");
   }
+  // The run writes OUT.h5.partial; a name MPI-IO cannot open is refused (below, by rank 0 once) before
+  // any rank opens it.
+  std::string name_problem;
+  if (const std::string leaf = std::filesystem::path(opt.output_path).filename().string();
+      leaf.size() + std::string_view(".partial").size() > kMaxFileNameBytes || opt.output_path.size() > kMaxPathBytes)
+    name_problem = "dse run: " + std::string(opt.resume ? "--resume" : "-o") + ": expected a file name of at most " +
+                   std::to_string(kMaxFileNameBytes - std::string_view(".partial").size()) +
+                   " bytes in a path of at most " + std::to_string(kMaxPathBytes) + " (got " +
+                   std::to_string(leaf.size()) + " in " + std::to_string(opt.output_path.size()) + ")";
   if (opt.threads < 0) throw InputError("dse run: --threads must be >= 0");
   if (!(opt.checkpoint_interval_s > 0) || !std::isfinite(opt.checkpoint_interval_s))
     throw InputError("dse run: --checkpoint-interval must be a finite number of seconds > 0");
@@ -89,6 +108,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   opt.cancel = &g_cancel;
   opt.warn = [](const std::string& w) { print_error_line("dse run: warning: " + w); };
   try {
+    if (!name_problem.empty()) throw InputError(name_problem);
     const RunSummary s = run(*ctx, opt);
     if (ctx->rank() == 0) {
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive

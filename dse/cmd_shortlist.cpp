@@ -63,7 +63,8 @@ int cmd_shortlist(const Args& args) {
   const auto specs = parse_objectives(objectives);
   const ShortlistFormat fmt = parse_shortlist_format(format);
 
-  if (!std::filesystem::exists(input)) throw InputError("dse shortlist: " + input + ": no such file");
+  std::error_code ec;
+  if (!std::filesystem::exists(input, ec)) throw InputError("dse shortlist: " + input + ": no such file");
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const std::vector<PointRecord> rows = read_archive_rows(input);

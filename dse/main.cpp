@@ -89,5 +89,10 @@ int main(int argc, char** argv) {
   } catch (const dse::Error& e) {
     dse::print_error_line("dse " + name + ": " + e.what());
     return dse::exit_failure;
+  } catch (const std::exception& e) {
+    // A library exception that no reader turned into one of the above (a std::filesystem or
+    // allocation failure): one line and exit 1, not std::terminate's abort.
+    dse::print_error_line("dse " + name + ": internal error: " + e.what());
+    return dse::exit_failure;
   }
 }

@@ -134,7 +134,8 @@ pf::Platform parse_platform(const std::string& text, const std::string& file) {
 pf::Platform load_platform(const std::string& path) {
   pf::Platform p = parse_platform(read_text_file(path, "hardware file"), path);
   const fs::path side = fs::path(path).parent_path() / "platform" / fs::path(path).filename();
-  if (fs::exists(side)) {
+  std::error_code ec;
+  if (fs::exists(side, ec)) {
     const std::string file = side.string();
     const YAML::Node root = parse_yaml(read_text_file(file, "platform file"), file);
     const MapReader check(root, Place{file, ""}, {"energy", "platform"});
@@ -144,10 +145,17 @@ pf::Platform load_platform(const std::string& path) {
 }
 
 namespace {
+// fs::exists without the exception: a name the system cannot look up (one past NAME_MAX, say)
+// is one that does not exist, and the caller says what was expected.
+bool exists_quietly(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
 std::string resolve_path(const std::string& name_or_path, const std::string& sub) {
   const fs::path preset = fs::path(scenarios_dir()) / sub / (name_or_path + ".yaml");
   if (name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos &&
-      fs::exists(preset))
+      exists_quietly(preset))
     return preset.string();
   return name_or_path;
 }
@@ -176,7 +184,7 @@ std::string resolve_preset_or_file(const std::string& name_or_path, const std::s
 
 std::string unknown_preset(const std::string& name_or_path, const std::string& sub) {
   const bool bare = name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos;
-  if (!bare || resolve_path(name_or_path, sub) != name_or_path || fs::exists(name_or_path)) return {};
+  if (!bare || resolve_path(name_or_path, sub) != name_or_path || exists_quietly(name_or_path)) return {};
   const std::string hint = name_or_path.empty() ? std::string() : preset_hint(name_or_path, preset_names(sub));
   return "expected a preset of " + sub + " ('dse presets') or a readable file" +
          (hint.empty() ? std::string() : ", did you mean " + hint + "?");

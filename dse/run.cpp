@@ -146,7 +146,8 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
 }
 
 std::string read_scenario_of_partial(const std::string& partial) {
-  if (!std::filesystem::exists(partial)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(partial, ec)) {
     throw InputError(partial + ": no interrupted run to resume (the file does not exist)");
   }
   h5::quiet_errors();

@@ -423,7 +423,8 @@ wl::WorkloadSpec read_workload_file(const std::string& path) {
 }
 
 std::string unknown_workload(const std::string& name_or_path) {
-  if (wl::workload_preset(name_or_path) || std::filesystem::exists(name_or_path)) return {};
+  std::error_code ec;  // a name the system cannot look up (too long, say) does not exist
+  if (wl::workload_preset(name_or_path) || std::filesystem::exists(name_or_path, ec)) return {};
   const std::string hint = did_you_mean(name_or_path, wl::workload_preset_names());
   return hint.empty() ? "expected a workload preset name or a readable file"
                       : "expected a workload preset or file, did you mean '" + hint + "'?";

@@ -34,5 +34,29 @@ for opt in "--checkpoint-interval inf" "--checkpoint-interval 0" "--threads -1" 
   [ "$rc" = 2 ] && [ "$(wc -l < "$work/stderr")" = 1 ] && ! ls "$work/opt.h5"* >/dev/null 2>&1 ||
     { echo "FAIL run $opt: exit code $rc, stderr:"; cat "$work/stderr"; fail=1; }
 done
+# An output name MPI-IO cannot open (a 232-byte one aborted the job inside OpenMPI's shared-file-pointer
+# component) and a preset name past the file system's name limit (std::filesystem threw: the job
+# aborted) are refused in one line with exit 2, with 1 rank and under mpirun with 2.
+long_name() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+printf 'name: long\nseed: 1\nhardware:\n  - {name: s, kind: system, system: %s}\n%s\n' "$(long_name 5000 y)" \
+  'workloads: [{name: w, model: llama2-7b}]
+batch_sizes: [1]' > "$work/long_system.yaml"
+check_long() {  # WHAT EXPECTED_TEXT OUTPUT SCENARIO
+  for ranks in 1 2; do
+    if [ "$ranks" = 1 ]; then
+      "$dse" run "$4" -o "$3" 2>"$work/stderr" >/dev/null
+    else
+      [ -n "$mpirun" ] || continue
+      timeout 60 "$mpirun" -q -np 2 --oversubscribe "$dse" run "$4" -o "$3" 2>"$work/stderr" >/dev/null
+    fi
+    rc=$?
+    [ "$rc" = 2 ] && [ "$(wc -l < "$work/stderr")" = 1 ] && grep -q -- "$2" "$work/stderr" &&
+      ! ls "$3"* >/dev/null 2>&1 ||
+      { echo "FAIL $1 ($ranks rank(s)): exit code $rc, stderr:"; head -c 600 "$work/stderr"; fail=1; }
+  done
+}
+check_long "240-byte output name" "-o: expected a file name of at most 192 bytes" "$work/$(long_name 240 x).h5" "$good"
+check_long "5000-byte system name" "hardware\[0\].system: expected a preset of systems" "$work/ls.h5" \
+  "$work/long_system.yaml"
 [ "$fail" = 0 ] && echo "all bad scenarios refused as expected"
 exit $fail
