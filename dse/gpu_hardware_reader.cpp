@@ -152,17 +152,18 @@ void read_gemm_library(const MapReader& m, const std::string& file, GpuHardware&
       hw.gemm_library_precision = p;
       known = true;
     }
-  if (!known) fail(m.place("precision"), m.node("precision"), "one of fp32, tf32, fp16, bf16, fp8, int8", precision);
+  if (!known)
+    fail(m.place("precision"), m.node("precision"), "expected one of fp32, tf32, fp16, bf16, fp8, int8", precision);
   const std::string table = m.string("table");
   // A plain file name beside the hardware file: no folders, so a file cannot
   // reach outside the scenarios (or a device such as /dev/zero).
   if (table.empty() || table.find('/') != std::string::npos || table.find('\\') != std::string::npos ||
       table.size() < 5 || table.substr(table.size() - 4) != ".csv")
-    fail(m.place("table"), m.node("table"), "a file name ending in .csv in the hardware file's folder", table);
+    fail(m.place("table"), m.node("table"), "expected a file name ending in .csv in the hardware file's folder", table);
   const std::filesystem::path path = std::filesystem::path(file).parent_path() / table;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    fail(m.place("table"), m.node("table"), "an existing file (" + path.string() + ")", table);
+    fail(m.place("table"), m.node("table"), "expected an existing file (" + path.string() + ")", table);
   hw.gemm_library = read_library_table(read_text_file(path.string(), "GEMM library table"), path.string());
   costmodel::index_gemm_library(hw);
 }

@@ -113,7 +113,7 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
         const Place at = m.place("fusions").item(i);
         const std::string s = as_string(seq[i], at);
         const auto f = pf::fusion_kind_from_string(s);
-        if (!f) fail(at, seq[i], pf::fusion_kind_names(), s);
+        if (!f) fail(at, seq[i], "expected " + pf::fusion_kind_names(), s);
         p.supported_fusions.push_back(*f);
       }
     }
@@ -204,7 +204,7 @@ SystemFile load_system(const std::string& path) {
   const YAML::Node root = parse_yaml(text, path);
   const Place top{path, ""};
   MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power"});
-  if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "system", m.string("kind"));
+  if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
   SystemFile out;
   out.chip_name = m.string("chip");
   if (const std::string why = unknown_preset(out.chip_name, "hardware"); !why.empty())
@@ -218,7 +218,7 @@ SystemFile load_system(const std::string& path) {
   std::array<int, 3> dims{s.chips, 1, 1};
   if (ic.has("dims")) {
     const YAML::Node dn = ic.sequence("dims");
-    if (dn.size() > 3) fail(ic.place("dims"), dn, "1 to 3 dimensions", describe(dn));
+    if (dn.size() > 3) fail(ic.place("dims"), dn, "expected 1 to 3 dimensions", describe(dn));
     for (std::size_t i = 0; i < dn.size(); ++i)
       dims[i] = static_cast<int>(as_positive_integer(dn[i], ic.place("dims").item(i)));
   }
@@ -231,11 +231,11 @@ SystemFile load_system(const std::string& path) {
     s.interconnect = sys::make_torus(dims, bw, lat, links);
     s.interconnect.topology = topo == "torus_2d" ? sys::Topology::torus_2d : sys::Topology::torus_3d;
   } else {
-    fail(ic.place("topology"), ic.node("topology"), "switch, ring, torus_2d or torus_3d", topo);
+    fail(ic.place("topology"), ic.node("topology"), "expected switch, ring, torus_2d or torus_3d", topo);
   }
   if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = ic.positive_fraction("achievable_fraction");
   if (sys::chip_count(s.interconnect) != s.chips)
-    fail(ic.place("dims"), ic.self(), "dims whose product is chips = " + std::to_string(s.chips),
+    fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(s.chips),
          std::to_string(sys::chip_count(s.interconnect)));
   // A second level: nodes of chips_per_node on the switch above, joined by a network in
   // which every chip has its own port (collectives.hpp, ScaleOut).
@@ -265,7 +265,7 @@ SystemFile load_system(const std::string& path) {
     const std::string dv = pw.string_or("dvfs", "voltage_and_frequency");
     if (dv == "frequency_only") s.power.rule = sys::DvfsRule::frequency_only;
     else if (dv != "voltage_and_frequency")
-      fail(pw.place("dvfs"), pw.node("dvfs"), "frequency_only or voltage_and_frequency", dv);
+      fail(pw.place("dvfs"), pw.node("dvfs"), "expected frequency_only or voltage_and_frequency", dv);
   }
   return out;
 }

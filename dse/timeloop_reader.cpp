@@ -35,7 +35,7 @@ YAML::Node load(const std::string& path, const char* what) {
 }
 
 [[noreturn]] void refuse(const Place& at, const YAML::Node& n, const std::string& feature) {
-  fail(at, n, "a feature the loop-nest model supports", "unsupported Timeloop feature: " + feature);
+  fail(at, n, "expected a feature the loop-nest model supports", "unsupported Timeloop feature: " + feature);
 }
 
 std::string lower(std::string s) {
@@ -87,7 +87,7 @@ lp::Problem read_timeloop_problem(const std::string& path) {
     }
   }
   const YAML::Node instance = prob.node("instance");
-  if (!instance.IsNull() && !instance.IsMap()) fail(inst_at, instance, "a mapping of dimension sizes", describe(instance));
+  if (!instance.IsNull() && !instance.IsMap()) fail(inst_at, instance, "expected a mapping of dimension sizes", describe(instance));
   for (const auto& kv : instance) {
     const std::string key = kv.first.Scalar();
     if (coef.count(key) != 0) coef[key] = int_value(kv.second, inst_at.child(key));
@@ -97,12 +97,13 @@ lp::Problem read_timeloop_problem(const std::string& path) {
     const std::string d = as_string(dims[i], shape.place("dimensions").item(i));
     const YAML::Node size = instance[d];
     const std::int64_t n = size.IsDefined() ? int_value(size, inst_at.child(d)) : 1;
-    if (p.add_dim(d, n) < 0) fail(shape.place("dimensions"), dims, "at most 8 dimensions", std::to_string(dims.size()));
+    if (p.add_dim(d, n) < 0)
+      fail(shape.place("dimensions"), dims, "expected at most 8 dimensions", std::to_string(dims.size()));
   }
   for (const auto& kv : instance) {
     const std::string key = kv.first.Scalar();
     if (coef.count(key) == 0 && p.dim_index(key) < 0) {
-      fail(inst_at.child(key), kv.first, "a dimension or coefficient of the shape", "'" + key + "'");
+      fail(inst_at.child(key), kv.first, "expected a dimension or coefficient of the shape", "'" + key + "'");
     }
   }
   const std::string ds_key = shape.has("data_spaces") ? "data_spaces" : "data-spaces";
@@ -115,23 +116,23 @@ lp::Problem read_timeloop_problem(const std::string& path) {
       if (ds.has(k)) rw = ds.node(k).as<bool>(false);
     }
     const int t = p.add_tensor(ds.string("name"), rw, 8);
-    if (t < 0) fail(at, dss[i], "at most 4 data spaces", std::to_string(dss.size()));
+    if (t < 0) fail(at, dss[i], "expected at most 4 data spaces", std::to_string(dss.size()));
     p.tensors[static_cast<std::size_t>(t)].weights = ds.string("name") == "Weights";  // Timeloop's CNN data space
     const YAML::Node proj = ds.sequence("projection");
     for (std::size_t r = 0; r < proj.size(); ++r) {
       const Place rp = ds.place("projection").item(r);
       const YAML::Node rank = proj[r];
-      if (!rank.IsSequence() || rank.size() == 0) fail(rp, rank, "a sequence of terms [dim] or [dim, coefficient]", describe(rank));
-      if (p.tensors[static_cast<std::size_t>(t)].num_ranks >= lp::kMaxRanks) fail(rp, rank, "at most 6 coordinates per data space", "more");
+      if (!rank.IsSequence() || rank.size() == 0) fail(rp, rank, "expected a sequence of terms [dim] or [dim, coefficient]", describe(rank));
+      if (p.tensors[static_cast<std::size_t>(t)].num_ranks >= lp::kMaxRanks) fail(rp, rank, "expected at most 6 coordinates per data space", "more");
       lp::Rank& rk = p.tensors[static_cast<std::size_t>(t)].ranks[static_cast<std::size_t>(p.tensors[static_cast<std::size_t>(t)].num_ranks)];
       rk = lp::Rank{};
       for (std::size_t q = 0; q < rank.size(); ++q) {
         const Place tp = rp.item(q);
         const YAML::Node term = rank[q];
-        if (!term.IsSequence() || term.size() < 1 || term.size() > 2) fail(tp, term, "a term [dim] or [dim, coefficient]", describe(term));
+        if (!term.IsSequence() || term.size() < 1 || term.size() > 2) fail(tp, term, "expected a term [dim] or [dim, coefficient]", describe(term));
         const std::string dn = as_string(term[0], tp);
         const int d = p.dim_index(dn);
-        if (d < 0) fail(tp, term[0], "a dimension of the shape", "'" + dn + "'");
+        if (d < 0) fail(tp, term[0], "expected a dimension of the shape", "'" + dn + "'");
         std::int64_t c = 1;
         if (term.size() == 2) {
           const std::string cn = as_string(term[1], tp);
@@ -142,16 +143,16 @@ lp::Problem read_timeloop_problem(const std::string& path) {
           }
         }
         if (c > std::numeric_limits<std::int32_t>::max()) {
-          fail(tp, term, "a coefficient of at most 2^31-1", std::to_string(c));
+          fail(tp, term, "expected a coefficient of at most 2^31-1", std::to_string(c));
         }
-        if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "at most 3 terms per coordinate", "more");
+        if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "expected at most 3 terms per coordinate", "more");
         rk.terms[static_cast<std::size_t>(rk.num_terms++)] = lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
       }
       p.tensors[static_cast<std::size_t>(t)].num_ranks++;
     }
   }
   const std::string why = lp::validate(p);
-  if (!why.empty()) fail(top.child("problem"), root["problem"], "a valid problem shape", why);
+  if (!why.empty()) fail(top.child("problem"), root["problem"], "expected a valid problem shape", why);
   return p;
 }
 
@@ -186,7 +187,8 @@ void mesh_of(const YAML::Node& node, const Place& at, std::int64_t& mx, std::int
   mx = s.positive_integer_or("meshX", 1);
   my = s.positive_integer_or("meshY", 1);
   constexpr std::int64_t max_mesh = std::int64_t{1} << 20;  // per side; keeps mesh products in int64
-  if (mx > max_mesh || my > max_mesh) fail(at.child("spatial"), sp, "meshX and meshY of at most 2^20", describe(sp));
+  if (mx > max_mesh || my > max_mesh)
+    fail(at.child("spatial"), sp, "expected meshX and meshY of at most 2^20", describe(sp));
 }
 
 void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
@@ -194,7 +196,7 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
     const YAML::Node n = nodes[i];
     const Place np = at.item(i);
     const std::string tag = n.Tag();
-    if (w.have_compute) fail(np, n, "nothing after the compute component", describe(n));
+    if (w.have_compute) fail(np, n, "expected nothing after the compute component", describe(n));
     if (tag == "!Parallel") {
       const MapReader par(n, np, {"nodes", "name"});
       walk(par.sequence("nodes"), par.place("nodes"), w);
@@ -204,7 +206,7 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
       const MapReader c(n, np, {"name", "attributes", "spatial", "constraints"});
       if (c.has("attributes")) {
         const YAML::Node a = c.node("attributes");
-        if (!a.IsNull() && !a.IsMap()) fail(c.place("attributes"), a, "a mapping", describe(a));
+        if (!a.IsNull() && !a.IsMap()) fail(c.place("attributes"), a, "expected a mapping", describe(a));
         const double gcs = attr_num(a, "global_cycle_seconds", 0.0, c.place("attributes"));
         if (gcs > 0.0) w.arch.clock_hz = 1.0 / gcs;
       }
@@ -218,14 +220,14 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
         dummy.may_keep = 0;
         w.arch.levels.push_back(dummy);
         if (w.mesh_x > (std::int64_t{1} << 40) / mx || w.mesh_y > (std::int64_t{1} << 40) / my) {
-          fail(np, n, "a total fan-out of at most 2^40 per mesh axis", describe(n));
+          fail(np, n, "expected a total fan-out of at most 2^40 per mesh axis", describe(n));
         }
         w.mesh_x *= mx;
         w.mesh_y *= my;
       }
       continue;
     }
-    if (tag != "!Component") fail(np, n, "a node tagged !Container, !Component or !Parallel", tag.empty() ? "no tag" : "'" + tag + "'");
+    if (tag != "!Component") fail(np, n, "expected a node tagged !Container, !Component or !Parallel", tag.empty() ? "no tag" : "'" + tag + "'");
     const MapReader c(n, np, {"name", "class", "attributes", "spatial", "constraints", "required_actions", "area_share", "enabled", "subclass"});
     const std::string name = c.string("name");
     const std::string cls = c.string("class");
@@ -233,13 +235,13 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
     std::int64_t mx = 1, my = 1;
     mesh_of(n, np, mx, my);
     if (w.mesh_x > (std::int64_t{1} << 40) / mx || w.mesh_y > (std::int64_t{1} << 40) / my) {
-      fail(np, n, "a total fan-out of at most 2^40 per mesh axis", describe(n));
+      fail(np, n, "expected a total fan-out of at most 2^40 per mesh axis", describe(n));
     }
     w.mesh_x *= mx;
     w.mesh_y *= my;
     const YAML::Node attrs = c.has("attributes") ? c.node("attributes") : YAML::Node(YAML::NodeType::Map);
     const Place ap = c.place("attributes");
-    if (!attrs.IsNull() && !attrs.IsMap()) fail(ap, attrs, "a mapping", describe(attrs));
+    if (!attrs.IsNull() && !attrs.IsMap()) fail(ap, attrs, "expected a mapping", describe(attrs));
     if (lc.find("mac") != std::string::npos || lc == "compute") {
       w.arch.compute.name = name;
       w.arch.compute.mesh_x = w.mesh_x;
@@ -281,13 +283,13 @@ lp::Architecture read_timeloop_arch(const std::string& path) {
   w.file = path;
   w.arch.name = path;
   walk(a.sequence("nodes"), a.place("nodes"), w);
-  if (!w.have_compute) fail(a.place("nodes"), a.node("nodes"), "a compute component (class *mac*) at the bottom", "none");
-  if (w.arch.levels.empty()) fail(a.place("nodes"), a.node("nodes"), "at least one storage component", "none");
+  if (!w.have_compute) fail(a.place("nodes"), a.node("nodes"), "expected a compute component (class *mac*) at the bottom", "none");
+  if (w.arch.levels.empty()) fail(a.place("nodes"), a.node("nodes"), "expected at least one storage component", "none");
   if (static_cast<int>(w.arch.levels.size()) > lp::kMaxLevels) {
-    fail(a.place("nodes"), a.node("nodes"), "at most " + std::to_string(lp::kMaxLevels) + " storage levels (fan-out levels included)", std::to_string(w.arch.levels.size()));
+    fail(a.place("nodes"), a.node("nodes"), "expected at most " + std::to_string(lp::kMaxLevels) + " storage levels (fan-out levels included)", std::to_string(w.arch.levels.size()));
   }
   const std::string why = lp::validate(w.arch);
-  if (!why.empty()) fail(a.place("nodes"), a.node("nodes"), "a valid hierarchy", why);
+  if (!why.empty()) fail(a.place("nodes"), a.node("nodes"), "expected a valid hierarchy", why);
   return w.arch;
 }
 
@@ -330,7 +332,7 @@ namespace {
 
 int dim_of(const lp::Problem& p, const std::string& name, const Place& at, const YAML::Node& n) {
   const int d = p.dim_index(name);
-  if (d < 0) fail(at, n, "a dimension of the problem", "'" + name + "'");
+  if (d < 0) fail(at, n, "expected a dimension of the problem", "'" + name + "'");
   return d;
 }
 
@@ -368,7 +370,7 @@ std::array<std::int64_t, lp::kMaxDims> parse_factors(const YAML::Node& n, const 
     const char* const end = num.data() + num.size();
     const auto [stop, ec] = std::from_chars(num.data(), end, value);  // refuses values past int64
     if (name.empty() || num.empty() || ec != std::errc() || stop != end || value < 1) {
-      fail(at, n, "factors like 'R=3 P=16' or 'C1 M8'", "'" + tok + "'");
+      fail(at, n, "expected factors like 'R=3 P=16' or 'C1 M8'", "'" + tok + "'");
     }
     f[static_cast<std::size_t>(dim_of(p, name, at, n))] = value;
   }
@@ -402,7 +404,8 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
   std::vector<std::string> names;
   for (const auto& lv : arch.levels) names.push_back(lv.name);
   const YAML::Node entries = doc.node("mapping");
-  if (!entries.IsSequence()) fail(top.child("mapping"), entries, "a sequence of mapping entries", describe(entries));
+  if (!entries.IsSequence())
+    fail(top.child("mapping"), entries, "expected a sequence of mapping entries", describe(entries));
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Place at = top.child("mapping").item(i);
     const MapReader e(entries[i], at, {"target", "type", "factors", "permutation", "split", "keep", "bypass"});
@@ -410,7 +413,7 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
     const auto it = std::find(names.begin(), names.end(), target);
     if (it == names.end()) {
       const std::string hint = did_you_mean(target, names);
-      fail(e.place("target"), e.node("target"), hint.empty() ? "a storage level of the architecture" : "a storage level (did you mean '" + hint + "'?)", "'" + target + "'");
+      fail(e.place("target"), e.node("target"), "expected " + (hint.empty() ? "a storage level of the architecture" : "a storage level (did you mean '" + hint + "'?)"), "'" + target + "'");
     }
     const auto l = static_cast<std::size_t>(it - names.begin());
     lp::LevelMapping& lm = m.levels[l];
@@ -422,7 +425,7 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
       for (std::size_t j = 0; j < list.size(); ++j) {
         const std::string tn = as_string(list[j], e.place(key).item(j));
         const int t = p.tensor_index(tn);
-        if (t < 0) fail(e.place(key).item(j), list[j], "a data space of the problem", "'" + tn + "'");
+        if (t < 0) fail(e.place(key).item(j), list[j], "expected a data space of the problem", "'" + tn + "'");
         mask |= 1u << t;
       }
       return mask;
@@ -431,10 +434,10 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
       const std::uint32_t keep = tensor_mask("keep");
       const std::uint32_t bypass = tensor_mask("bypass");
       lm.keep = (lm.keep | keep) & ~bypass;
-      if ((keep & ~arch.levels[l].may_keep) != 0) fail(e.place("keep"), e.node("keep"), "data spaces this level can hold", "a level that stores nothing");
+      if ((keep & ~arch.levels[l].may_keep) != 0) fail(e.place("keep"), e.node("keep"), "expected data spaces this level can hold", "a level that stores nothing");
       continue;
     }
-    if (type != "temporal" && type != "spatial") fail(e.place("type"), e.node("type"), "temporal, spatial or datatype", "'" + type + "'");
+    if (type != "temporal" && type != "spatial") fail(e.place("type"), e.node("type"), "expected temporal, spatial or datatype", "'" + type + "'");
     const auto factors = e.has("factors") ? parse_factors(e.node("factors"), e.place("factors"), p) : std::array<std::int64_t, lp::kMaxDims>{1, 1, 1, 1, 1, 1, 1, 1};
     std::vector<int> perm = e.has("permutation") ? parse_permutation(e.node("permutation"), e.place("permutation"), p) : std::vector<int>{};
     if (type == "temporal") {
@@ -453,7 +456,7 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
         // A position in the permutation: checked before the cast (a double past int64 is UB).
         const double v = e.number("split");
         if (!(v >= 0.0 && v <= static_cast<double>(lp::kMaxDims)) || v != std::floor(v)) {
-          fail(e.place("split"), e.node("split"), "an integer from 0 to " + std::to_string(lp::kMaxDims),
+          fail(e.place("split"), e.node("split"), "expected an integer from 0 to " + std::to_string(lp::kMaxDims),
                format_number(v));
         }
         split = static_cast<std::int64_t>(v);

@@ -18,7 +18,7 @@ constexpr std::size_t sz(int i) noexcept { return static_cast<std::size_t>(i); }
 
 int dim_at(const lp::Problem& p, const std::string& name, const Place& at, const YAML::Node& n) {
   const int d = p.dim_index(name);
-  if (d < 0) fail(at, n, "a dimension of the problem", "'" + name + "'");
+  if (d < 0) fail(at, n, "expected a dimension of the problem", "'" + name + "'");
   return d;
 }
 
@@ -55,7 +55,7 @@ void parse_fixed(const YAML::Node& n, const Place& at, const lp::Problem& p, std
       num = tok.substr(k);
     }
     if (name.empty() || num.empty() || num.find_first_not_of("0123456789") != std::string::npos || std::stoll(num) < 1) {
-      fail(at, n, "fixed factors like 'N=1 C=4'", "'" + tok + "'");
+      fail(at, n, "expected fixed factors like 'N=1 C=4'", "'" + tok + "'");
     }
     f[sz(dim_at(p, name, at, n))] = std::stoll(num);
   }
@@ -71,18 +71,18 @@ int parse_perm(const YAML::Node& n, const Place& at, const lp::Problem& p, std::
       if (std::isspace(static_cast<unsigned char>(ch)) == 0) names.emplace_back(1, ch);
     }
   }
-  if (names.size() > sz(lp::kMaxDims)) fail(at, n, "at most 8 dimensions", std::to_string(names.size()));
+  if (names.size() > sz(lp::kMaxDims)) fail(at, n, "expected at most 8 dimensions", std::to_string(names.size()));
   for (std::size_t i = 0; i < names.size(); ++i) out[i] = static_cast<std::int8_t>(dim_at(p, names[i], at, n));
   return static_cast<int>(names.size());
 }
 
 std::uint32_t tensor_mask(const YAML::Node& n, const Place& at, const lp::Problem& p) {
   std::uint32_t m = 0;
-  if (!n.IsSequence()) fail(at, n, "a sequence of data space names", describe(n));
+  if (!n.IsSequence()) fail(at, n, "expected a sequence of data space names", describe(n));
   for (std::size_t i = 0; i < n.size(); ++i) {
     const std::string name = as_string(n[i], at.item(i));
     const int t = p.tensor_index(name);
-    if (t < 0) fail(at.item(i), n[i], "a data space of the problem", "'" + name + "'");
+    if (t < 0) fail(at.item(i), n[i], "expected a data space of the problem", "'" + name + "'");
     m |= 1u << t;
   }
   return m;
@@ -128,7 +128,7 @@ void walk(const YAML::Node& nodes, const Place& at, const lp::Architecture& a, c
     if (!cons.IsDefined() || cons.IsNull()) continue;
     const Place cp = np.child("constraints");
     const int l = level_of(a, as_string(n["name"], np.child("name")));
-    if (l < 0) fail(cp, cons, "constraints on a storage level or a spatial container", "a node the model has no level for");
+    if (l < 0) fail(cp, cons, "expected constraints on a storage level or a spatial container", "a node the model has no level for");
     mp::LevelConstraint& lc = c.levels[sz(l)];
     const MapReader r(cons, cp, {"dataspace", "temporal", "spatial"});
     if (r.has("dataspace")) apply_dataspace(r.node("dataspace"), r.place("dataspace"), p, lc);
@@ -138,13 +138,14 @@ void walk(const YAML::Node& nodes, const Place& at, const lp::Architecture& a, c
 }
 
 void read_targets(const YAML::Node& list, const Place& at, const lp::Architecture& a, const lp::Problem& p, mp::Constraints& c) {
-  if (!list.IsSequence()) fail(at, list, "a sequence of constraint entries", describe(list));
+  if (!list.IsSequence()) fail(at, list, "expected a sequence of constraint entries", describe(list));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Place ep = at.item(i);
     const MapReader e(list[i], ep, {"target", "type", "factors", "permutation", "split", "keep", "bypass"});
     const std::string target = e.string("target");
     const int l = level_of(a, target);
-    if (l < 0) fail(e.place("target"), e.node("target"), "a storage level of the architecture", "'" + target + "'");
+    if (l < 0)
+      fail(e.place("target"), e.node("target"), "expected a storage level of the architecture", "'" + target + "'");
     mp::LevelConstraint& lc = c.levels[sz(l)];
     const std::string type = e.string("type");
     if (type == "temporal") {
@@ -160,7 +161,8 @@ void read_targets(const YAML::Node& list, const Place& at, const lp::Architectur
       if (e.has("keep")) lc.keep = tensor_mask(e.node("keep"), e.place("keep"), p);
       if (e.has("bypass")) lc.bypass = tensor_mask(e.node("bypass"), e.place("bypass"), p);
     } else {
-      fail(e.place("type"), e.node("type"), "temporal, spatial, dataspace, bypass or datatype", "'" + type + "'");
+      fail(e.place("type"), e.node("type"),
+           "expected temporal, spatial, dataspace, bypass or datatype", "'" + type + "'");
     }
   }
 }
@@ -212,7 +214,7 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
     if (l.has("keeps")) {
       // Which kinds of tensor may live here (Timeloop's keep/bypass, by role).
       const YAML::Node keeps = l.sequence("keeps");
-      if (lv.may_keep == 0) fail(l.place("keeps"), keeps, "no keeps on a fanout_only level", "keeps");
+      if (lv.may_keep == 0) fail(l.place("keeps"), keeps, "expected no keeps on a fanout_only level", "keeps");
       lv.keep_roles = 0;
       for (std::size_t k = 0; k < keeps.size(); ++k) {
         const std::string role = keeps[k].IsScalar() ? keeps[k].as<std::string>() : std::string("a non-scalar");
@@ -223,10 +225,10 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
         } else if (role == "outputs") {
           lv.keep_roles |= lp::StorageLevel::kKeepOutputs;
         } else {
-          fail(l.place("keeps").item(k), keeps[k], "weights, inputs or outputs", role);
+          fail(l.place("keeps").item(k), keeps[k], "expected weights, inputs or outputs", role);
         }
       }
-      if (lv.keep_roles == 0) fail(l.place("keeps"), keeps, "at least one of weights, inputs, outputs", "an empty list");
+      if (lv.keep_roles == 0) fail(l.place("keeps"), keeps, "expected at least one of weights, inputs, outputs", "an empty list");
     }
     a.levels.push_back(lv);
   }
@@ -235,7 +237,8 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
   a.compute.mesh_x = c.positive_integer_or("mesh_x", 1);
   a.compute.mesh_y = c.positive_integer_or("mesh_y", 1);
   const YAML::Node rates = c.sequence("rates");
-  if (rates.size() > 4) fail(c.place("rates"), rates, "at most 4 precision rates", std::to_string(rates.size()));
+  if (rates.size() > 4)
+    fail(c.place("rates"), rates, "expected at most 4 precision rates", std::to_string(rates.size()));
   a.compute.num_rates = static_cast<int>(rates.size());
   for (std::size_t i = 0; i < rates.size(); ++i) {
     const MapReader r(rates[i], c.place("rates").item(i), {"bits", "macs_per_cycle", "energy_pj_per_mac"});
@@ -243,7 +246,7 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
                                            r.non_negative_or("energy_pj_per_mac", 0.0) * 1e-12};
   }
   const std::string why = lp::validate(a);
-  if (!why.empty()) fail(h.place("levels"), levels, "a valid hierarchy", why);
+  if (!why.empty()) fail(h.place("levels"), levels, "expected a valid hierarchy", why);
   return a;
 }
 
