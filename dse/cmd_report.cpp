@@ -81,6 +81,8 @@ int cmd_report(const Args& args) {
   po::notify(vm);
   std::error_code ec;
   if (!std::filesystem::exists(input, ec)) throw InputError("dse report: " + input + ": no such file");
+  if (std::filesystem::is_directory(input, ec))
+    throw InputError("dse report: " + input + ": a directory (expected a result file of dse run)");
   check_results_file(input);  // a truncated or foreign file is refused here, not in Python
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";
   if (!std::filesystem::exists(script, ec)) throw IoError("report script not found: " + script.string());

@@ -65,6 +65,8 @@ int cmd_shortlist(const Args& args) {
 
   std::error_code ec;
   if (!std::filesystem::exists(input, ec)) throw InputError("dse shortlist: " + input + ": no such file");
+  if (std::filesystem::is_directory(input, ec))
+    throw InputError("dse shortlist: " + input + ": a directory (expected a result file of dse run)");
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const std::vector<PointRecord> rows = read_archive_rows(input);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,10 @@ YAML::Node parse_yaml(const std::string& text, const std::string& file) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
+  // A directory opens as a stream and reads as nothing ("expected a mapping (got nothing)").
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError(path, 1, 1, what, "expected a readable file", "\"" + std::string(std::strerror(EISDIR)) + "\"");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;

@@ -37,6 +37,15 @@ for cmd in "shortlist missing.h5" "report missing.h5 -o rep_m"; do
   [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "missing.h5: no such file" err ||
     { echo "FAIL ${cmd%% *}-missing: exit code $rc, stderr:"; cat err; fail=1; }
 done
+# A directory is bad input too (it printed HDF5's errno text: "file read failed: ... errno = 21, error
+# message = 'Is a directory', buf = 0x...").
+mkdir -p a_directory
+for cmd in "shortlist a_directory" "report a_directory -o rep_d"; do
+  $dse $cmd >/dev/null 2>err
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "a_directory: a directory (expected a result file of dse run)" err ||
+    { echo "FAIL ${cmd%% *}-directory: exit code $rc, stderr:"; cat err; fail=1; }
+done
 cp truncated.h5 again.h5.partial
 expect resume-truncated "truncated file" "$dse" run --resume again.h5
 cmp -s good.h5 keep.h5 || { echo "FAIL: the good result file changed"; fail=1; }

@@ -76,6 +76,18 @@ TEST(ScenarioErrors, MissingFile) {
   }
 }
 
+// A directory given as the scenario opens as a stream and read as an empty file ("(root): expected a
+// mapping (got nothing)"); it is refused as the file it is not.
+TEST(ScenarioErrors, DirectoryIsNotAReadableFile) {
+  try {
+    (void)load_scenario(std::string(DSE_SOURCE_DIR) + "/scenarios");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), std::string(DSE_SOURCE_DIR) +
+                                         "/scenarios:1:1: scenario: expected a readable file (got \"Is a directory\")");
+  }
+}
+
 TEST(ScenarioErrors, DuplicateHardwareName) {
   const std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml", "s");
   std::string dup = text;
