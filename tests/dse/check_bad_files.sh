@@ -30,21 +30,17 @@ expect shortlist-v99 "layout version 99 is not supported" "$dse" shortlist v99.h
 expect report-truncated "truncated file" "$dse" report truncated.h5 -o rep_t
 expect report-v99 "layout version 99 is not supported" "$dse" report v99.h5 -o rep_v
 [ ! -e rep_t/index.html ] || { echo "FAIL: a report was written for a truncated file"; fail=1; }
-# A missing file is bad input: exit 2, one line (shortlist printed HDF5's errno text, exit 1).
-for cmd in "shortlist missing.h5" "report missing.h5 -o rep_m"; do
-  $dse $cmd >/dev/null 2>err
-  rc=$?
-  [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "missing.h5: no such file" err ||
-    { echo "FAIL ${cmd%% *}-missing: exit code $rc, stderr:"; cat err; fail=1; }
-done
-# A directory is bad input too (it printed HDF5's errno text: "file read failed: ... errno = 21, error
-# message = 'Is a directory', buf = 0x...").
+# A missing file or a directory is bad input: exit 2, one line (shortlist printed HDF5's errno text, exit 1:
+# "file read failed: ... errno = 21, error message = 'Is a directory', buf = 0x..." for a directory).
 mkdir -p a_directory
-for cmd in "shortlist a_directory" "report a_directory -o rep_d"; do
+for case in "shortlist missing.h5|missing.h5: no such file" "report missing.h5 -o rep_m|missing.h5: no such file" \
+            "shortlist a_directory|a_directory: a directory (expected a result file of dse run)" \
+            "report a_directory -o rep_d|a_directory: a directory (expected a result file of dse run)"; do
+  cmd=${case%%|*} want=${case#*|}
   $dse $cmd >/dev/null 2>err
   rc=$?
-  [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "a_directory: a directory (expected a result file of dse run)" err ||
-    { echo "FAIL ${cmd%% *}-directory: exit code $rc, stderr:"; cat err; fail=1; }
+  [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "$want" err ||
+    { echo "FAIL $cmd: exit code $rc, stderr:"; cat err; fail=1; }
 done
 cp truncated.h5 again.h5.partial
 expect resume-truncated "truncated file" "$dse" run --resume again.h5

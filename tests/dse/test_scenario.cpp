@@ -102,9 +102,10 @@ TEST(ScenarioErrors, DuplicateHardwareName) {
   }
 }
 
-// The quickstart scenario with one edit, and the message parsing it gives.
-std::string error_of_edit(const std::string& from, const std::string& to) {
-  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml", "s");
+// A shipped scenario (the quickstart unless named) with one edit, and the message parsing it gives.
+std::string error_of_edit(const std::string& from, const std::string& to,
+                          const std::string& scenario = "quickstart.yaml") {
+  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/" + scenario, "s");
   const auto at = text.find(from);
   if (at == std::string::npos) return "(edit not applied: " + from + ")";
   text.replace(at, from.size(), to);
@@ -127,27 +128,14 @@ TEST(ScenarioErrors, EmptySequenceAndNumbersAsWritten) {
             "edit.yaml:16:23: hardware[0].engineering_risk: expected a number in [0, 1] (got 7)");
 }
 
-// A system preset name that is neither a preset nor a file is reported at the scenario's key, with
-// the presets it may have meant (it was "dgx-h100:1:1: system file: expected a readable file").
-TEST(ScenarioErrors, UnknownSystemPresetNamesTheNearOnes) {
-  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/llm-serving.yaml", "s");
-  const std::string from = "system: dgx-h100-8,";
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, from.size(), "system: dgx-h100,");
-  EXPECT_EQ(parse_error(text, "edit.yaml"),
+// A system or workload preset name that is neither a preset nor a file is reported at the scenario's
+// key, with the presets it may have meant (it was "dgx-h100:1:1: system file: expected a readable file",
+// and "llama3-8:1:1: workload: ...", without the scenario's place).
+TEST(ScenarioErrors, UnknownPresetNamesTheNearOnesAtTheKey) {
+  EXPECT_EQ(error_of_edit("system: dgx-h100-8,", "system: dgx-h100,", "llm-serving.yaml"),
             "edit.yaml:22:44: hardware[0].system: expected a preset of systems ('dse presets') or a readable file, "
             "did you mean 'dgx-h100-8'? (got \"dgx-h100\")");
-}
-
-// The same for a workload preset (it was "llama3-8:1:1: workload: ...", without the scenario's place).
-TEST(ScenarioErrors, UnknownWorkloadPresetAtTheScenarioKey) {
-  std::string text = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/llm-serving.yaml", "s");
-  const std::string from = "model: llama3-8b,";
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, from.size(), "model: llama3-8,");
-  EXPECT_EQ(parse_error(text, "edit.yaml"),
+  EXPECT_EQ(error_of_edit("model: llama3-8b,", "model: llama3-8,", "llm-serving.yaml"),
             "edit.yaml:35:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
             "(got \"llama3-8\")");
 }
