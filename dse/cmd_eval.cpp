@@ -221,6 +221,14 @@ int cmd_eval(const Args& args) {
   const auto optimizer = pf::optimizer_kernel_from_string(optimizer_name);
   if (!optimizer) throw InputError("--optimizer: expected fused or unfused (got " + optimizer_name + ")");
 
+  // A name that is neither a preset nor a file, said at its option with the presets it may have meant.
+  const auto check_name = [](const std::string& option, const std::string& name, const std::string& why) {
+    if (!why.empty()) throw InputError(option + ": " + why + " (got '" + name + "')");
+  };
+  if (!system_name.empty()) check_name("--system", system_name, io::unknown_preset(system_name, "systems"));
+  if (!hardware.empty()) check_name("--hardware", hardware, io::unknown_preset(hardware, "hardware"));
+  check_name("--workload", workload, io::unknown_workload(workload));
+
   pf::Platform platform;
   pf::SystemSpec system;
   if (!system_name.empty()) {

@@ -73,13 +73,18 @@ if p.returncode != 2 or "--static-kv-tokens 200 is below --prompt + --output (23
 # prefix before the nearest by edit distance: "h100" is one edit from "h200"), at the key that gave it
 # in a suite or scenario file; it said "h100:1:1: hardware file: expected a readable file (got "No such
 # file or directory")".
-for args, msg in ((["--hardware", "h100"], "hardware: expected a preset of hardware ('dse presets') or a readable "
-                   "file, did you mean 'h100-sxm5'? (got \"h100\")"),
+# On the command line the option is named.
+for args, msg in ((["--hardware", "h100"], "--hardware: expected a preset of hardware ('dse presets') or a readable "
+                   "file, did you mean 'h100-sxm5'? (got 'h100')"),
                   (["--hardware", "a100"], "did you mean 'a100-sxm4-40gb', 'a100-sxm4-80gb'?"),
                   (["--hardware", "h201"], "did you mean 'h200'?"),
-                  (["--system", "dgx-h100"], "system: expected a preset of systems ('dse presets') or a readable "
-                   "file, did you mean 'dgx-h100-8'?")):
-    p = subprocess.run([dse, "eval", *args, "--workload", "llama2-7b"], capture_output=True, text=True, timeout=60)
+                  (["--system", "dgx-h100"], "--system: expected a preset of systems ('dse presets') or a readable "
+                   "file, did you mean 'dgx-h100-8'? (got 'dgx-h100')"),
+                  (["--hardware", "h100-sxm5", "--workload", "llama2-7"], "--workload: expected a workload preset or "
+                   "file, did you mean 'llama2-7b'? (got 'llama2-7')")):
+    if "--workload" not in args:
+        args = [*args, "--workload", "llama2-7b"]
+    p = subprocess.run([dse, "eval", *args], capture_output=True, text=True, timeout=60)
     if p.returncode != 2 or msg not in p.stderr:
         sys.exit(f"eval {' '.join(args)}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 # dse map --hw: the loop-nest presets (hardware/research, then hardware).
