@@ -132,6 +132,11 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   } catch (const Error& e) {
     if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
     return exit_failure;
+  } catch (const std::exception& e) {
+    // A library exception on one rank (an allocation failure, say): the others may be waiting in a
+    // collective, so say what and where, and stop every rank.
+    print_error_line("dse run: internal error on rank " + std::to_string(ctx->rank()) + ": " + e.what());
+    MpiSession::abort(exit_failure);
   }
 }
 
