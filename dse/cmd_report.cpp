@@ -79,12 +79,10 @@ int cmd_report(const Args& args) {
     return exit_ok;
   }
   po::notify(vm);
-  std::error_code ec;
-  if (!std::filesystem::exists(input, ec)) throw InputError("dse report: " + input + ": no such file");
-  if (std::filesystem::is_directory(input, ec))
-    throw InputError("dse report: " + input + ": a directory (expected a result file of dse run)");
+  require_result_path("report", input);
   check_results_file(input);  // a truncated or foreign file is refused here, not in Python
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";
+  std::error_code ec;
   if (!std::filesystem::exists(script, ec)) throw IoError("report script not found: " + script.string());
   const std::string python = env_or("DSE_PYTHON", "/usr/bin/python3");
   std::vector<std::string> argv = {python, script.string(), input, "-o", out_dir};
@@ -97,7 +95,6 @@ int cmd_report(const Args& args) {
     argv.insert(argv.end(), {"--power-w", number(power_w)});
   }
   // The folder is made here, so that a path that cannot be one is a one-line error.
-  ec.clear();
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw IoError("cannot create the report folder " + out_dir + ": " + ec.message());
   const int rc = spawn(argv);

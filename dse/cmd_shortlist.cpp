@@ -1,11 +1,11 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
+#include "dse/results.hpp"
 #include "dse/shortlist.hpp"
 #include "dse/yaml_reader.hpp"
 
@@ -63,10 +63,7 @@ int cmd_shortlist(const Args& args) {
   const auto specs = parse_objectives(objectives);
   const ShortlistFormat fmt = parse_shortlist_format(format);
 
-  std::error_code ec;
-  if (!std::filesystem::exists(input, ec)) throw InputError("dse shortlist: " + input + ": no such file");
-  if (std::filesystem::is_directory(input, ec))
-    throw InputError("dse shortlist: " + input + ": a directory (expected a result file of dse run)");
+  require_result_path("shortlist", input);
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const std::vector<PointRecord> rows = read_archive_rows(input);

@@ -153,20 +153,10 @@ double single_op_latency(const pf::Platform& p, wl::Operator op, const Method& m
   return pf::evaluate_graph(p, g, o).totals.latency_s;
 }
 
-// A case's hardware or system preset; a name that is neither a preset nor a file is reported
-// at the case's key (with the presets it may have meant), not as a missing file.
+// A case's hardware preset; a name that is neither a preset nor a file is reported at the case's
+// key (with the presets it may have meant), not as a missing file.
 pf::Platform platform_of(const io::MapReader& c) {
-  const std::string name = c.string("hardware");
-  if (const std::string why = io::unknown_preset(name, "hardware"); !why.empty())
-    io::fail(c.place("hardware"), c.node("hardware"), why, "\"" + name + "\"");
-  return io::resolve_platform(name);
-}
-
-io::SystemFile system_of(const io::MapReader& c) {
-  const std::string name = c.string("system");
-  if (const std::string why = io::unknown_preset(name, "systems"); !why.empty())
-    io::fail(c.place("system"), c.node("system"), why, "\"" + name + "\"");
-  return io::resolve_system(name);
+  return io::resolve_platform(io::preset_at(c, "hardware", "hardware"));
 }
 
 void operator_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out) {
@@ -418,7 +408,7 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);
   if (!shard_states) io::fail(c.place("sharding"), c.node("sharding"), "expected none, full or fsdp", sharding);
   if (c.has("system")) {
-    io::SystemFile sf = system_of(c);
+    io::SystemFile sf = io::resolve_system(io::preset_at(c, "system", "systems"));
     p = sf.chip;
     sys = sf.system;
   } else {

@@ -190,6 +190,13 @@ std::string unknown_preset(const std::string& name_or_path, const std::string& s
          (hint.empty() ? std::string() : ", did you mean " + hint + "?");
 }
 
+std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub) {
+  const std::string name = m.string(key);
+  if (const std::string why = unknown_preset(name, sub); !why.empty())
+    fail(m.place(key), m.node(key), why, "\"" + name + "\"");
+  return name;
+}
+
 pf::Platform resolve_platform(const std::string& name_or_path) {
   return load_platform(resolve_preset_or_file(name_or_path, "hardware", "hardware"));
 }
@@ -206,9 +213,7 @@ SystemFile load_system(const std::string& path) {
   MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power"});
   if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
   SystemFile out;
-  out.chip_name = m.string("chip");
-  if (const std::string why = unknown_preset(out.chip_name, "hardware"); !why.empty())
-    fail(m.place("chip"), m.node("chip"), why, "\"" + out.chip_name + "\"");
+  out.chip_name = preset_at(m, "chip", "hardware");
   out.chip = resolve_platform(out.chip_name);
   pf::SystemSpec& s = out.system;
   s.name = m.string("name");

@@ -33,6 +33,7 @@
 
 #include "costmodel/platform/evaluate.hpp"
 #include "costmodel/platform/system.hpp"
+#include "dse/yaml_reader.hpp"
 
 namespace dse::io {
 
@@ -44,6 +45,9 @@ std::vector<std::string> preset_names(const std::string& sub);
 // path is read_text_file's to report); otherwise what was expected, with the presets it may
 // have meant ("did you mean 'h100-sxm5'?"), for the caller to report at its own place.
 std::string unknown_preset(const std::string& name_or_path, const std::string& sub);
+// The string at `key` of m, a preset of scenarios/<sub> or a file; one that is neither is refused
+// at the key (unknown_preset's message).
+std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub);
 
 costmodel::platform::Platform parse_platform(const std::string& text, const std::string& file);
 costmodel::platform::Platform load_platform(const std::string& path);

@@ -1,6 +1,7 @@
 #include "dse/results.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "dse/driver.hpp"
 #include "dse/error.hpp"
@@ -55,6 +56,13 @@ void check_results_file(const std::string& path) {
   h5::quiet_errors();
   const h5::Handle file = h5::open_file_readonly(path);
   check_layout(file, path);
+}
+
+void require_result_path(const std::string& command, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError("dse " + command + ": " + path + ": no such file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError("dse " + command + ": " + path + ": a directory (expected a result file of dse run)");
 }
 
 ResultsFile read_results(const std::string& path) {

@@ -84,5 +84,8 @@ ResultsFile read_results(const std::string& path);
 // Open a result file and check its layout version only; IoError when it is not a
 // readable DSE result file of this layout (truncated, foreign, another version).
 void check_results_file(const std::string& path);
+// A result file named to `dse COMMAND`: a missing path or a directory is bad input (InputError:
+// "dse COMMAND: PATH: no such file", "...: a directory (expected a result file of dse run)").
+void require_result_path(const std::string& command, const std::string& path);
 
 }  // namespace dse

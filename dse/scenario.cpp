@@ -236,9 +236,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   const MapReader m(node, at, allowed);
   e.name = m.string("name");
   if (e.kind == HardwareKind::system) {
-    const std::string preset = m.string("system");
-    if (const std::string why = io::unknown_preset(preset, "systems"); !why.empty())
-      io::fail(m.place("system"), m.node("system"), why, "\"" + preset + "\"");
+    const std::string preset = io::preset_at(m, "system", "systems");
     try {
       e.system = std::make_shared<const io::SystemFile>(io::resolve_system(preset));
     } catch (const ConfigError&) {

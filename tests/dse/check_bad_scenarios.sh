@@ -8,19 +8,23 @@ set -u
 dse=$1 cases=$2 work=$3 mpirun=${4:-}
 rm -rf "$work" && mkdir -p "$work"
 fail=0
+# run_on RANKS SCENARIO OUTPUT: `dse run` with 1 rank, or with 2 under mpirun; stderr in $work/stderr,
+# the exit code returned.
+run_on() {
+  if [ "$1" = 1 ]; then
+    "$dse" run "$2" -o "$3" 2>"$work/stderr" >/dev/null
+  else
+    timeout 60 "$mpirun" -q -np 2 --oversubscribe "$dse" run "$2" -o "$3" 2>"$work/stderr" >/dev/null
+  fi
+}
+rank_counts="1${mpirun:+ 2}"
 cd "$cases" || exit 1
 for expected in *.err; do
   name=${expected%.err}
-  for ranks in 1 2; do
+  for ranks in $rank_counts; do
     out="$work/$name-$ranks.h5"
-    if [ "$ranks" = 1 ]; then
-      "$dse" run "$name.yaml" -o "$out" 2>"$work/stderr" >/dev/null
-      rc=$?
-    else
-      [ -n "$mpirun" ] || continue
-      timeout 60 "$mpirun" -q -np 2 --oversubscribe "$dse" run "$name.yaml" -o "$out" 2>"$work/stderr" >/dev/null
-      rc=$?
-    fi
+    run_on "$ranks" "$name.yaml" "$out"
+    rc=$?
     if [ "$rc" != 2 ]; then echo "FAIL $name ($ranks rank(s)): exit code $rc, expected 2"; fail=1; fi
     if ! diff -u "$expected" "$work/stderr"; then echo "FAIL $name ($ranks rank(s)): stderr differs"; fail=1; fi
     if ls "$work/$name-$ranks.h5"* >/dev/null 2>&1; then echo "FAIL $name ($ranks rank(s)): output file created"; fail=1; fi
@@ -42,13 +46,8 @@ printf 'name: long\nseed: 1\nhardware:\n  - {name: s, kind: system, system: %s}\
   'workloads: [{name: w, model: llama2-7b}]
 batch_sizes: [1]' > "$work/long_system.yaml"
 check_long() {  # WHAT EXPECTED_TEXT OUTPUT SCENARIO
-  for ranks in 1 2; do
-    if [ "$ranks" = 1 ]; then
-      "$dse" run "$4" -o "$3" 2>"$work/stderr" >/dev/null
-    else
-      [ -n "$mpirun" ] || continue
-      timeout 60 "$mpirun" -q -np 2 --oversubscribe "$dse" run "$4" -o "$3" 2>"$work/stderr" >/dev/null
-    fi
+  for ranks in $rank_counts; do
+    run_on "$ranks" "$4" "$3"
     rc=$?
     [ "$rc" = 2 ] && [ "$(wc -l < "$work/stderr")" = 1 ] && grep -q -- "$2" "$work/stderr" &&
       ! ls "$3"* >/dev/null 2>&1 ||

@@ -2,7 +2,7 @@
 # A run that runs out of memory (an address-space limit, ulimit -v) stops with one line naming the
 # failure and exit 1, keeps its last checkpoint, and `dse run --resume` without the limit ends with
 # the result of an uninterrupted run. Before, std::bad_alloc escaped every handler: std::terminate's
-# abort (exit 134) with the C++ runtime's text, and whether the checkpoint survived was luck.
+# abort (exit 134) with the C++ runtime's text (the checkpoint survived that too).
 # Skipped (exit 77) under the sanitizers, whose shadow memory does not fit any such limit.
 # usage: check_out_of_memory.sh DSE SCENARIO WORKDIR
 set -u
