@@ -278,6 +278,12 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
 
 }  // namespace
 
+GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept {
+  GemmTile out = t;
+  if (hw.gemm_tile_k_scales_with_precision && bytes_per_element(p) < 2.0) out.k = t.k * 2;
+  return out;
+}
+
 GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,
                                       const GemmTile& t) noexcept {
   if (const GpuCheck why = check(hw); why != GpuCheck::ok) return infeasible(GpuKernelKind::gemm, why);
@@ -290,7 +296,7 @@ namespace {
 GpuKernelCost fastest_tile(const GpuHardware& hw, const GemmShape& s) noexcept {
   GpuKernelCost best = infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
   for (const GemmTile& t : hw.gemm_tiles) {
-    GpuKernelCost c = gemm_tile(hw, s, t);
+    GpuKernelCost c = gemm_tile(hw, s, preset_tile(hw, t, s.precision));
     if (c.feasible && (!best.feasible || c.latency_s < best.latency_s)) best = std::move(c);
   }
   return best;

@@ -109,7 +109,10 @@ struct GpuHardware {
   double launch_overhead_eager_s = 0.0;
   double launch_overhead_compiled_s = 0.0;
   std::int64_t gemm_pipeline_stages = 2;  // main-loop software pipeline depth
-  std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles
+  std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles (preset_tile)
+  // The tiles' k is for 2-byte operands, and a kernel for 1-byte operands takes twice the
+  // k elements (preset_tile); false: every precision's kernels take k elements.
+  bool gemm_tile_k_scales_with_precision = false;
   // The library's own kernel selection for one precision, where the file gives
   // it: a GEMM of that precision runs the kernel of the nearest tuned size
   // (Euclidean distance over m, n, batch, k, as Tensile's MatchingLibrary does)
@@ -217,6 +220,15 @@ struct GpuKernelCost {
   std::int64_t waves = 0;
   std::int64_t library_solution = -1;  // the library table's kernel index, -1 = fastest tile
 };
+
+// A tile t of hw.gemm_tiles as a kernel for operands of precision p runs it. With
+// hw.gemm_tile_k_scales_with_precision the list gives the tiles of the 16-bit kernels, and a
+// kernel for 1-byte operands (FP8, INT8) takes twice the k elements, so that a k-step moves
+// the same bytes, as CUTLASS's tile configurations for NVIDIA's chips do: sm80 FP16
+// 128 x 256 x 32 and INT8 128 x 256 x 64 (default_gemm_configuration.h), sm90 BF16
+// 128 x 128 x 64 and FP8 128 x 128 x 128 (examples/54_hopper_fp8_warp_specialized_gemm). Other
+// precisions, and every precision without the flag, keep t.
+GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept;
 
 // The fastest tile of hw.gemm_tiles, or, where hw.gemm_library covers the
 // precision, the library's kernel for the nearest tuned size (split into its

@@ -88,6 +88,7 @@ void read_software(const MapReader& m, GpuHardware& hw) {
     const auto t = triple(tiles[i], m.place("gemm_tiles").item(i));
     hw.gemm_tiles.push_back(GemmTile{t[0], t[1], t[2]});
   }
+  hw.gemm_tile_k_scales_with_precision = m.boolean_or("gemm_tile_k_scales_with_precision", false);
 }
 
 constexpr const char* kLibraryHeader = "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution";
@@ -201,6 +202,7 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   read_software(MapReader(m.node("software"), m.place("software"),
                           {"launch_overhead_library_s", "launch_overhead_eager_s",
                            "launch_overhead_compiled_s", "gemm_pipeline_stages", "gemm_tiles",
+                           "gemm_tile_k_scales_with_precision",
                            "eager_softmax_single_pass_max_row_elements",
                            "eager_softmax_single_pass_max_row_bytes",
                            "compiled_reduction_single_pass_max_row_elements",

@@ -30,6 +30,8 @@
 //     launch_overhead_compiled_s: NUMBER >= 0   # torch.compile / Triton kernel
 //     gemm_pipeline_stages: INT >= 2
 //     gemm_tiles: [[M, N, K], ...]
+//     gemm_tile_k_scales_with_precision: BOOL  # optional, default false: K is for 16-bit operands and
+//                                              # FP8 / INT8 kernels take 2 K (costmodel::preset_tile)
 //     eager_softmax_single_pass_max_row_elements: INT > 0
 //     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
 //     compiled_reduction_single_pass_max_row_elements: INT > 0

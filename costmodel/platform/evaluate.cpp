@@ -359,7 +359,7 @@ class Evaluator {
         Key{static_cast<int>(Memo::fused_gemm), s.m, s.n, s.k, s.batch, static_cast<int>(s.precision), 0.0, 0}, [&] {
           GpuKernelCost best;
           for (const GemmTile& t : p_.gpu.gemm_tiles) {
-            const GpuKernelCost k = evaluate_gemm_with_tile(p_.gpu, s, t);
+            const GpuKernelCost k = evaluate_gemm_with_tile(p_.gpu, s, preset_tile(p_.gpu, t, s.precision));
             if (k.feasible && (!best.feasible || k.compute_time_s < best.compute_time_s)) best = k;
           }
           return best;

@@ -103,6 +103,35 @@ TEST(GpuGemm, OneStepInFlightAddsLatencyToTransfer) {
   EXPECT_NEAR(dse::costmodel::evaluate_gemm(hw, GemmShape{128, 128, 320}).latency_s, 14e-6, 1e-12);
 }
 
+// The same tile for 1-byte operands (costmodel::preset_tile). One core, FP8 at 2048 MACs a
+// cycle, a 128 x 128 x 640 GEMM. Without gemm_tile_k_scales_with_precision the kernel keeps
+// the list's k = 32: 20 k-steps of (128 + 128) x 32 x 1 B = 8,192 B, each 0.5 us at 16.384 GB/s
+// and 1 us of round trip, one step in flight (2 stages): 1.5 us a step. Prologue 1 + 0.5 us,
+// epilogue the BF16-sized C tile at 1 B an element, 16,384 B = 1 us: 1.5 + 20 x 1.5 + 1 = 32.5 us.
+// With the flag the kernel takes k = 64 (a k-step moves the 16,384 B of the 16-bit kernel's):
+// 10 steps of 1 + 1 us, prologue 2 us: 2 + 10 x 2 + 1 = 23 us. BF16 keeps k = 32 either way.
+TEST(GpuGemm, OneByteKernelsTakeTwiceTheTileK) {
+  GpuHardware hw = toy(1);
+  hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(Precision::fp8)] = 2048;
+  hw.hbm_peak_bandwidth_bytes_per_s = 16.384e9;
+  hw.hbm_latency_s = 1e-6;
+  GemmShape s{128, 128, 640};
+  s.precision = Precision::fp8;
+  const auto plain = dse::costmodel::evaluate_gemm(hw, s);
+  ASSERT_TRUE(plain.feasible);
+  EXPECT_EQ(plain.tile.k, 32);
+  EXPECT_NEAR(plain.latency_s, 32.5e-6, 1e-12);
+  hw.gemm_tile_k_scales_with_precision = true;
+  const auto scaled = dse::costmodel::evaluate_gemm(hw, s);
+  EXPECT_EQ(scaled.tile.k, 64);
+  EXPECT_NEAR(scaled.latency_s, 23e-6, 1e-12);
+  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::int8).k, 64);
+  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::bf16).k, 32);
+  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::fp32).k, 32);
+  s.precision = Precision::fp16;
+  EXPECT_EQ(dse::costmodel::evaluate_gemm(hw, s).tile.k, 32);
+}
+
 TEST(GpuGemm, OpsPerByteRidgeSeparatesMemoryAndComputeBound) {
   GpuHardware hw = toy(32);
   hw.hbm_peak_bandwidth_bytes_per_s = 2e11;
