@@ -112,11 +112,9 @@ int cmd_map(const Args& args) {
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
   // A name that is neither a loop-nest preset (hardware/research, then hardware) nor a file says
   // which presets it may have meant.
-  if (const std::string research = io::unknown_preset(hw, "hardware/research"); !research.empty()) {
-    if (const std::string other = io::unknown_preset(hw, "hardware"); !other.empty())
-      throw InputError("--hw: " + (research.find("did you mean") != std::string::npos ? research : other) +
-                       " (got '" + hw + "')");
-  }
+  const std::vector<std::string> loopnest_presets{"hardware/research", "hardware"};
+  if (const std::string why = io::unknown_preset(hw, loopnest_presets); !why.empty())
+    throw InputError("--hw: " + why + " (got '" + hw + "')");
   hw = io::resolve_loopnest_hardware_path(hw);
   const YAML::Node probe = io::parse_yaml(io::read_text_file(hw, "hardware"), hw);
   const bool native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();

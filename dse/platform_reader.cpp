@@ -183,10 +183,22 @@ std::string resolve_preset_or_file(const std::string& name_or_path, const std::s
 }  // namespace
 
 std::string unknown_preset(const std::string& name_or_path, const std::string& sub) {
+  return unknown_preset(name_or_path, std::vector<std::string>{sub});
+}
+
+std::string unknown_preset(const std::string& name_or_path, const std::vector<std::string>& subs) {
   const bool bare = name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos;
-  if (!bare || resolve_path(name_or_path, sub) != name_or_path || exists_quietly(name_or_path)) return {};
-  const std::string hint = name_or_path.empty() ? std::string() : preset_hint(name_or_path, preset_names(sub));
-  return "expected a preset of " + sub + " ('dse presets') or a readable file" +
+  if (!bare || exists_quietly(name_or_path)) return {};
+  std::vector<std::string> names;
+  std::string where;
+  for (const auto& sub : subs) {
+    if (resolve_path(name_or_path, sub) != name_or_path) return {};
+    const auto more = preset_names(sub);
+    names.insert(names.end(), more.begin(), more.end());
+    where += (where.empty() ? "" : " or ") + sub;
+  }
+  const std::string hint = name_or_path.empty() ? std::string() : preset_hint(name_or_path, names);
+  return "expected a preset of " + where + " ('dse presets') or a readable file" +
          (hint.empty() ? std::string() : ", did you mean " + hint + "?");
 }
 

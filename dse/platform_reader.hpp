@@ -45,6 +45,9 @@ std::vector<std::string> preset_names(const std::string& sub);
 // path is read_text_file's to report); otherwise what was expected, with the presets it may
 // have meant ("did you mean 'h100-sxm5'?"), for the caller to report at its own place.
 std::string unknown_preset(const std::string& name_or_path, const std::string& sub);
+// The same over the presets of several folders, looked up in order ("expected a preset of
+// hardware/research or hardware ..."), the hint from all of their names.
+std::string unknown_preset(const std::string& name_or_path, const std::vector<std::string>& subs);
 // The string at `key` of m, a preset of scenarios/<sub> or a file; one that is neither is refused
 // at the key (unknown_preset's message).
 std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub);

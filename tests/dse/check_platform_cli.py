@@ -88,7 +88,7 @@ for args, msg in ((["--hardware", "h100"], "--hardware: expected a preset of har
     if p.returncode != 2 or msg not in p.stderr:
         sys.exit(f"eval {' '.join(args)}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 # dse map --hw: the loop-nest presets (hardware/research, then hardware).
-for hw, msg in (("eyeriss-lik", "--hw: expected a preset of hardware/research ('dse presets') or a readable file, "
+for hw, msg in (("eyeriss-lik", "--hw: expected a preset of hardware/research or hardware ('dse presets') or a readable file, "
                  "did you mean 'eyeriss-like'? (got 'eyeriss-lik')"),
                 ("gpu-4leve", "did you mean 'gpu-4level'? (got 'gpu-4leve')")):
     p = subprocess.run([dse, "map", "--hw", hw, "--op", "gemm M=4 N=4 K=4"], capture_output=True, text=True, timeout=60)
