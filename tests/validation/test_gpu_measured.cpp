@@ -598,6 +598,21 @@ TEST(GpuHardwareReader, WarpMmaFraction) {
   }
 }
 
+// gemm_tile_k_scales_with_precision: set on the Hopper-class presets, off (absent) on the A100
+// and AMD ones; a value other than true / false is refused at its key.
+TEST(GpuHardwareReader, GemmTileKScalesWithPrecision) {
+  for (const char* on : {"h100-sxm5.yaml", "h200.yaml", "b200.yaml"})
+    EXPECT_TRUE(load(on).gemm_tile_k_scales_with_precision) << on;
+  for (const char* off : {"a100-sxm4-80gb.yaml", "a100-sxm4-40gb.yaml", "mi300x.yaml", "mi250x.yaml", "mi210.yaml"})
+    EXPECT_FALSE(load(off).gemm_tile_k_scales_with_precision) << off;
+  std::string t = dse::io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/h200.yaml", "(file)");
+  const std::string key = "gemm_tile_k_scales_with_precision: true";
+  const auto at = t.find(key);
+  ASSERT_NE(at, std::string::npos);
+  t.replace(at, key.size(), "gemm_tile_k_scales_with_precision: 2");
+  expect_refused(t, "h200.yaml", "software.gemm_tile_k_scales_with_precision: expected true or false");
+}
+
 // gemm_library: the table must be a plain .csv name beside the hardware file,
 // exist, and hold the documented header and rows of integers; each problem is
 // a ConfigError naming the file (and the table's line for a bad row).
