@@ -280,7 +280,10 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
 
 GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept {
   GemmTile out = t;
-  if (hw.gemm_tile_k_scales_with_precision && bytes_per_element(p) < 2.0) out.k = t.k * 2;
+  if (!hw.gemm_tile_k_scales_with_precision) return out;
+  const double e = bytes_per_element(p);
+  if (e < 2.0) out.k = t.k * 2;
+  if (e > 2.0) out.k = std::max<std::int64_t>(1, t.k / 2);
   return out;
 }
 

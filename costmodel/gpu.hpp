@@ -111,7 +111,7 @@ struct GpuHardware {
   std::int64_t gemm_pipeline_stages = 2;  // main-loop software pipeline depth
   std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles (preset_tile)
   // The tiles' k is for 2-byte operands, and a kernel for 1-byte operands takes twice the
-  // k elements (preset_tile); false: every precision's kernels take k elements.
+  // k elements, one for 4-byte operands half (preset_tile); false: every precision takes k.
   bool gemm_tile_k_scales_with_precision = false;
   // The library's own kernel selection for one precision, where the file gives
   // it: a GEMM of that precision runs the kernel of the nearest tuned size
@@ -223,11 +223,13 @@ struct GpuKernelCost {
 
 // A tile t of hw.gemm_tiles as a kernel for operands of precision p runs it. With
 // hw.gemm_tile_k_scales_with_precision the list gives the tiles of the 16-bit kernels, and a
-// kernel for 1-byte operands (FP8, INT8) takes twice the k elements, so that a k-step moves
-// the same bytes, as CUTLASS's tile configurations for NVIDIA's chips do: sm80 FP16
-// 128 x 256 x 32 and INT8 128 x 256 x 64 (default_gemm_configuration.h), sm90 BF16
-// 128 x 128 x 64 and FP8 128 x 128 x 128 (examples/54_hopper_fp8_warp_specialized_gemm). Other
-// precisions, and every precision without the flag, keep t.
+// kernel for e-byte operands takes 2 / e times their k elements (FP8 and INT8 twice, TF32 and
+// FP32 half), so that a k-step moves the same bytes, as CUTLASS's Hopper kernels do, 128 bytes
+// a row: sm90 F16 128 x 128 x 64 (its unit test SM90_Device_Gemm_f16t_f16t_f32n_tensor_op_gmma_
+// f32_ptr_array_pingpong), TF32 128 x 128 x 32 (examples/48_hopper_warp_specialized_gemm), FP8
+// 64 x 128 x 128 (examples/54_hopper_fp8_warp_specialized_gemm). Its sm80 defaults do not
+// (default_gemm_configuration.h: 128 x 256 x 64 for FP16 and INT8 alike), so the A100 presets
+// leave the flag off. Without the flag every precision keeps t.
 GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept;
 
 // The fastest tile of hw.gemm_tiles, or, where hw.gemm_library covers the

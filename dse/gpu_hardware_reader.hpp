@@ -31,7 +31,7 @@
 //     gemm_pipeline_stages: INT >= 2
 //     gemm_tiles: [[M, N, K], ...]
 //     gemm_tile_k_scales_with_precision: BOOL  # optional, default false: K is for 16-bit operands and
-//                                              # FP8 / INT8 kernels take 2 K (costmodel::preset_tile)
+//                                              # FP8 / INT8 kernels take 2 K, FP32 K / 2 (preset_tile)
 //     eager_softmax_single_pass_max_row_elements: INT > 0
 //     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
 //     compiled_reduction_single_pass_max_row_elements: INT > 0

@@ -109,7 +109,8 @@ TEST(GpuGemm, OneStepInFlightAddsLatencyToTransfer) {
 // and 1 us of round trip, one step in flight (2 stages): 1.5 us a step. Prologue 1 + 0.5 us,
 // epilogue the BF16-sized C tile at 1 B an element, 16,384 B = 1 us: 1.5 + 20 x 1.5 + 1 = 32.5 us.
 // With the flag the kernel takes k = 64 (a k-step moves the 16,384 B of the 16-bit kernel's):
-// 10 steps of 1 + 1 us, prologue 2 us: 2 + 10 x 2 + 1 = 23 us. BF16 keeps k = 32 either way.
+// 10 steps of 1 + 1 us, prologue 2 us: 2 + 10 x 2 + 1 = 23 us. BF16 keeps k = 32 either way;
+// FP32 takes 16 with the flag.
 TEST(GpuGemm, OneByteKernelsTakeTwiceTheTileK) {
   GpuHardware hw = toy(1);
   hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(Precision::fp8)] = 2048;
@@ -127,7 +128,9 @@ TEST(GpuGemm, OneByteKernelsTakeTwiceTheTileK) {
   EXPECT_NEAR(scaled.latency_s, 23e-6, 1e-12);
   EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::int8).k, 64);
   EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::bf16).k, 32);
-  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::fp32).k, 32);
+  // 4-byte operands take half: 16 x 4 B = the same 64 B a k-step.
+  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::fp32).k, 16);
+  EXPECT_EQ(dse::costmodel::preset_tile(hw, GemmTile{128, 128, 32}, Precision::tf32).k, 16);
   s.precision = Precision::fp16;
   EXPECT_EQ(dse::costmodel::evaluate_gemm(hw, s).tile.k, 32);
 }
