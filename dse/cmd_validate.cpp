@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <variant>
 #include <vector>
@@ -763,11 +764,15 @@ pf::LaunchMode launch_of(const io::MapReader& m) {
 
 int cmd_validate(const Args& args) {
   std::string suite = io::scenarios_dir() + "/validation/suite.yaml";
+  std::vector<std::string> only;
   po::options_description named(
-      "dse validate [--json] [--suite FILE]\n\nRuns the validation suite: predictions against published "
-      "measurements,\nwith the error of each case, per group and per measurement file.\n\noptions");
+      "dse validate [--json] [--suite FILE] [--group NAME ...]\n\nRuns the validation suite: predictions against "
+      "published measurements,\nwith the error of each case, per group and per measurement file.\n\noptions");
   named.add_options()("help,h", "print this help")("json", "print one JSON object")(
-      "suite", po::value<std::string>(&suite), "suite file (default: scenarios/validation/suite.yaml)");
+      "suite", po::value<std::string>(&suite), "suite file (default: scenarios/validation/suite.yaml)")(
+      "group", po::value<std::vector<std::string>>(&only)->composing(),
+      "evaluate only the cases of this group (e.g. end_to_end; repeatable): the tables, statistics, rank "
+      "orders and speedups are those of these cases");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
   if (vm.count("help") != 0) {
@@ -815,6 +820,7 @@ int cmd_validate(const Args& args) {
   }
 
   std::vector<CaseResult> cases;
+  std::set<std::string> suite_groups;  // every case's group, for --group's check
   const YAML::Node list = top.sequence("cases");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
@@ -841,6 +847,8 @@ int cmd_validate(const Args& args) {
     if (network)  // reopened with its keys only: any other is refused with the allowed list
       (void)io::MapReader(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "hardware", "layers", "images", "measured", "unit", "source"});
+    suite_groups.insert(c.string("group"));
+    if (!only.empty() && std::find(only.begin(), only.end(), c.string("group")) == only.end()) continue;
     if (c.string("kind") == "operator_csv") {
       // dir: oracles (default: ../shared/oracles/measured) or suite (beside this file, e.g.
       // measurements written by scripts/measure_gpu.py).
@@ -855,6 +863,16 @@ int cmd_validate(const Args& args) {
     } else {
       cases.push_back(model_case(c, suite_dir, m));
     }
+  }
+
+  for (const auto& g : only) {
+    if (suite_groups.count(g) != 0) continue;
+    const std::vector<std::string> names(suite_groups.begin(), suite_groups.end());
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    const std::string hint = io::did_you_mean(g, names);
+    throw InputError("--group: expected a group of " + suite + " (" + all + ")" +
+                     (hint.empty() ? std::string() : ", did you mean '" + hint + "'?") + " (got '" + g + "')");
   }
 
   // Per group, and per measurement file (the CSV-driven cases): which file carries the error.

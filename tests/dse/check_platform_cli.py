@@ -418,6 +418,24 @@ for f, errs in per_file.items():
     for k, x in want.items():
         if abs(got[k] - x) > 1e-9 * max(1.0, abs(x)):
             sys.exit(f"validate files.{f}.{k}: {got[k]} vs {x} from the cases")
+# --group: only that group's cases, each as the whole run gives it; its statistics, rank orders and
+# speedups are those of its cases (every speedup pair and rank-order benchmark of the whole run whose
+# cases are in the group); a group the suite lacks is refused with the suite's groups and a hint.
+sub = json.loads(run("validate", "--json", "--group", "end_to_end", "--group", "research_silicon"))
+want = [c for c in v["cases"] if c["group"] in ("end_to_end", "research_silicon")]
+if [(c["name"], c["predicted"]) for c in sub["cases"]] != [(c["name"], c["predicted"]) for c in want]:
+    sys.exit("validate --group: the cases differ from the whole run's cases of those groups")
+if sub["groups"] != {g: v["groups"][g] for g in ("end_to_end", "research_silicon")}:
+    sys.exit(f"validate --group: groups {sub['groups']} differ from the whole run's")
+names = {c["name"] for c in want}
+if sub["platform_speedups"] != [x for x in v["platform_speedups"] if x["faster"] in names and x["slower"] in names]:
+    sys.exit("validate --group: platform_speedups differ from the whole run's pairs within the groups")
+if sub["rank_order_preserved"] != {b: ok for b, ok in v["rank_order_preserved"].items() if b.startswith("llm_offline")}:
+    sys.exit(f"validate --group: rank orders {sub['rank_order_preserved']}")
+p = subprocess.run([dse, "validate", "--group", "end_to_en"], capture_output=True, text=True, timeout=60)
+if p.returncode != 2 or "research_silicon, training_mfu" not in p.stderr or \
+        "did you mean 'end_to_end'? (got 'end_to_en')" not in p.stderr:
+    sys.exit(f"validate --group end_to_en: exit {p.returncode}, stderr {p.stderr!r}")
 # The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
 # the chosen static batch must respect it and the constants must say so.
 h100 = [c for c in v["cases"] if c["name"] == "mlperf41-llama2-70b-offline-8xh100"]
