@@ -868,10 +868,8 @@ int cmd_validate(const Args& args) {
   for (const auto& g : only) {
     if (suite_groups.count(g) != 0) continue;
     const std::vector<std::string> names(suite_groups.begin(), suite_groups.end());
-    std::string all;
-    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
     const std::string hint = io::did_you_mean(g, names);
-    throw InputError("--group: expected a group of " + suite + " (" + all + ")" +
+    throw InputError("--group: expected a group of " + suite + " (" + io::join(names) + ")" +
                      (hint.empty() ? std::string() : ", did you mean '" + hint + "'?") + " (got '" + g + "')");
   }
 

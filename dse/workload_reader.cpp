@@ -29,12 +29,6 @@ std::vector<std::string> keys(std::initializer_list<std::vector<std::string>> pa
   return out;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : ", ") + v[i];
-  return s;
-}
-
 // A whole number >= 0 (experts, top_k, pad): checked before the cast, since converting a
 // double past int64 (or a fraction) would be undefined or silently truncated.
 std::int64_t whole_non_negative(const MapReader& m, const std::string& key) {

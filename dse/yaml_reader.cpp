@@ -58,6 +58,12 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   return s.str();
 }
 
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : ", ") + v[i];
+  return s;
+}
+
 std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = std::max<std::size_t>(2, key.size() / 3) + 1;

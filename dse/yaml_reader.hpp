@@ -21,6 +21,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& file);
 // Read a whole file; a missing or unreadable file becomes a ConfigError at 1:1.
 std::string read_text_file(const std::string& path, const std::string& what);
 
+// The strings separated by ", " (for "expected one of ..." messages).
+std::string join(const std::vector<std::string>& v);
 // The closest candidate by edit distance, or "" when none is close.
 std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates);
 
