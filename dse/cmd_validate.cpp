@@ -325,7 +325,8 @@ CaseResult case_of(const io::MapReader& c) {
 // `dse map --op` takes them, each optionally prefixed "COUNT x " (e.g. a grouped
 // convolution's groups); `images`: the frames one pass of the layers processes (their N).
 // unit frames/s: images / the layers' summed latency; J/frame: their summed energy / images.
-CaseResult loopnest_network_case(const io::MapReader& c) {
+// `cache`: the run's mapper cache, shared by its loop-nest cases.
+CaseResult loopnest_network_case(const io::MapReader& c, dse::costmodel::mapper::MapperCache& cache) {
   namespace lp = dse::costmodel::loopnest;
   namespace mp = dse::costmodel::mapper;
   CaseResult cr = case_of(c);
@@ -349,7 +350,6 @@ CaseResult loopnest_network_case(const io::MapReader& c) {
   const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
   const double images = static_cast<double>(c.positive_integer("images"));
   const YAML::Node layers = c.sequence("layers");
-  mp::MapperCache cache;
   mp::MapperOptions o;
   o.objective = mp::Objective::latency;
   double latency_s = 0.0, energy_j = 0.0, macs = 0.0;
@@ -821,6 +821,9 @@ int cmd_validate(const Args& args) {
 
   std::vector<CaseResult> cases;
   std::set<std::string> suite_groups;  // every case's group, for --group's check
+  // One cache for the run's loop-nest cases: a layer that several cases run (per layer, per network, frames/s
+  // and J/frame) is mapped once; a cached result is the one a fresh search returns, its evaluations included.
+  dse::costmodel::mapper::MapperCache mapper_cache;
   const YAML::Node list = top.sequence("cases");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
@@ -856,7 +859,7 @@ int cmd_validate(const Args& args) {
       if (where != "oracles" && where != "suite") io::fail(c.place("dir"), c.node("dir"), "expected oracles or suite", where);
       operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
     } else if (c.string("kind") == "loopnest_network") {
-      cases.push_back(loopnest_network_case(c));
+      cases.push_back(loopnest_network_case(c, mapper_cache));
     } else if (c.string("kind") == "llm_step_csv") {
       // Measurements written by scripts/measure_gpu.py, beside this file.
       llm_step_cases(c, suite_dir, m, cases);
@@ -932,14 +935,17 @@ int cmd_validate(const Args& args) {
     std::cout << "], \"platform_speedup_errors\": {" << stats_json(speedup_stats) << "}}\n";
     return exit_ok;
   }
-  // The case column is as wide as the longest name, so columns never run together.
-  std::size_t name_width = 45;
-  for (const auto& c : cases) name_width = std::max(name_width, c.name.size());
-  const int case_w = static_cast<int>(name_width) + 1;
-  std::cout << std::left << std::setw(case_w) << "case" << std::setw(14) << "group" << std::right << std::setw(12)
+  // The case and group columns are as wide as the longest name, so columns never run together.
+  std::size_t name_width = 45, group_width = 13;
+  for (const auto& c : cases) {
+    name_width = std::max(name_width, c.name.size());
+    group_width = std::max(group_width, c.group.size());
+  }
+  const int case_w = static_cast<int>(name_width) + 1, group_w = static_cast<int>(group_width) + 1;
+  std::cout << std::left << std::setw(case_w) << "case" << std::setw(group_w) << "group" << std::right << std::setw(12)
             << "measured" << std::setw(12) << "predicted" << std::setw(9) << "error" << "  unit\n";
   for (const auto& c : cases)
-    std::cout << std::left << std::setw(case_w) << c.name << std::setw(14) << c.group << std::right << std::setw(12)
+    std::cout << std::left << std::setw(case_w) << c.name << std::setw(group_w) << c.group << std::right << std::setw(12)
               << fmt(c.measured) << std::setw(12) << fmt(c.predicted) << std::setw(8) << fmt(100 * c.error, 3)
               << "%  " << c.unit << '\n';
   std::cout << "\nsources and constants per case:\n";
@@ -954,8 +960,9 @@ int cmd_validate(const Args& args) {
               << std::setw(10) << fmt(100 * st.mean, 3) << "%" << std::setw(11) << fmt(100 * st.median, 3) << "%"
               << std::setw(9) << fmt(100 * st.max, 3) << "%\n";
   };
-  std::cout << "\ngroup            n   mean|err|  median|err|  max|err|\n";
-  for (const auto& [name, abs] : group_abs) print_stats(name, 14, stats_of(abs));
+  std::cout << '\n' << std::left << std::setw(group_w) << "group" << std::right << std::setw(4) << "n"
+            << "   mean|err|  median|err|  max|err|\n";
+  for (const auto& [name, abs] : group_abs) print_stats(name, group_width + 1, stats_of(abs));
   if (!file_abs.empty()) {
     std::cout << "\nfile                                         n   mean|err|  median|err|  max|err|\n";
     for (const auto& [name, abs] : file_abs) print_stats(name, 42, stats_of(abs));

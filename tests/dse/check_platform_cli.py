@@ -433,7 +433,7 @@ if sub["platform_speedups"] != [x for x in v["platform_speedups"] if x["faster"]
 if sub["rank_order_preserved"] != {b: ok for b, ok in v["rank_order_preserved"].items() if b.startswith("llm_offline")}:
     sys.exit(f"validate --group: rank orders {sub['rank_order_preserved']}")
 p = subprocess.run([dse, "validate", "--group", "end_to_en"], capture_output=True, text=True, timeout=60)
-if p.returncode != 2 or "research_silicon, training_mfu" not in p.stderr or \
+if p.returncode != 2 or "research_silicon, research_silicon_layers, training_mfu" not in p.stderr or \
         "did you mean 'end_to_end'? (got 'end_to_en')" not in p.stderr:
     sys.exit(f"validate --group end_to_en: exit {p.returncode}, stderr {p.stderr!r}")
 # The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
@@ -610,6 +610,24 @@ for name, want in (("eyeriss-alexnet-conv-fps", 4 / lat), ("eyeriss-alexnet-conv
     got = ey[name]["predicted"] if name in ey else None
     if got is None or abs(got - want) > 1e-4 * want or ey[name]["group"] != "research_silicon":
         sys.exit(f"validate {name}: {got}, want {want} from dse map")
+# research_silicon_layers: one case per layer of the same two networks (JSSC 2017 Tables V and VI). The layers'
+# times (images / frames/s) add up to their network's, measured (the tables' Total rows: 115.3 ms for AlexNet's
+# batch of 4, 4309.5 ms for VGG-16's batch of 3, within 0.15 ms a layer: the tables' 0.1 ms and the cases' four
+# digits) and predicted (the same mappings); their energies (J/frame) add up to the network's predicted energy.
+for net, n_img, n_layers, total_s in (("alexnet", 4, 5, 0.1153), ("vgg16", 3, 13, 4.3095)):
+    lay = [c for c in v["cases"] if c["group"] == "research_silicon_layers" and c["name"].startswith(f"eyeriss-{net}-conv")]
+    fps = [c for c in lay if c["unit"] == "frames/s"]
+    joules = [c for c in lay if c["unit"] == "J/frame"]
+    whole = {c["unit"]: c for c in v["cases"] if c["name"].startswith(f"eyeriss-{net}-conv-")}
+    if len(fps) != n_layers or len(joules) != n_layers or len(whole) != 2:
+        sys.exit(f"research_silicon_layers {net}: {len(fps)} frames/s and {len(joules)} J/frame cases")
+    meas_s = sum(n_img / c["measured"] for c in fps)
+    pred_s = sum(n_img / c["predicted"] for c in fps)
+    pred_j = sum(c["predicted"] for c in joules)
+    if abs(meas_s - total_s) > 1.5e-4 * n_layers or abs(pred_s - n_img / whole["frames/s"]["predicted"]) > 1e-4 * pred_s \
+            or abs(pred_j - whole["J/frame"]["predicted"]) > 1e-4 * pred_j:
+        sys.exit(f"research_silicon_layers {net}: measured {meas_s} s against {total_s}, predicted {pred_s} s and {pred_j} J "
+                 f"against the network's {whole}")
 with tempfile.TemporaryDirectory() as tmp:
     for layers, unit, msg in (('["conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3", "2 x conv2d N=4 C=3 H=9 W=9 K=8 R=3 S=3 Z=2"]', "frames/s",
                                "cases[0].layers[1]: operator conv2d: unknown key 'Z'"),
