@@ -124,9 +124,15 @@ constexpr std::int64_t kDecodeAttentionMaxRows = 64;
 
 // The softmax work of a fused attention kernel per score element, as FlashAttention-2's
 // algorithm does it (Dao 2023, arXiv 2307.08691). Forward (Algorithm 1): the running row
-// max (a compare), P = exp(S - m) (scale and subtraction in one FFMA, then the exp), the
-// running row sum (an add) and O's rescale by exp(m_old - m_new) (d / B_c multiplies per
-// score, about one): 4 FP32 FLOPs and one exp. Backward (Algorithm 2): P = exp(S - L)
+// max (a compare), P = exp(S - m) (scale and subtraction in one FFMA, then the exp) and the
+// running row sum (an add), 3 FP32 FLOPs and one exp per score; then, once per row and key
+// block of B_c keys, O's rescale by exp(m_old - m_new): the row's d accumulators and its sum
+// multiplied and the factor's FFMA (d + 2 FLOPs) and exp (flash_fwd_kernel.h,
+// softmax_rescale_o, after every key block but the first; counted for all). Per score
+// 3 + (d + 2) / B_c FLOPs and 1 + 1 / B_c exps, at the B_c of the kernel's grid where it is
+// known (flash_forward_grid: 2.03 and 0.52 rescale FLOPs at head dim 128 and 64 for
+// FlashAttention-2's 64- and 128-key blocks); a native kernel's B_c is not modelled, and it
+// takes one rescale FLOP per score (kFlashForwardFlopsPerScore, 4, and one exp). Backward (Algorithm 2): P = exp(S - L)
 // recomputed from the saved log-sum-exp (an FFMA and the exp) and dS = P o (dP - D) (a
 // subtraction and a multiply): 3 FLOPs and one exp. One exponential per score is also what
 // the FlashAttention-3 paper counts ("512x more matmul FLOPS than exponential" at head
@@ -134,6 +140,7 @@ constexpr std::int64_t kDecodeAttentionMaxRows = 64;
 // section 3.1). The decode kernels (FlashDecoding, XQA) run the same online softmax.
 constexpr double kFlashExpsPerScore = 1.0;
 constexpr double kFlashForwardFlopsPerScore = 4.0;
+constexpr double kFlashForwardScoreFlops = 3.0;  // before the rescale: max, FFMA, sum
 constexpr double kFlashBackwardFlopsPerScore = 3.0;
 // The backward's matrix work runs at this share of the forward's rate (its five products
 // per score tile, dQ accumulated across key blocks, more shared-memory traffic per FLOP).
@@ -141,11 +148,12 @@ constexpr double kFlashBackwardFlopsPerScore = 3.0;
 // 322 TFLOP/s on an H100 SXM5 at head dim 128, no mask, 16k sequence, with the forward
 // already at its measured 370 (Shah et al. 2024, arXiv 2407.08608, figure 'Attention
 // backward speed, head dim 128 (H100 80GB SXM5)'; scenarios/validation/
-// flash_attention_h100.csv): bisection once, 0.731. Taken as a property of the algorithm on
-// every chip (an assumption, R); on the A100 it puts FlashAttention-2's backward at 56-61%
-// of the peak for long sequences, inside the 50-73% that Dao 2023's abstract gives for the
-// kernel on that chip (P), where 1.0 would give 78%.
-constexpr double kFlashBackwardMatrixShare = 0.731;
+// flash_attention_h100.csv): bisection once, 0.717 (0.731 while the forward counted O's
+// rescale as one FLOP per score). Taken as a property of the algorithm on every chip (an
+// assumption, R); on the A100 it puts FlashAttention-2's backward at 56-60% of the peak at
+// head dim 128 and 2k-16k tokens (52-55% at 64), inside the 50-73% that Dao 2023's abstract
+// gives for the kernel on that chip (P), where 1.0 would give 73-80%.
+constexpr double kFlashBackwardMatrixShare = 0.717;
 
 // Under a causal mask over s x s scores, the key blocks of n keys that query row block i
 // (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
@@ -911,10 +919,16 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                                wl::bytes(av.tensors.at(1)) + wl::bytes(av.tensors.at(2));
         const bool prefill_shaped = op.m >= kDecodeAttentionMaxRows;
         // Matrix work: the two products on head-dim tiles; softmax work: the online
-        // softmax's per-score FLOPs and exp (kFlashForwardFlopsPerScore), in registers.
-        const double score_s =
-            fused_score_work_time_s(platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols),
-                                    kFlashForwardFlopsPerScore, kFlashExpsPerScore);
+        // softmax's per-score FLOPs and exps, in registers, with O's rescale once per key
+        // block of the kernel's grid where the grid is known (kFlashForwardScoreFlops).
+        const bool known_grid = options.attention_kernel != AttentionKernel::native;
+        const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k);
+        const double block_n = static_cast<double>(grid.block_n);
+        const double score_flops = known_grid ? kFlashForwardScoreFlops + (static_cast<double>(op.k) + 2.0) / block_n
+                                              : kFlashForwardFlopsPerScore;
+        const double score_exps = known_grid ? kFlashExpsPerScore + 1.0 / block_n : kFlashExpsPerScore;
+        const double score_s = fused_score_work_time_s(
+            platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols), score_flops, score_exps);
         double compute =
             (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) + score_s;
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
@@ -926,8 +940,6 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // modelled, keeps the standalone GEMM's tiles and takes their share of the
         // unmasked time.
         const bool causal = op.causal && prefill_shaped;
-        const bool known_grid = options.attention_kernel != AttentionKernel::native;
-        const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k);
         const double kept = !causal      ? 1.0
                             : known_grid ? causal_tile_fraction(op.m, GemmTile{grid.block_m, grid.block_n, 0, 1})
                                          : causal_tile_fraction(op.m, ks[i].cost.tile);

@@ -108,7 +108,7 @@ std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept;
 //  flash2  FlashAttention-2 itself: the same work, written for Ampere's warp-level MMA, so on a
 //          chip whose full rate needs another instruction its matrix part runs at
 //          GpuHardware::warp_mma_fraction of the rate (Hopper: mma.sync caps it at about 2/3 of
-//          the peak; the H100 preset's 0.579 reproduces FlashAttention-2's measured forward rate;
+//          the peak; the H100 preset's 0.590 reproduces FlashAttention-2's measured forward rate;
 //          "FlashAttention-2 achieving only 35% utilization on the H100 GPU", Shah et al.
 //          2024, arXiv 2407.08608, abstract).
 //  flash1  the kernels before it, FlashAttention (v1, CUDA) and the Triton FlashAttention of

@@ -468,7 +468,7 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
 // 128x256x32, 128x128x32, 64x64x64), each product on its least-waste tile: S and dP (512 x
 // 512 x 64, 16 heads) best on 64x64x64, 1,024 tiles = 10 waves of 1 k-step of 256 cycles =
 // 2,560 cycles; dV, dQ, dK (512 x 64 x 512) on 64x64x64, 128 tiles = 2 waves of 8 k-steps =
-// 4,096 cycles each; 17,408 cycles = 12.346 us, at kFlashBackwardMatrixShare 0.731 of the
+// 4,096 cycles each; 17,408 cycles = 12.346 us, at kFlashBackwardMatrixShare 0.717 of the
 // rate; the softmax work 16 x 512 x 512 scores x (3 FLOPs at 19.49 TFLOP/s + one exp at
 // 2.436 T/s) = 2.367 us; the dropout's backward at its own compute time; against the traffic
 // at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it. Around
@@ -518,7 +518,7 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     EXPECT_EQ(none.layers[dk].name, "qk.bwd_b");
     EXPECT_GT(compute(dv), 4096.0 / 1.41e9);  // unfused, dV pads its 64 columns to a wider tile
     const double scores = 16.0 * 512 * 512;
-    const double c = 17408.0 / 1.41e9 / 0.731 + scores * (3.0 / (128.0 * 108 * 1.41e9) + 1.0 / (16.0 * 108 * 1.41e9)) +
+    const double c = 17408.0 / 1.41e9 / 0.717 + scores * (3.0 / (128.0 * 108 * 1.41e9) + 1.0 / (16.0 * 108 * 1.41e9)) +
                      (with_dropout ? compute(dr) : 0.0);
     const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) +
                         7340032.0 / p.gpu.hbm_bandwidth_bytes_per_s() + p.graph_kernel_overhead_s;
@@ -538,9 +538,12 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
 // and dP (2048 x 2048 x 64) 38,912 cycles on any of the four tiles (e.g. 256x128x32: 2,048
 // tiles = 19 waves of 2 k-steps of 1,024 cycles); av, dV, dQ, dK (2048 x 64 x 2048) 40,960
 // cycles on 64x64x64 (512 tiles = 5 waves of 32 k-steps of 256 cycles); the softmax work per
-// score 4 FLOPs (forward) or 3 (backward) at 19.49 TFLOP/s and one exp at 2.436 T/s. Forward =
+// score at 19.49 TFLOP/s and 2.436 T/s exps: forward, on a kernel whose grid is known (flash2,
+// flash1: 128-key blocks at head dim 64), 3 FLOPs and one exp, and once per row and key block
+// O's rescale, 64 + 2 FLOPs and one exp, so 3 + 66/128 FLOPs and 1 + 1/128 exps a score; on a
+// native kernel 4 FLOPs and one exp; backward 3 FLOPs and one exp. Forward =
 // factor x ((qk + av) / share + softmax work), backward = factor x ((2 dP + dV + dQ + dK) /
-// (share x 0.731) + softmax work), each against its traffic (forward Q,
+// (share x 0.717) + softmax work), each against its traffic (forward Q,
 // K, V, O: 4 x 16 x 2048 x 64 x 2 B = 16,777,216 B; backward 8 tensors = 33,554,432 B) at HBM
 // bandwidth, plus one kernel overhead; the backward's preprocess and dQ copy add O and dO read,
 // dQ's fp32 accumulator written and read, dQ written: 2 x 4,194,304 + 8 x 2,097,152 + 4,194,304 =
@@ -561,8 +564,10 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   ASSERT_EQ(none.layers.size(), 8u);  // qk, sm, av, then av.bwd_a, av.bwd_b, sm.bwd, qk.bwd_a, qk.bwd_b
   const double clock = 1.41e9, scores = 16.0 * 2048 * 2048;
   const double fp32 = 128.0 * 108 * clock, sfu = 16.0 * 108 * clock;
-  const double fwd_matrix = (38912.0 + 40960.0) / clock, fwd_vector = scores * (4.0 / fp32 + 1.0 / sfu);
-  const double bwd_matrix = (2.0 * 38912.0 + 3.0 * 40960.0) / clock / 0.731,
+  const double fwd_matrix = (38912.0 + 40960.0) / clock;
+  const double native_vector = scores * (4.0 / fp32 + 1.0 / sfu);
+  const double grid_vector = scores * ((3.0 + 66.0 / 128.0) / fp32 + (1.0 + 1.0 / 128.0) / sfu);
+  const double bwd_matrix = (2.0 * 38912.0 + 3.0 * 40960.0) / clock / 0.717,
                bwd_vector = scores * (3.0 / fp32 + 1.0 / sfu);
   const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
@@ -582,6 +587,7 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
     const pf::GraphEval fa = pf::evaluate_graph(p, g, o);
     ASSERT_EQ(fa.layers.size(), 2u);
     EXPECT_EQ(fa.layers[0].mapping.kernel, c.fwd_kernel);
+    const double fwd_vector = c.kernel == pf::AttentionKernel::native ? native_vector : grid_vector;
     const double fwd = c.factor * (fwd_matrix / c.share + fwd_vector);
     const double bwd = c.factor * (bwd_matrix / c.share + bwd_vector);
     ASSERT_GT(fwd, 16777216.0 / bw);  // compute-bound: the generation shows in the latency
