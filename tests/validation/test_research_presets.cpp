@@ -123,7 +123,7 @@ YAML::Node find_node(const YAML::Node& nodes, const std::string& name) {
 }  // namespace
 
 // Eyeriss v1 (JSSC 2017): 168 PEs as 12 x 14, 16-bit, 200 MHz (R), 65 nm, 1.0 V (R),
-// 108 KB global buffer (R), scratchpads 12 / 224 / 24 words (R).
+// 108 KB global buffer, scratchpads 12 / 224 / 24 words (S: the paper's Table IV).
 TEST(ResearchPresets, EyerissLike) {
   const lp::Architecture a = dse::io::read_loopnest_hardware(preset("eyeriss-like"));
   EXPECT_EQ(a.compute.instances(), 168);  // 12 x 14
