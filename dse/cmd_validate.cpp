@@ -385,8 +385,9 @@ CaseResult loopnest_network_case(const io::MapReader& c, dse::costmodel::mapper:
   }
   cr.predicted = cr.unit == "frames/s" ? images / latency_s : energy_j / images;
   cr.constants = arch.name + ": loop-nest mapper, each operator at its latency-optimal mapping, clock " +
-                 fmt(arch.clock_hz / 1e6, 4) + " MHz; " + std::to_string(mapped) + " operators, " +
-                 fmt(macs / images / 1e6, 4) + " M MACs per frame, " + fmt(1e3 * latency_s, 4) + " ms and " +
+                 fmt(arch.clock_hz / 1e6, 4) + " MHz; " + std::to_string(mapped) +
+                 (mapped == 1 ? " operator, " : " operators, ") + fmt(macs / images / 1e6, 4) + " M MACs per frame, " +
+                 fmt(1e3 * latency_s, 4) + " ms and " +
                  fmt(1e3 * energy_j, 4) + " mJ for " + fmt(images, 4) + " frames (" +
                  fmt(1e3 * energy_j / latency_s, 4) + " mW), " + std::to_string(evaluated) + " mappings evaluated";
   cr.error = (cr.predicted - cr.measured) / cr.measured;
@@ -945,9 +946,9 @@ int cmd_validate(const Args& args) {
   std::cout << std::left << std::setw(case_w) << "case" << std::setw(group_w) << "group" << std::right << std::setw(12)
             << "measured" << std::setw(12) << "predicted" << std::setw(9) << "error" << "  unit\n";
   for (const auto& c : cases)
-    std::cout << std::left << std::setw(case_w) << c.name << std::setw(group_w) << c.group << std::right << std::setw(12)
-              << fmt(c.measured) << std::setw(12) << fmt(c.predicted) << std::setw(8) << fmt(100 * c.error, 3)
-              << "%  " << c.unit << '\n';
+    std::cout << std::left << std::setw(case_w) << c.name << std::setw(group_w) << c.group << std::right
+              << std::setw(12) << fmt(c.measured) << std::setw(12) << fmt(c.predicted) << std::setw(8)
+              << fmt(100 * c.error, 3) << "%  " << c.unit << '\n';
   std::cout << "\nsources and constants per case:\n";
   std::string last;
   for (const auto& c : cases) {
