@@ -387,9 +387,9 @@ CaseResult loopnest_network_case(const io::MapReader& c, dse::costmodel::mapper:
   cr.constants = arch.name + ": loop-nest mapper, each operator at its latency-optimal mapping, clock " +
                  fmt(arch.clock_hz / 1e6, 4) + " MHz; " + std::to_string(mapped) +
                  (mapped == 1 ? " operator, " : " operators, ") + fmt(macs / images / 1e6, 4) + " M MACs per frame, " +
-                 fmt(1e3 * latency_s, 4) + " ms and " +
-                 fmt(1e3 * energy_j, 4) + " mJ for " + fmt(images, 4) + " frames (" +
-                 fmt(1e3 * energy_j / latency_s, 4) + " mW), " + std::to_string(evaluated) + " mappings evaluated";
+                 fmt(1e3 * latency_s, 4) + " ms and " + fmt(1e3 * energy_j, 4) + " mJ for " + fmt(images, 4) +
+                 " frames (" + fmt(1e3 * energy_j / latency_s, 4) + " mW), " + std::to_string(evaluated) +
+                 " mappings evaluated";
   cr.error = (cr.predicted - cr.measured) / cr.measured;
   return cr;
 }
@@ -963,7 +963,7 @@ int cmd_validate(const Args& args) {
   };
   std::cout << '\n' << std::left << std::setw(group_w) << "group" << std::right << std::setw(4) << "n"
             << "   mean|err|  median|err|  max|err|\n";
-  for (const auto& [name, abs] : group_abs) print_stats(name, group_width + 1, stats_of(abs));
+  for (const auto& [name, abs] : group_abs) print_stats(name, static_cast<std::size_t>(group_w), stats_of(abs));
   if (!file_abs.empty()) {
     std::cout << "\nfile                                         n   mean|err|  median|err|  max|err|\n";
     for (const auto& [name, abs] : file_abs) print_stats(name, 42, stats_of(abs));

@@ -132,9 +132,9 @@ constexpr std::int64_t kDecodeAttentionMaxRows = 64;
 // 3 + (d + 2) / B_c FLOPs and 1 + 1 / B_c exps, at the B_c of the kernel's grid where it is
 // known (flash_forward_grid: 2.03 and 0.52 rescale FLOPs at head dim 128 and 64 for
 // FlashAttention-2's 64- and 128-key blocks); a native kernel's B_c is not modelled, and it
-// takes one rescale FLOP per score (kFlashForwardFlopsPerScore, 4, and one exp). Backward (Algorithm 2): P = exp(S - L)
-// recomputed from the saved log-sum-exp (an FFMA and the exp) and dS = P o (dP - D) (a
-// subtraction and a multiply): 3 FLOPs and one exp. One exponential per score is also what
+// takes one rescale FLOP per score (kFlashForwardFlopsPerScore, 4, and one exp). Backward
+// (Algorithm 2): P = exp(S - L) recomputed from the saved log-sum-exp (an FFMA and the exp)
+// and dS = P o (dP - D) (a subtraction and a multiply): 3 FLOPs and one exp. One exponential per score is also what
 // the FlashAttention-3 paper counts ("512x more matmul FLOPS than exponential" at head
 // dimension 128, i.e. 4 x 128 matrix FLOPs per exp; Shah et al. 2024, arXiv 2407.08608,
 // section 3.1). The decode kernels (FlashDecoding, XQA) run the same online softmax.
