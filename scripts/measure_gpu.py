@@ -34,6 +34,16 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                per FLOP / byte; the sustained clock and rate under the power cap)
   <prefix>_latency.csv         dependent-load latency (pointer chase): L2 hits (4, 32 MiB) and HBM (1 GiB)
   <prefix>_block_bandwidth.csv streaming rate of 1 .. 4x cores thread blocks (CuPy raw kernels)
+  <prefix>_fa2.csv             FlashAttention-2 through SDPA's flash backend (and cuDNN's, where it runs) at
+                               the FlashAttention-3 paper's benchmark shapes: batch x sequence = 16k tokens,
+                               hidden 2048, head dim 64 / 128, 512 .. 16k tokens, with and without the causal
+                               mask; forward and backward device time (CUDA events), TFLOP/s as the paper counts
+  <prefix>_fa2_blocks.csv      per-block start-up of the FlashAttention-2 kernels: forward of one 128-row query
+                               block per (batch, head) over 128 .. 8192 keys, backward of one 128-key block over
+                               128 .. 8192 queries, at 132 .. 2112 (batch, head) groups (one wave and more)
+  <prefix>_kernels.csv         the kernels each call launches (name, grid, block, registers, shared memory,
+                               duration; torch.profiler / CUPTI): decode-shaped BF16 and FP8 GEMMs, two large
+                               GEMMs, the SDPA calls above; which tile and split the libraries chose
   <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for each llama row's
                                attention calls, clocks and time span per section, errors
 
@@ -79,6 +89,16 @@ LLAMA = [  # phase, batch, new tokens per sequence, context (tokens attended, ne
     ("decode", 1, 1, 1024), ("decode", 1, 1, 8192), ("decode", 16, 1, 2048), ("decode", 64, 1, 2048),
     ("decode", 64, 1, 4096), ("decode", 256, 1, 1024),
 ]
+# FlashAttention-3 paper (Shah et al. 2024, section 4.1): batch x sequence = 16k, hidden 2048.
+FA2_SEQ = [512, 1024, 2048, 4096, 8192, 16384]
+FA2_HEAD_DIMS = [64, 128]
+# Per-block start-up: one query block (forward) or key block (backward) of 128 per (batch, head),
+# 4 heads, the (batch, head) groups from one block per SM (132 on an H200) to 16 per SM.
+FA2_BLOCK_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192]
+FA2_BLOCK_GROUPS_PER_SM = [1, 2, 4, 8, 16]
+KERNEL_GEMMS = [(m, n, k) for n, k in GEMV_NK for m in (1, 16, 64, 128, 256)] + [(4096, 12288, 12288),
+                                                                                 (8192, 8192, 8192)]
+KERNEL_FP8 = [(m, n, k) for n, k in GEMV_NK for m in (16, 64, 128, 256)] + [(8192, 8192, 8192)]
 
 
 def plan(quick):
@@ -88,8 +108,12 @@ def plan(quick):
     rows = [r for r in ROWS_SWEEP if not (quick and r[0] * r[1] > 2 ** 27)]
     gelu = [n for n in GELU_SWEEP if not (quick and n > 2 ** 27)]
     gemv = [(m, n, k) for n, k in GEMV_NK for m in GEMV_M]
+    fa2 = [(seq, d, causal) for d in FA2_HEAD_DIMS for causal in (False, True) for seq in FA2_SEQ]
     return {"matmul": gemms, "gelu": gelu, "rows": rows, "attention": ATTENTION,
-            "bandwidth_bytes": BANDWIDTH_BYTES, "gemv": gemv, "fp8": FP8, "llama": LLAMA}
+            "bandwidth_bytes": BANDWIDTH_BYTES, "gemv": gemv, "fp8": FP8, "llama": LLAMA, "fa2": fa2,
+            "fa2_blocks": [(d, length, g) for d in FA2_HEAD_DIMS for g in FA2_BLOCK_GROUPS_PER_SM
+                           for length in FA2_BLOCK_LENGTHS],
+            "kernel_gemms": KERNEL_GEMMS, "kernel_fp8": KERNEL_FP8}
 
 
 def print_plan(p, prefix):
@@ -105,6 +129,10 @@ def print_plan(p, prefix):
     print(f"{prefix}_power.csv, {prefix}_power_windows.csv, {prefix}_smi.csv, {prefix}_smi_reasons.csv: "
           f"--power-seconds (default 4 s) each of 8192^3 BF16 GEMMs, 8192^3 and 1024x28672x8192 FP8 GEMMs, 8192^3 INT8 GEMMs, "
           f"2/3 of that of 4 GiB copies, 5 s idle; power, clocks and clock-event reasons every 100 ms")
+    print(f"{prefix}_fa2.csv: {len(p['fa2'])} FlashAttention shapes (forward and backward; flash and cuDNN backends)")
+    print(f"{prefix}_fa2_blocks.csv: {len(p['fa2_blocks'])} one-block-per-head shapes, forward and backward")
+    print(f"{prefix}_kernels.csv: kernels of {len(p['kernel_gemms'])} BF16 GEMMs, {len(p['kernel_fp8'])} FP8 GEMMs "
+          f"and 6 SDPA calls")
     print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
           f"streaming rate of 1 .. 4x cores blocks (CuPy)")
 
@@ -115,7 +143,7 @@ def main():
     ap.add_argument("--prefix", default="gpu", help="file name prefix, e.g. h200")
     ap.add_argument("--quick", action="store_true", help="drop the largest shapes")
     ap.add_argument("--sections", default="", help="comma-separated subset of: matmul, gemv, bandwidth, "
-                    "llama, fp8, attention, gelu, rows, power, power_check, latency (default: all)")
+                    "llama, fp8, attention, gelu, rows, power, power_check, latency, fa2, fa2_blocks, kernels (default: all)")
     ap.add_argument("--power-seconds", type=float, default=4.0, help="power: seconds of each sustained GEMM phase")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
@@ -513,6 +541,202 @@ def main():
             print("block bandwidth done", flush=True)
         del buf, sink
 
+    def kernel_profile(fn, calls=3, warm=2):
+        # The kernels of `calls` calls of fn from torch.profiler's CUDA activity (CUPTI), in launch
+        # order: name, grid, block, registers, shared memory, duration (us). Device time of each
+        # kernel alone, without the host's dispatch between calls (SDPA takes ~25 us of host time a
+        # call, more than its small shapes' kernels).
+        import tempfile
+        from torch.profiler import ProfilerActivity, profile
+        for _ in range(warm):
+            fn()
+        sync()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            sync()
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tf:
+            path = tf.name
+        prof.export_chrome_trace(path)
+        with open(path) as jf:
+            events = json.load(jf).get("traceEvents", [])
+        os.unlink(path)
+        rows = []
+        for e in sorted((e for e in events if str(e.get("cat", "")).lower() == "kernel"), key=lambda e: e.get("ts", 0)):
+            a_ = e.get("args", {})
+            rows.append({"name": e.get("name", ""), "grid": "x".join(str(x) for x in a_.get("grid", [])),
+                         "block": "x".join(str(x) for x in a_.get("block", [])),
+                         "registers": a_.get("registers per thread", ""), "smem": a_.get("shared memory", ""),
+                         "us": float(e.get("dur", 0.0))})
+        return rows
+
+    def per_call(rows, calls):
+        # Mean duration per call of all kernels and of the longest one (by position in a call).
+        if not rows or len(rows) % calls:
+            return float("nan"), float("nan"), "", len(rows)
+        n = len(rows) // calls
+        means = [sum(rows[c * n + i]["us"] for c in range(calls)) / calls for i in range(n)]
+        main_i = max(range(n), key=lambda i: means[i])
+        return sum(means), means[main_i], rows[main_i]["grid"], n
+
+    def sdpa_setup(b, h, q_len, kv_len, d, grad=False):
+        # (batch, sequence, heads, head_dim) tensors seen as (batch, heads, sequence, head_dim), the
+        # layout FlashAttention's own benchmarks use (no copy on the way into the kernel); BF16.
+        def t(s):
+            return torch.randn(b, s, h, d, device=dev, dtype=torch.bfloat16).transpose(1, 2).requires_grad_(grad)
+        return t(q_len), t(kv_len), t(kv_len)
+
+    def sdpa_backends():
+        from torch.nn.attention import SDPBackend
+        return [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+
+    def sdpa_times(backend, q, k, v, causal, backward, reps):
+        # Forward: device time per call of back-to-back calls. Backward: device time of each
+        # torch.autograd.grad call alone (its preprocess, main and dQ-convert kernels), timed by its
+        # own pair of events after an untimed forward, mean over reps.
+        from torch.nn.attention import sdpa_kernel
+        with sdpa_kernel([backend]):
+            fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+            t_fwd = device_mean(fwd, reps=reps)
+            if not backward:
+                return t_fwd, float("nan")
+            o = fwd()
+            g = torch.randn_like(o)
+            for _ in range(2):
+                torch.autograd.grad(fwd(), (q, k, v), g)
+            pairs = []
+            for _ in range(reps):
+                o = fwd()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                torch.autograd.grad(o, (q, k, v), g)
+                e1.record()
+                pairs.append((e0, e1))
+            sync()
+            return t_fwd, sum(e0.elapsed_time(e1) for e0, e1 in pairs) / 1e3 / reps
+
+    def fa2():
+        # The FlashAttention-3 paper's benchmark (section 4.1): batch x sequence 16k tokens, hidden
+        # 2048, BF16; TFLOP/s as it counts them: forward 4 x seq^2 x head_dim x heads x batch, halved
+        # under the causal mask, backward 2.5 x the forward.
+        with open(out("fa2.csv"), "w") as f:
+            f.write("backend, pass, mask, head_dim, seq, batch, heads, device_ms, tflops, kernels_ms, kernels\n")
+            for name, backend in sdpa_backends():
+                for seq, d, causal in p["fa2"]:
+                    b, h = 16384 // seq, 2048 // d
+                    fl = 4.0 * seq * seq * d * h * b * (0.5 if causal else 1.0)
+                    q, k, v = sdpa_setup(b, h, seq, seq, d, grad=True)
+                    try:
+                        t_f, t_b = sdpa_times(backend, q, k, v, causal, True, 10 if seq >= 4096 else 30)
+                    except Exception as e:  # noqa: BLE001 (a backend that refuses the shape: recorded)
+                        meta["errors"][f"fa2 {name} d{d} s{seq} {'causal' if causal else 'none'}"] = \
+                            f"{type(e).__name__}: {e}"[:300]
+                        continue
+                    mask = "causal" if causal else "none"
+                    from torch.nn.attention import sdpa_kernel
+                    with sdpa_kernel([backend]):
+                        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        g = torch.randn_like(o)
+                        kf = per_call(kernel_profile(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), 3)
+                        kb = per_call(kernel_profile(lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)), 3)
+                    del o, g
+                    f.write(f"{name}, forward, {mask}, {d}, {seq}, {b}, {h}, {t_f * 1e3:.5f}, {fl / t_f / 1e12:.1f}, "
+                            f"{kf[0] / 1e3:.5f}, {kf[3]}\n")
+                    f.write(f"{name}, backward, {mask}, {d}, {seq}, {b}, {h}, {t_b * 1e3:.5f}, "
+                            f"{2.5 * fl / t_b / 1e12:.1f}, {kb[0] / 1e3:.5f}, {kb[3]}\n")
+                    f.flush()
+                    print(f"fa2 {name} d{d} s{seq} {mask}: forward {fl / t_f / 1e12:.0f} TFLOP/s, "
+                          f"backward {2.5 * fl / t_b / 1e12:.0f} TFLOP/s", flush=True)
+                    del q, k, v
+
+    def fa2_blocks():
+        # Per-block start-up of FlashAttention-2's kernels (SDPA's flash backend). Forward: a
+        # 128-row query block per (batch, head) (FlashAttention-2 launches one thread block per
+        # 128 query rows) over L keys; backward: a 128-key block per (batch, head) (one thread
+        # block per key block) over L queries. 4 heads, batch = groups / 4; groups = 1 .. 16 per
+        # SM: at a fixed group count the time against L is a line whose intercept is what a block
+        # costs besides its key (query) blocks, and the slope the time of one more.
+        from torch.nn.attention import SDPBackend
+        cores = torch.cuda.get_device_properties(0).multi_processor_count
+        backend = SDPBackend.FLASH_ATTENTION
+        with open(out("fa2_blocks.csv"), "w") as f:
+            f.write("pass, head_dim, groups, q_len, kv_len, kernels_us, kernels, main_kernel_us, main_grid\n")
+            for d, length, per_sm in p["fa2_blocks"]:
+                groups = per_sm * cores
+                h = 4
+                b = groups // h
+                # FlashAttention-2's kernels index with 32-bit offsets: a tensor of 2^31 elements or
+                # more faults (seen on the H200: backward, 2112 groups x 8192 x 128).
+                if groups * length * d >= 2 ** 31:
+                    continue
+                from torch.nn.attention import sdpa_kernel
+                with sdpa_kernel([backend]):
+                    q, k, v = sdpa_setup(b, h, 128, length, d)
+                    tot, main_us, grid, n = per_call(kernel_profile(
+                        lambda: F.scaled_dot_product_attention(q, k, v), calls=5), 5)
+                    f.write(f"forward, {d}, {groups}, 128, {length}, {tot:.3f}, {n}, {main_us:.3f}, {grid}\n")
+                    del q, k, v
+                    q, k, v = sdpa_setup(b, h, length, 128, d, grad=True)
+                    o = F.scaled_dot_product_attention(q, k, v)
+                    g = torch.randn_like(o)
+                    tot, main_us, grid, n = per_call(kernel_profile(
+                        lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True), calls=5), 5)
+                    f.write(f"backward, {d}, {groups}, {length}, 128, {tot:.3f}, {n}, {main_us:.3f}, {grid}\n")
+                    f.flush()
+                    del q, k, v, o, g
+                if length == p["fa2_blocks"][-1][1]:
+                    print(f"fa2_blocks d{d} {groups} groups done", flush=True)
+            # A kernel that does nothing measurable (one element): the floor of a kernel's duration.
+            x = torch.zeros(1, device=dev)
+            tot, main_us, grid, n = per_call(kernel_profile(lambda: x.add_(1.0), calls=20), 20)
+            f.write(f"one_element_add, 0, 1, 0, 0, {tot:.3f}, {n}, {main_us:.3f}, {grid}\n")
+
+    def kernels():
+        # The kernels each call launches, from torch.profiler's CUDA activity (CUPTI): name, grid,
+        # block, registers, shared memory and duration, one profiled call per case after warm-ups.
+        import csv
+
+        def capture(label, fn, w):
+            rows = kernel_profile(fn, calls=1, warm=3)
+            if not rows:
+                w.writerow([label, "(no kernel events: CUPTI gave none)", "", "", "", "", ""])
+            for r in rows:
+                w.writerow([label, r["name"], r["grid"], r["block"], r["registers"], r["smem"], r["us"]])
+            print(f"kernels {label}: {len(rows)} kernel(s)" + (f", first {rows[0]['name'][:100]}" if rows else ""),
+                  flush=True)
+
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with open(out("kernels.csv"), "w", newline="") as fk:
+            w = csv.writer(fk)
+            w.writerow(["case", "kernel", "grid", "block", "registers_per_thread", "shared_memory_bytes", "device_us"])
+            for m, n, k in p["kernel_gemms"]:
+                capture(f"bf16 {m}x{n}x{k}", gemm_call("bf16", m, n, k), w)
+            if hasattr(torch, "_scaled_mm") and torch.version.hip is None \
+                    and torch.cuda.get_device_capability(0) >= (8, 9):
+                for m, n, k in p["kernel_fp8"]:
+                    capture(f"fp8 {m}x{n}x{k}", gemm_call("fp8", m, n, k), w)
+            for name, backend, d, seq, causal in (("flash", SDPBackend.FLASH_ATTENTION, 128, 512, False),
+                                                  ("flash", SDPBackend.FLASH_ATTENTION, 128, 512, True),
+                                                  ("flash", SDPBackend.FLASH_ATTENTION, 64, 512, False),
+                                                  ("flash", SDPBackend.FLASH_ATTENTION, 128, 16384, False),
+                                                  ("cudnn", SDPBackend.CUDNN_ATTENTION, 128, 512, False),
+                                                  ("cudnn", SDPBackend.CUDNN_ATTENTION, 128, 16384, False)):
+                b, h = 16384 // seq, 2048 // d
+                q, k, v = sdpa_setup(b, h, seq, seq, d, grad=True)
+                mask = "causal" if causal else "none"
+                try:
+                    with sdpa_kernel([backend]):
+                        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        g = torch.randn_like(o)
+                        capture(f"sdpa {name} forward d{d} s{seq} {mask}",
+                                lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), w)
+                        capture(f"sdpa {name} backward d{d} s{seq} {mask}",
+                                lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True), w)
+                except Exception as e:  # noqa: BLE001
+                    meta["errors"][f"kernels sdpa {name} d{d} s{seq} {mask}"] = f"{type(e).__name__}: {e}"[:300]
+                fk.flush()
+                del q, k, v
+
     # Clocks and power every 100 ms for the whole run (nvidia-smi where there is one).
     try:
         sampler = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,"
@@ -532,7 +756,7 @@ def main():
     # Most wanted first: a section that fails is recorded in meta.json and the others still run.
     for name, fn in [("matmul", matmul), ("gemv", gemv), ("bandwidth", bandwidth), ("llama", llama),
                      ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power), ("power_check", power_check),
-                     ("latency", memory_latency)]:
+                     ("latency", memory_latency), ("fa2", fa2), ("fa2_blocks", fa2_blocks), ("kernels", kernels)]:
         if a.sections and name not in a.sections.split(","):
             continue
         meta.setdefault("smi_per_section", {})[name] = smi().splitlines()[-1]
