@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "costmodel/mapper/memo.hpp"
+#include "costmodel/platform/attention_benchmark.hpp"
 #include "costmodel/platform/system.hpp"
 #include "dse/commands.hpp"
 #include "dse/error.hpp"
@@ -121,13 +122,19 @@ auto choice_of(const io::MapReader& m, const std::string& key, Parse parse, cons
   return *v;
 }
 
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+// A CSV file's rows, each cell without its leading blanks, and each row's line number in the
+// file; blank lines skipped, and with `comments` lines starting with '#'.
+struct CsvRows {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> lines;
+};
+CsvRows read_csv_rows(const std::string& path, bool comments = false) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
-  std::vector<std::vector<std::string>> rows;
+  CsvRows out;
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || (comments && line[0] == '#')) continue;
     std::vector<std::string> cells;
     std::stringstream ss(line);
     std::string c;
@@ -135,10 +142,12 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
       c.erase(0, c.find_first_not_of(" \t"));
       cells.push_back(c);
     }
-    rows.push_back(cells);
+    out.rows.push_back(std::move(cells));
+    out.lines.push_back(n);
   }
-  return rows;
+  return out;
 }
+std::vector<std::vector<std::string>> read_csv(const std::string& path) { return read_csv_rows(path).rows; }
 
 double single_op_latency(const pf::Platform& p, wl::Operator op, const Method& m) {
   wl::OperatorGraph g;
@@ -193,6 +202,85 @@ void operator_cases(const io::MapReader& c, const std::string& dir, const Method
     cr.error = (cr.predicted - cr.measured) / cr.measured;
     out.push_back(cr);
   }
+}
+
+// Fused attention kernels timed at FlashAttention's benchmark shapes (pf::AttentionBenchmark),
+// one case per row of a CSV file beside the suite. '#' lines are comments; the first other line
+// names the columns: pass (forward, backward), mask (none, causal), head_dim, seq; batch and
+// heads where the file has them, else the FlashAttention-3 paper's 16k tokens and hidden 2048
+// (batch 16384 / seq, heads 2048 / head_dim); and the measurement, `column`: a time in ms
+// (device_ms, kernels_ms; default device_ms where the file has it) or tflops as the benchmarks
+// count FLOPs (pf::attention_benchmark_flops). A file with a `backend` column (several
+// libraries' kernels) needs the case's `backend`, whose rows the case takes. The model's kernel
+// is the case's `attention_kernel` (default flash2). Cases are named
+// "<name> <fwd|bwd>[ causal] d<head_dim> s<seq>", name default the file's stem.
+void attention_cases(const io::MapReader& c, const std::string& dir, std::vector<CaseResult>& out) {
+  const std::string file = c.string("file");
+  const std::string stem = c.has("name") ? c.string("name") : fs::path(file).stem().string();
+  const pf::Platform p = platform_of(c);
+  const pf::AttentionKernel kernel =
+      c.has("attention_kernel")
+          ? choice_of(c, "attention_kernel", pf::attention_kernel_from_string, "expected native, flash2 or flash1")
+          : pf::AttentionKernel::flash2;
+  const std::string path = (fs::path(dir) / file).string();
+  const CsvRows csv = read_csv_rows(path, true);
+  const auto& rows = csv.rows;
+  if (rows.empty()) throw InputError(path + ": no header line");
+  const auto& head = rows[0];
+  const auto col = [&](const std::string& name) -> std::optional<std::size_t> {
+    const auto it = std::find(head.begin(), head.end(), name);
+    if (it == head.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - head.begin());
+  };
+  for (const char* need : {"pass", "mask", "head_dim", "seq"})
+    if (!col(need)) throw InputError(path + ": the header line has no column " + need);
+  const auto backend_col = col("backend");
+  if (backend_col && !c.has("backend"))
+    io::fail(c.place("file"), c.node("file"), "expected the case's backend: the file has a backend column", file);
+  if (!backend_col && c.has("backend"))
+    io::fail(c.place("backend"), c.node("backend"), "expected no backend: " + file + " has no backend column",
+             c.string("backend"));
+  const std::string column = c.string_or("column", col("device_ms") ? "device_ms" : "tflops");
+  const auto mcol = col(column);
+  if (!mcol || column == "pass" || column == "mask" || column == "head_dim" || column == "seq" || column == "backend")
+    io::fail(c.place("column"), c.node("column"), "expected a measurement column of " + path, column);
+  const bool tflops = column == "tflops";
+  std::size_t taken = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const std::string where = path + ": line " + std::to_string(csv.lines[i]);
+    if (r.size() != head.size()) throw InputError(where + ": expected " + std::to_string(head.size()) + " cells");
+    if (backend_col && r[*backend_col] != c.string("backend")) continue;
+    pf::AttentionBenchmark b;
+    const std::string pass = r[*col("pass")], mask = r[*col("mask")];
+    if ((pass != "forward" && pass != "backward") || (mask != "none" && mask != "causal"))
+      throw InputError(where + ": expected pass forward or backward and mask none or causal");
+    b.backward = pass == "backward";
+    b.causal = mask == "causal";
+    b.head_dim = std::stoll(r[*col("head_dim")]);
+    b.seq = std::stoll(r[*col("seq")]);
+    b.batch = col("batch") ? std::stoll(r[*col("batch")]) : 16384 / b.seq;
+    b.heads = col("heads") ? std::stoll(r[*col("heads")]) : 2048 / b.head_dim;
+    b.kernel = kernel;
+    const double v = std::stod(r[*mcol]);
+    if (b.head_dim < 1 || b.seq < 1 || b.batch < 1 || b.heads < 1 || !(v > 0.0))
+      throw InputError(where + ": expected positive head_dim, seq, batch, heads and " + column);
+    CaseResult cr;
+    cr.group = c.string("group");
+    cr.source = c.string("source") + " [" + file + ", " + column + "]";
+    cr.file = file;
+    cr.unit = "s";
+    cr.name = stem + " " + (b.backward ? "bwd" : "fwd") + (b.causal ? " causal" : "") + " d" + r[*col("head_dim")] +
+              " s" + r[*col("seq")];
+    cr.measured = tflops ? pf::attention_benchmark_flops(b) / (v * 1e12) : v * 1e-3;
+    cr.predicted = pf::attention_benchmark_latency_s(p, b);
+    if (!(cr.predicted > 0.0)) throw InputError(cr.name + ": the platform runs no fused attention kernel");
+    cr.constants = constants_text(p, pf::LaunchMode::graph, "flash_attention") + attention_text(p, kernel);
+    cr.error = (cr.predicted - cr.measured) / cr.measured;
+    out.push_back(cr);
+    ++taken;
+  }
+  if (taken == 0) io::fail(c.place("backend"), c.node("backend"), "expected a backend of " + path + "'s rows", c.string("backend"));
 }
 
 // A case's workload: a preset name, or a workload file beside the suite.
@@ -833,7 +921,7 @@ int cmd_validate(const Args& args) {
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
-                           "layers", "images", "source"});
+                           "layers", "images", "backend", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
         c.string("kind") != "llm_offline")
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv, training_mfu and llm_offline cases only",
@@ -841,8 +929,14 @@ int cmd_validate(const Args& args) {
     for (const char* key :
          {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",
           "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
-      if (c.has(key) && c.string("kind") != "training_mfu")
-        io::fail(c.place(key), c.node(key), "a key of training_mfu cases only", c.string("kind"));
+      if (c.has(key) && c.string("kind") != "training_mfu" &&
+          !(c.string("kind") == "attention_csv" && std::string(key) == "attention_kernel"))
+        io::fail(c.place(key), c.node(key),
+                 std::string("a key of training_mfu cases only") +
+                     (std::string(key) == "attention_kernel" ? " (and attention_csv)" : ""),
+                 c.string("kind"));
+    if (c.has("backend") && c.string("kind") != "attention_csv")
+      io::fail(c.place("backend"), c.node("backend"), "a key of attention_csv cases only", c.string("kind"));
     // A loopnest_network case takes its own keys only; `layers` and `images` are its keys alone.
     const bool network = c.string("kind") == "loopnest_network";
     for (const char* key : {"layers", "images"})
@@ -861,6 +955,8 @@ int cmd_validate(const Args& args) {
       operator_cases(c, where == "suite" ? suite_dir : measured_dir, m, cases);
     } else if (c.string("kind") == "loopnest_network") {
       cases.push_back(loopnest_network_case(c, mapper_cache));
+    } else if (c.string("kind") == "attention_csv") {
+      attention_cases(c, suite_dir, cases);
     } else if (c.string("kind") == "llm_step_csv") {
       // Measurements written by scripts/measure_gpu.py, beside this file.
       llm_step_cases(c, suite_dir, m, cases);

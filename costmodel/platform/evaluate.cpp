@@ -148,12 +148,19 @@ constexpr double kFlashBackwardFlopsPerScore = 3.0;
 // 322 TFLOP/s on an H100 SXM5 at head dim 128, no mask, 16k sequence, with the forward
 // already at its measured 370 (Shah et al. 2024, arXiv 2407.08608, figure 'Attention
 // backward speed, head dim 128 (H100 80GB SXM5)'; scenarios/validation/
-// flash_attention_h100.csv): bisection once, 0.717 (0.731 while the forward counted O's
-// rescale as one FLOP per score). Taken as a property of the algorithm on every chip (an
+// flash_attention_h100.csv): bisection once, 0.715 (0.717 before the thread blocks'
+// start-up was counted, flash_block_startup_s; 0.731 while the forward counted O's rescale
+// as one FLOP per score). Taken as a property of the algorithm on every chip (an
 // assumption, R); on the A100 it puts FlashAttention-2's backward at 56-60% of the peak at
 // head dim 128 and 2k-16k tokens (52-55% at 64), inside the 50-73% that Dao 2023's abstract
 // gives for the kernel on that chip (P), where 1.0 would give 73-80%.
-constexpr double kFlashBackwardMatrixShare = 0.717;
+constexpr double kFlashBackwardMatrixShare = 0.715;
+// FlashAttention-2's backward launches one thread block per kBlockN = 128 keys of a (batch, head)
+// at head dims 64 and 128 (flash_bwd_launch_template.h, run_mha_bwd_hdim64 / hdim128 on sm80 and
+// sm90: Flash_bwd_kernel_traits<64, 128, 128, 8, ...> and <128, 64, 128, 8, ...>, kBlockM = 128 /
+// 64; seen on the H200: grid (seq / 128, batch, heads) in scenarios/validation/h200/attention/
+// h200_kernels.csv), 8 warps at 255 registers a thread: one block per SM.
+constexpr std::int64_t kFlashBackwardBlockN = 128;
 
 // Under a causal mask over s x s scores, the key blocks of n keys that query row block i
 // (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
@@ -699,6 +706,35 @@ std::vector<std::pair<std::size_t, std::size_t>> conv_stages(const wl::OperatorG
 
 }  // namespace
 
+double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool backward, std::int64_t seq_q,
+                             std::int64_t seq_k, std::int64_t groups, std::int64_t head_dim, double element_bytes) {
+  const double bw = hw.hbm_bandwidth_bytes_per_s();
+  if (k == AttentionKernel::native || bw <= 0.0 || hw.core_count <= 0 || groups <= 0 || seq_q <= 0 || seq_k <= 0 ||
+      head_dim <= 0)
+    return 0.0;
+  const double d = static_cast<double>(head_dim);
+  double blocks_per_group = 0.0, slots = 0.0, wave_bytes = 0.0;
+  if (!backward) {
+    // One block per block_m query rows; its Q tile and its first K block (block_n keys).
+    const FlashForwardGrid g = flash_forward_grid(k, head_dim);
+    blocks_per_group = static_cast<double>((seq_q + g.block_m - 1) / g.block_m);
+    slots = static_cast<double>(hw.core_count * flash_resident_blocks(hw, g, head_dim));
+    const double heads = std::max(1.0, slots / blocks_per_group);
+    wave_bytes = (slots * static_cast<double>(g.block_m) + heads * static_cast<double>(g.block_n)) * d * element_bytes;
+  } else {
+    // One block per kFlashBackwardBlockN keys, one resident per core; its K and V blocks and
+    // the first Q and dO blocks (kBlockM rows) of its loop.
+    blocks_per_group = static_cast<double>((seq_k + kFlashBackwardBlockN - 1) / kFlashBackwardBlockN);
+    slots = static_cast<double>(hw.core_count);
+    const double heads = std::max(1.0, slots / blocks_per_group);
+    const double block_m = head_dim <= 64 ? 128.0 : 64.0;
+    wave_bytes = (slots * 2.0 * static_cast<double>(kFlashBackwardBlockN) + heads * 2.0 * block_m) * d * element_bytes;
+  }
+  // A grid smaller than one wave still waits its two round trips.
+  const double waves = blocks_per_group * static_cast<double>(groups) / slots;
+  return std::max(1.0, waves) * 2.0 * hw.hbm_latency_s + waves * wave_bytes / bw;
+}
+
 GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
                          KernelCache* cache) {
   KernelCache local;
@@ -866,7 +902,12 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           const double vector_s =
               fused_score_work_time_s(platform.gpu, scores, kFlashBackwardFlopsPerScore, kFlashExpsPerScore) +
               (with_drop ? ks[drop].cost.compute_time_s : 0.0);
-          const double compute = kept * (matrix_s + vector_s) * attention_kernel_time_factor(options.attention_kernel);
+          const double compute =
+              kept * (matrix_s + vector_s) * attention_kernel_time_factor(options.attention_kernel) +
+              (op.m >= kDecodeAttentionMaxRows
+                   ? flash_block_startup_s(platform.gpu, options.attention_kernel, true, op.m, op.n, op.batch, op.k,
+                                           wl::bytes(op.tensors.at(0)) / static_cast<double>(op.tensors.at(0).elements))
+                   : 0.0);
           const double matrix_flops =
               kept * (2.0 * wl::flops(op) + wl::flops(n[dv].op) + wl::flops(n[dq].op) + wl::flops(n[dk].op));
           const double vector_flops = kept * (2.0 * wl::flops(n[sm].op) + (with_drop ? wl::flops(n[drop].op) : 0.0));
@@ -978,6 +1019,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // An older kernel generation (EvalOptions::attention_kernel): prefill and training
         // attention; decode-shaped attention is costed by the rule above whatever the stack.
         if (prefill_shaped) compute *= attention_kernel_time_factor(options.attention_kernel);
+        // Each thread block's start-up (flash_block_startup_s; 0 for a native kernel).
+        if (prefill_shaped)
+          compute +=
+              flash_block_startup_s(platform.gpu, options.attention_kernel, false, op.m, op.n, op.batch, op.k,
+                                    wl::bytes(op.tensors.at(0)) / static_cast<double>(op.tensors.at(0).elements));
         // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
         r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
         finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));

@@ -108,7 +108,7 @@ std::optional<LaunchMode> launch_mode_from_string(std::string_view s) noexcept;
 //  flash2  FlashAttention-2 itself: the same work, written for Ampere's warp-level MMA, so on a
 //          chip whose full rate needs another instruction its matrix part runs at
 //          GpuHardware::warp_mma_fraction of the rate (Hopper: mma.sync caps it at about 2/3 of
-//          the peak; the H100 preset's 0.590 reproduces FlashAttention-2's measured forward rate;
+//          the peak; the H100 preset's 0.594 reproduces FlashAttention-2's measured forward rate;
 //          "FlashAttention-2 achieving only 35% utilization on the H100 GPU", Shah et al.
 //          2024, arXiv 2407.08608, abstract).
 //  flash1  the kernels before it, FlashAttention (v1, CUDA) and the Triton FlashAttention of
@@ -126,6 +126,23 @@ std::optional<AttentionKernel> attention_kernel_from_string(std::string_view s) 
 double attention_kernel_time_factor(AttentionKernel k) noexcept;
 // Whether kernel k is written for the previous generation's warp-level MMA (flash2, flash1).
 bool attention_kernel_uses_warp_mma(AttentionKernel k) noexcept;
+// What the thread blocks of a FlashAttention kernel whose grid is known (flash2, flash1; 0 for
+// native, whose persistent kernels overlap one tile's start with another's work) cost besides
+// their loop, in s: per wave of resident blocks (at least one), two dependent HBM round trips
+// (hbm_latency_s), and per wave the wave's first tiles at the HBM bandwidth. Forward (FlashAttention-2's
+// flash_fwd_kernel.h): a block loads Q and its first K block, waits for them, and only then
+// issues its first V block, which its first P V product waits for; a wave moves the Q tiles of
+// its blocks and the first K block once per (batch, head) among them (the query blocks of a head
+// are consecutive in launch order and share it through L2). Backward (flash_bwd_kernel.h): a
+// block loads its K and V blocks and the first Q and dO blocks of its loop (shared by the key
+// blocks of a head), then the rows' log-sum-exp and dO . O sums. Waves: the blocks (forward: one
+// per 128 query rows; backward: one per 128 keys) over the resident places (cores x resident
+// blocks; backward: one per core). groups: batch x heads; element_bytes: of Q. On the H200 preset
+// this gives 4.2 us (forward, head dim 128) and 3.2 us (64) per wave for one query block per
+// head, against 4.1 and 3.4 measured (scripts/measure_gpu.py --sections fa2_blocks:
+// scenarios/validation/h200/attention/h200_fa2_blocks.csv); backward 4.2 and 3.2 against 4.5.
+double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool backward, std::int64_t seq_q,
+                             std::int64_t seq_k, std::int64_t groups, std::int64_t head_dim, double element_bytes);
 
 // Per-chip energy and power figures (hardware file section `energy:`).
 struct ChipEnergy {

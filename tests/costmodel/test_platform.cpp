@@ -468,7 +468,7 @@ TEST(Platform, DropoutMaskBytesAndFlashAttentionAbsorbsIt) {
 // 128x256x32, 128x128x32, 64x64x64), each product on its least-waste tile: S and dP (512 x
 // 512 x 64, 16 heads) best on 64x64x64, 1,024 tiles = 10 waves of 1 k-step of 256 cycles =
 // 2,560 cycles; dV, dQ, dK (512 x 64 x 512) on 64x64x64, 128 tiles = 2 waves of 8 k-steps =
-// 4,096 cycles each; 17,408 cycles = 12.346 us, at kFlashBackwardMatrixShare 0.717 of the
+// 4,096 cycles each; 17,408 cycles = 12.346 us, at kFlashBackwardMatrixShare 0.715 of the
 // rate; the softmax work 16 x 512 x 512 scores x (3 FLOPs at 19.49 TFLOP/s + one exp at
 // 2.436 T/s) = 2.367 us; the dropout's backward at its own compute time; against the traffic
 // at HBM bandwidth, plus one kernel overhead. A dropout's backward joins it. Around
@@ -518,7 +518,7 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     EXPECT_EQ(none.layers[dk].name, "qk.bwd_b");
     EXPECT_GT(compute(dv), 4096.0 / 1.41e9);  // unfused, dV pads its 64 columns to a wider tile
     const double scores = 16.0 * 512 * 512;
-    const double c = 17408.0 / 1.41e9 / 0.717 + scores * (3.0 / (128.0 * 108 * 1.41e9) + 1.0 / (16.0 * 108 * 1.41e9)) +
+    const double c = 17408.0 / 1.41e9 / 0.715 + scores * (3.0 / (128.0 * 108 * 1.41e9) + 1.0 / (16.0 * 108 * 1.41e9)) +
                      (with_dropout ? compute(dr) : 0.0);
     const double want = std::max(c, 8388608.0 / p.gpu.hbm_bandwidth_bytes_per_s()) +
                         7340032.0 / p.gpu.hbm_bandwidth_bytes_per_s() + p.graph_kernel_overhead_s;
@@ -543,11 +543,19 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
 // O's rescale, 64 + 2 FLOPs and one exp, so 3 + 66/128 FLOPs and 1 + 1/128 exps a score; on a
 // native kernel 4 FLOPs and one exp; backward 3 FLOPs and one exp. Forward =
 // factor x ((qk + av) / share + softmax work), backward = factor x ((2 dP + dV + dQ + dK) /
-// (share x 0.717) + softmax work), each against its traffic (forward Q,
+// (share x 0.715) + softmax work), each against its traffic (forward Q,
 // K, V, O: 4 x 16 x 2048 x 64 x 2 B = 16,777,216 B; backward 8 tensors = 33,554,432 B) at HBM
 // bandwidth, plus one kernel overhead; the backward's preprocess and dQ copy add O and dO read,
 // dQ's fp32 accumulator written and read, dQ written: 2 x 4,194,304 + 8 x 2,097,152 + 4,194,304 =
-// 29,360,128 B at HBM bandwidth, whatever the generation.
+// 29,360,128 B at HBM bandwidth, whatever the generation. flash2 and flash1, whose grids are
+// known, add their thread blocks' start-up once (pf::flash_block_startup_s, not scaled by the
+// generation's factor): forward, 16 query blocks of 128 rows per head, 256 blocks on 216
+// places (108 cores x 2 resident), 1.185 waves, each of two 500 ns round trips and its blocks'
+// Q tiles and the first 128-key K block of each of its 216 / 16 = 13.5 heads, (216 + 13.5) x
+// 128 x 64 x 2 B = 3,760,128 B at 1.6312 TB/s; backward, 16 key blocks of 128 per head on 108
+// places (one per core), 2.370 waves, each its blocks' K and V blocks and the first Q and dO
+// blocks (128 rows at head dim 64) of 108 / 16 = 6.75 heads: (2 x 108 + 2 x 6.75) x 128 x 64
+// x 2 B = 3,760,128 B again.
 TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
@@ -567,9 +575,11 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   const double fwd_matrix = (38912.0 + 40960.0) / clock;
   const double native_vector = scores * (4.0 / fp32 + 1.0 / sfu);
   const double grid_vector = scores * ((3.0 + 66.0 / 128.0) / fp32 + (1.0 + 1.0 / 128.0) / sfu);
-  const double bwd_matrix = (2.0 * 38912.0 + 3.0 * 40960.0) / clock / 0.717,
+  const double bwd_matrix = (2.0 * 38912.0 + 3.0 * 40960.0) / clock / 0.715,
                bwd_vector = scores * (3.0 / fp32 + 1.0 / sfu);
   const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  const double fwd_start = 256.0 / 216.0 * (2.0 * 5e-7 + 3760128.0 / bw);
+  const double bwd_start = 256.0 / 108.0 * (2.0 * 5e-7 + 3760128.0 / bw);
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
   struct Case {
     pf::AttentionKernel kernel;
@@ -588,8 +598,9 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
     ASSERT_EQ(fa.layers.size(), 2u);
     EXPECT_EQ(fa.layers[0].mapping.kernel, c.fwd_kernel);
     const double fwd_vector = c.kernel == pf::AttentionKernel::native ? native_vector : grid_vector;
-    const double fwd = c.factor * (fwd_matrix / c.share + fwd_vector);
-    const double bwd = c.factor * (bwd_matrix / c.share + bwd_vector);
+    const bool known_grid = c.kernel != pf::AttentionKernel::native;
+    const double fwd = c.factor * (fwd_matrix / c.share + fwd_vector) + (known_grid ? fwd_start : 0.0);
+    const double bwd = c.factor * (bwd_matrix / c.share + bwd_vector) + (known_grid ? bwd_start : 0.0);
     ASSERT_GT(fwd, 16777216.0 / bw);  // compute-bound: the generation shows in the latency
     ASSERT_GT(bwd, 33554432.0 / bw);
     EXPECT_NEAR(fa.layers[0].latency_s, fwd + p.graph_kernel_overhead_s, 1e-9 * fwd);
@@ -610,7 +621,11 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
 // blocks, sets the time, as unmasked: ratio 1. With 27 heads (432 blocks) greedy list
 // scheduling in launch order ends at 28 key-block times against the unmasked 32 (two full
 // waves of 16): ratio 0.875. Both makespans from an independent brute force (a Python
-// heap of 216 places' finish times, each block taken by the first place to free up).
+// heap of 216 places' finish times, each block taken by the first place to free up). The
+// blocks' start-up (pf::flash_block_startup_s), the same masked or not, comes on top of the
+// makespan: its waves' two 500 ns round trips (at least one wave) and per wave the Q tiles of 216
+// blocks and the first K block of 216 / 16 = 13.5 heads, 3,760,128 B at 1.6312 TB/s; 8 heads
+// are 128 / 216 of a wave, 27 heads 2 waves.
 TEST(Platform, CausalFlashForwardTakesItsBlocksMakespan) {
   const pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
@@ -634,9 +649,11 @@ TEST(Platform, CausalFlashForwardTakesItsBlocksMakespan) {
     SCOPED_TRACE(std::to_string(heads) + " heads");
     const pf::LayerResult full = forward(heads, false), masked = forward(heads, true);
     const double traffic = 4.0 * static_cast<double>(heads) * 2048 * 64 * 2;  // Q, K, V, O
-    const double full_compute = full.latency_s - p.graph_kernel_overhead_s;
+    const double waves = static_cast<double>(heads) * 16.0 / 216.0;
+    const double start = std::max(1.0, waves) * 2.0 * 5e-7 + waves * 3760128.0 / bw;
+    const double full_compute = full.latency_s - p.graph_kernel_overhead_s - start;
     ASSERT_GT(ratio * full_compute, traffic / bw);  // compute-bound, masked or not
-    EXPECT_NEAR(masked.latency_s - p.graph_kernel_overhead_s, ratio * full_compute, 1e-9 * full_compute);
+    EXPECT_NEAR(masked.latency_s - p.graph_kernel_overhead_s - start, ratio * full_compute, 1e-9 * full_compute);
     EXPECT_NEAR(masked.flops, 136.0 / 256.0 * full.flops, 1e-9 * full.flops);
   }
 }

@@ -693,6 +693,53 @@ with tempfile.TemporaryDirectory() as tmp:
                        text=True, timeout=60)
     if p.returncode != 2 or "steps.csv: row 4: expected batch >= 1" not in p.stderr:
         sys.exit(f"llm_step_csv bad row: exit {p.returncode}, stderr {p.stderr!r}")
+# kind: attention_csv (FlashAttention benchmark shapes, scripts/measure_gpu.py --sections fa2 or the paper's
+# TFLOP/s bars): the rows of the case's backend, measured from the named column (ms, or TFLOP/s over the
+# benchmarks' FLOP count: forward 4 x seq^2 x head_dim x heads x batch, halved under the causal mask, x 2.5
+# backward), the case's attention kernel in the model; bad keys refused at their place.
+with tempfile.TemporaryDirectory() as tmp:
+    with open(os.path.join(tmp, "fa.csv"), "w") as f:
+        f.write("# a comment line\nbackend, pass, mask, head_dim, seq, batch, heads, device_ms, tflops\n"
+                "flash, forward, none, 64, 512, 2, 4, 0.1, 50\nflash, backward, causal, 64, 512, 2, 4, 0.3, 50\n"
+                "other, forward, none, 64, 512, 2, 4, 0.1, 50\n")
+    def fa_suite(extra):
+        path = os.path.join(tmp, "suite.yaml")
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\ncases:\n  - {{name: fa, kind: attention_csv, group: attention, file: fa.csv,"
+                    f" hardware: h200{extra}, source: local}}\n")
+        return path
+    by_ms = json.loads(run("validate", "--json", "--suite", fa_suite(", backend: flash")))["cases"]
+    by_tflops = json.loads(run("validate", "--json", "--suite", fa_suite(", backend: flash, column: tflops")))["cases"]
+    native = json.loads(run("validate", "--json", "--suite",
+                            fa_suite(", backend: flash, attention_kernel: native")))["cases"]
+    if [c["name"] for c in by_ms] != ["fa fwd d64 s512", "fa bwd causal d64 s512"]:
+        sys.exit(f"attention_csv names: {[c['name'] for c in by_ms]}")
+    if [c["measured"] for c in by_ms] != [1.0e-4, 3.0e-4]:
+        sys.exit(f"attention_csv device_ms: measured {[c['measured'] for c in by_ms]}")
+    fwd_flops = 4.0 * 512 * 512 * 64 * 4 * 2  # 536,870,912
+    for c, flops in zip(by_tflops, (fwd_flops, 2.5 * 0.5 * fwd_flops)):
+        if abs(c["measured"] - flops / 50e12) > 1e-12 * flops:
+            sys.exit(f"attention_csv tflops: {c['name']} measured {c['measured']}, want {flops / 50e12}")
+    if [c["predicted"] for c in by_ms] != [c["predicted"] for c in by_tflops]:
+        sys.exit("attention_csv: the measurement column changed the prediction")
+    if "attention kernel flash2" not in by_ms[0]["constants"] or native[0]["predicted"] == by_ms[0]["predicted"]:
+        sys.exit(f"attention_csv: flash2 by default, native when named ({by_ms[0]['constants']!r})")
+    for extra, msg in (("", "cases[0].file: expected the case's backend: the file has a backend column"),
+                       (", backend: cudnn", "cases[0].backend: expected a backend of"),
+                       (", backend: flash, column: seq", "cases[0].column: expected a measurement column of"),
+                       (", backend: flash, attention_kernel: flash3", "cases[0].attention_kernel: expected native, flash2")):
+        p = subprocess.run([dse, "validate", "--suite", fa_suite(extra)], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or msg not in p.stderr:
+            sys.exit(f"attention_csv {extra!r}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
+    refused(tmp, "{name: d, kind: decode_latency, group: g, hardware: h200, workload: llama2-7b, context: 128,"
+                 " backend: flash, measured: 1, unit: s, source: s}",
+            "cases[0].backend: a key of attention_csv cases only", "backend on decode_latency")
+    with open(os.path.join(tmp, "fa.csv"), "a") as f:
+        f.write("flash, sideways, none, 64, 512, 2, 4, 0.1, 50\n")
+    p = subprocess.run([dse, "validate", "--suite", fa_suite(", backend: flash")], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or "fa.csv: line 6: expected pass forward or backward" not in p.stderr:
+        sys.exit(f"attention_csv bad row: exit {p.returncode}, stderr {p.stderr!r}")
 # llm_offline at one static batch and its own lengths (case keys batch, prompt_tokens, output_tokens):
 # per_chip gives TensorRT-LLM's out_tps = output x batch / total latency / tp (its XQA blog states the
 # formula), where total latency = TTFT + (output - 1) x TPOT of `dse eval`'s serving sweep at that batch;
