@@ -178,10 +178,9 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
       t.n <= 0 || t.k <= 0)
     return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
   const double e = bytes_per_element(s.precision);
-  const std::int64_t stages = std::max<std::int64_t>(2, hw.gemm_pipeline_stages);
   // The pipelined k-steps of both operand tiles must fit the core's SRAM.
-  if (d(stages) * d(t.m + t.n) * d(t.k) * e > hw.sram_bytes_per_core)
-    return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
+  const std::int64_t stages = gemm_stages(hw, t, s.precision);
+  if (stages == 0) return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
 
   GpuKernelCost c;
   c.kind = GpuKernelKind::gemm;
@@ -285,6 +284,15 @@ GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noex
   if (e < 2.0) out.k = t.k * 2;
   if (e > 2.0) out.k = std::max<std::int64_t>(1, t.k / 2);
   return out;
+}
+
+std::int64_t gemm_stages(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept {
+  const double stage_bytes = d(t.m + t.n) * d(t.k) * bytes_per_element(p);
+  const std::int64_t base = std::max<std::int64_t>(2, hw.gemm_pipeline_stages);
+  if (!(stage_bytes > 0.0) || d(base) * stage_bytes > hw.sram_bytes_per_core) return 0;
+  if (hw.gemm_pipeline_stages_max <= base) return base;
+  const double fit = std::floor((hw.sram_bytes_per_core - hw.gemm_stage_carveout_bytes) / stage_bytes);
+  return std::clamp(static_cast<std::int64_t>(std::max(fit, 0.0)), base, hw.gemm_pipeline_stages_max);
 }
 
 GpuKernelCost evaluate_gemm_with_tile(const GpuHardware& hw, const GemmShape& s,

@@ -109,6 +109,11 @@ struct GpuHardware {
   double launch_overhead_eager_s = 0.0;
   double launch_overhead_compiled_s = 0.0;
   std::int64_t gemm_pipeline_stages = 2;  // main-loop software pipeline depth
+  // When above gemm_pipeline_stages: a GEMM kernel runs as many stages as the core's shared
+  // memory holds after gemm_stage_carveout_bytes (its epilogue and barriers), up to this many
+  // (gemm_stages), as cuBLASLt's sm90 kernels do; 0: every tile runs gemm_pipeline_stages.
+  std::int64_t gemm_pipeline_stages_max = 0;
+  double gemm_stage_carveout_bytes = 0.0;
   std::vector<GemmTile> gemm_tiles;       // candidate thread-block tiles (preset_tile)
   // The tiles' k is for 2-byte operands, and a kernel for 1-byte operands takes twice the
   // k elements, one for 4-byte operands half (preset_tile); false: every precision takes k.
@@ -231,6 +236,10 @@ struct GpuKernelCost {
 // (default_gemm_configuration.h: 128 x 256 x 64 for FP16 and INT8 alike), so the A100 presets
 // leave the flag off. Without the flag every precision keeps t.
 GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept;
+// The main loop's pipeline depth of tile t at precision p (k-steps of both operand tiles in
+// shared memory): gemm_pipeline_stages, or with gemm_pipeline_stages_max set as many as fit
+// after gemm_stage_carveout_bytes, between the two; 0 when gemm_pipeline_stages do not fit.
+std::int64_t gemm_stages(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept;
 
 // The fastest tile of hw.gemm_tiles, or, where hw.gemm_library covers the
 // precision, the library's kernel for the nearest tuned size (split into its

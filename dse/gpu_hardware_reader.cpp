@@ -83,6 +83,17 @@ void read_software(const MapReader& m, GpuHardware& hw) {
   if (hw.gemm_pipeline_stages < 2)
     fail(m.place("gemm_pipeline_stages"), m.node("gemm_pipeline_stages"), "expected an integer >= 2",
          describe(m.node("gemm_pipeline_stages")));
+  if (m.has("gemm_pipeline_stages_max")) {
+    hw.gemm_pipeline_stages_max = m.positive_integer("gemm_pipeline_stages_max");
+    if (hw.gemm_pipeline_stages_max < hw.gemm_pipeline_stages)
+      fail(m.place("gemm_pipeline_stages_max"), m.node("gemm_pipeline_stages_max"),
+           "expected an integer >= gemm_pipeline_stages (" + std::to_string(hw.gemm_pipeline_stages) + ")",
+           describe(m.node("gemm_pipeline_stages_max")));
+    hw.gemm_stage_carveout_bytes = m.non_negative("gemm_stage_carveout_bytes");
+  } else if (m.has("gemm_stage_carveout_bytes")) {
+    fail(m.place("gemm_stage_carveout_bytes"), m.node("gemm_stage_carveout_bytes"),
+         "a key that needs gemm_pipeline_stages_max", describe(m.node("gemm_stage_carveout_bytes")));
+  }
   const YAML::Node tiles = m.sequence("gemm_tiles");
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     const auto t = triple(tiles[i], m.place("gemm_tiles").item(i));
@@ -201,7 +212,8 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
               hw);
   read_software(MapReader(m.node("software"), m.place("software"),
                           {"launch_overhead_library_s", "launch_overhead_eager_s",
-                           "launch_overhead_compiled_s", "gemm_pipeline_stages", "gemm_tiles",
+                           "launch_overhead_compiled_s", "gemm_pipeline_stages", "gemm_pipeline_stages_max",
+                           "gemm_stage_carveout_bytes", "gemm_tiles",
                            "gemm_tile_k_scales_with_precision",
                            "eager_softmax_single_pass_max_row_elements",
                            "eager_softmax_single_pass_max_row_bytes",

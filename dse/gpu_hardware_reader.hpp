@@ -29,6 +29,8 @@
 //     launch_overhead_eager_s: NUMBER >= 0      # framework-native eager kernel
 //     launch_overhead_compiled_s: NUMBER >= 0   # torch.compile / Triton kernel
 //     gemm_pipeline_stages: INT >= 2
+//     gemm_pipeline_stages_max: INT >= gemm_pipeline_stages  # optional: stages fill the shared memory
+//     gemm_stage_carveout_bytes: NUMBER >= 0    # with _max: shared memory kept for the epilogue
 //     gemm_tiles: [[M, N, K], ...]
 //     gemm_tile_k_scales_with_precision: BOOL  # optional, default false: K is for 16-bit operands and
 //                                              # FP8 / INT8 kernels take 2 K, FP32 K / 2 (preset_tile)
