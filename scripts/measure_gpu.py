@@ -42,8 +42,10 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                block per (batch, head) over 128 .. 8192 keys, backward of one 128-key block over
                                128 .. 8192 queries, at 132 .. 2112 (batch, head) groups (one wave and more)
   <prefix>_kernels.csv         the kernels each call launches (name, grid, block, registers, shared memory,
-                               duration; torch.profiler / CUPTI): decode-shaped BF16 and FP8 GEMMs, two large
-                               GEMMs, the SDPA calls above; which tile and split the libraries chose
+                               median duration of 5 profiled calls, calls; torch.profiler / CUPTI; run 10 of
+                               scenarios/validation/h200 had one call and no calls column): decode-shaped BF16 and
+                               FP8 GEMMs, two large GEMMs, the SDPA calls above; which tile and split the
+                               libraries chose
   <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for each llama row's
                                attention calls, clocks and time span per section, errors
 
@@ -96,9 +98,10 @@ FA2_HEAD_DIMS = [64, 128]
 # 4 heads, the (batch, head) groups from one block per SM (132 on an H200) to 16 per SM.
 FA2_BLOCK_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192]
 FA2_BLOCK_GROUPS_PER_SM = [1, 2, 4, 8, 16]
-KERNEL_GEMMS = [(m, n, k) for n, k in GEMV_NK for m in (1, 16, 64, 128, 256)] + [(4096, 12288, 12288),
+KERNEL_GEMMS = [(m, n, k) for n, k in GEMV_NK for m in GEMV_M] + [(4096, 12288, 12288),
                                                                                  (8192, 8192, 8192)]
-KERNEL_FP8 = [(m, n, k) for n, k in GEMV_NK for m in (16, 64, 128, 256)] + [(8192, 8192, 8192)]
+KERNEL_FP8 = [(m, n, k) for n, k in GEMV_NK for m in FP8_M] + [(8192, 8192, 8192)]
+KERNEL_CALLS = 5  # profiled calls per case (after 3 warm-ups): each kernel's median duration
 
 
 def plan(quick):
@@ -697,18 +700,25 @@ def main():
         import csv
 
         def capture(label, fn, w):
-            rows = kernel_profile(fn, calls=1, warm=3)
-            if not rows:
-                w.writerow([label, "(no kernel events: CUPTI gave none)", "", "", "", "", ""])
-            for r in rows:
-                w.writerow([label, r["name"], r["grid"], r["block"], r["registers"], r["smem"], r["us"]])
+            calls = KERNEL_CALLS
+            rows = kernel_profile(fn, calls=calls, warm=3)
+            if not rows or len(rows) % calls:
+                w.writerow([label, f"(CUPTI gave {len(rows)} kernel events for {calls} calls)", "", "", "", "", "", 0])
+                rows = []
+            n = len(rows) // calls
+            for i in range(n):
+                r = rows[i]
+                us = statistics.median(rows[c * n + i]["us"] for c in range(calls))
+                w.writerow([label, r["name"], r["grid"], r["block"], r["registers"], r["smem"], us, calls])
+            rows = rows[:n]
             print(f"kernels {label}: {len(rows)} kernel(s)" + (f", first {rows[0]['name'][:100]}" if rows else ""),
                   flush=True)
 
         from torch.nn.attention import SDPBackend, sdpa_kernel
         with open(out("kernels.csv"), "w", newline="") as fk:
             w = csv.writer(fk)
-            w.writerow(["case", "kernel", "grid", "block", "registers_per_thread", "shared_memory_bytes", "device_us"])
+            w.writerow(["case", "kernel", "grid", "block", "registers_per_thread", "shared_memory_bytes", "device_us",
+                        "calls"])
             for m, n, k in p["kernel_gemms"]:
                 capture(f"bf16 {m}x{n}x{k}", gemm_call("bf16", m, n, k), w)
             if hasattr(torch, "_scaled_mm") and torch.version.hip is None \
