@@ -104,17 +104,18 @@ KERNEL_FP8 = [(m, n, k) for n, k in GEMV_NK for m in FP8_M] + [(8192, 8192, 8192
 KERNEL_CALLS = 5  # profiled calls per case (after 3 warm-ups): each kernel's median duration
 
 
-def plan(quick):
+def plan(quick, head_dims=None):
     ms = [m for m in M_SWEEP if not (quick and m > 8192)]
     ns = [n for n in N_SWEEP if not (quick and n > 16384)]
     gemms = [(m, 12288, 12288) for m in ms] + [(8192, n, n) for n in ns]
     rows = [r for r in ROWS_SWEEP if not (quick and r[0] * r[1] > 2 ** 27)]
     gelu = [n for n in GELU_SWEEP if not (quick and n > 2 ** 27)]
     gemv = [(m, n, k) for n, k in GEMV_NK for m in GEMV_M]
-    fa2 = [(seq, d, causal) for d in FA2_HEAD_DIMS for causal in (False, True) for seq in FA2_SEQ]
+    dims = head_dims or FA2_HEAD_DIMS
+    fa2 = [(seq, d, causal) for d in dims for causal in (False, True) for seq in FA2_SEQ]
     return {"matmul": gemms, "gelu": gelu, "rows": rows, "attention": ATTENTION,
             "bandwidth_bytes": BANDWIDTH_BYTES, "gemv": gemv, "fp8": FP8, "llama": LLAMA, "fa2": fa2,
-            "fa2_blocks": [(d, length, g) for d in FA2_HEAD_DIMS for g in FA2_BLOCK_GROUPS_PER_SM
+            "fa2_blocks": [(d, length, g) for d in dims for g in FA2_BLOCK_GROUPS_PER_SM
                            for length in FA2_BLOCK_LENGTHS],
             "kernel_gemms": KERNEL_GEMMS, "kernel_fp8": KERNEL_FP8}
 
@@ -149,9 +150,10 @@ def main():
                     "llama, fp8, attention, gelu, rows, power, power_check, latency, fa2, fa2_blocks, kernels (default: all)")
     ap.add_argument("--power-seconds", type=float, default=4.0, help="power: seconds of each sustained GEMM phase")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
+    ap.add_argument("--head-dims", default="", help="fa2, fa2_blocks: comma-separated head dims (default 64,128)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
     a = ap.parse_args()
-    p = plan(a.quick)
+    p = plan(a.quick, [int(x) for x in a.head_dims.split(",") if x] or None)
     if a.dry_run:
         print_plan(p, a.prefix)
         return 0
