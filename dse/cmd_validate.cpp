@@ -232,9 +232,13 @@ void attention_cases(const io::MapReader& c, const std::string& dir, std::vector
     if (it == head.end()) return std::nullopt;
     return static_cast<std::size_t>(it - head.begin());
   };
-  for (const char* need : {"pass", "mask", "head_dim", "seq"})
-    if (!col(need)) throw InputError(path + ": the header line has no column " + need);
-  const auto backend_col = col("backend");
+  const auto need = [&](const char* name) {
+    const auto at = col(name);
+    if (!at) throw InputError(path + ": the header line has no column " + name);
+    return *at;
+  };
+  const std::size_t pass_col = need("pass"), mask_col = need("mask"), dim_col = need("head_dim"), seq_col = need("seq");
+  const auto batch_col = col("batch"), heads_col = col("heads"), backend_col = col("backend");
   if (backend_col && !c.has("backend"))
     io::fail(c.place("file"), c.node("file"), "expected the case's backend: the file has a backend column", file);
   if (!backend_col && c.has("backend"))
@@ -252,15 +256,15 @@ void attention_cases(const io::MapReader& c, const std::string& dir, std::vector
     if (r.size() != head.size()) throw InputError(where + ": expected " + std::to_string(head.size()) + " cells");
     if (backend_col && r[*backend_col] != c.string("backend")) continue;
     pf::AttentionBenchmark b;
-    const std::string pass = r[*col("pass")], mask = r[*col("mask")];
+    const std::string pass = r[pass_col], mask = r[mask_col];
     if ((pass != "forward" && pass != "backward") || (mask != "none" && mask != "causal"))
       throw InputError(where + ": expected pass forward or backward and mask none or causal");
     b.backward = pass == "backward";
     b.causal = mask == "causal";
-    b.head_dim = std::stoll(r[*col("head_dim")]);
-    b.seq = std::stoll(r[*col("seq")]);
-    b.batch = col("batch") ? std::stoll(r[*col("batch")]) : 16384 / b.seq;
-    b.heads = col("heads") ? std::stoll(r[*col("heads")]) : 2048 / b.head_dim;
+    b.head_dim = std::stoll(r[dim_col]);
+    b.seq = std::stoll(r[seq_col]);
+    b.batch = batch_col ? std::stoll(r[*batch_col]) : 16384 / b.seq;
+    b.heads = heads_col ? std::stoll(r[*heads_col]) : 2048 / b.head_dim;
     b.kernel = kernel;
     const double v = std::stod(r[*mcol]);
     if (b.head_dim < 1 || b.seq < 1 || b.batch < 1 || b.heads < 1 || !(v > 0.0))
@@ -270,8 +274,8 @@ void attention_cases(const io::MapReader& c, const std::string& dir, std::vector
     cr.source = c.string("source") + " [" + file + ", " + column + "]";
     cr.file = file;
     cr.unit = "s";
-    cr.name = stem + " " + (b.backward ? "bwd" : "fwd") + (b.causal ? " causal" : "") + " d" + r[*col("head_dim")] +
-              " s" + r[*col("seq")];
+    cr.name = stem + " " + (b.backward ? "bwd" : "fwd") + (b.causal ? " causal" : "") + " d" + r[dim_col] + " s" +
+              r[seq_col];
     cr.measured = tflops ? pf::attention_benchmark_flops(b) / (v * 1e12) : v * 1e-3;
     cr.predicted = pf::attention_benchmark_latency_s(p, b);
     if (!(cr.predicted > 0.0)) throw InputError(cr.name + ": the platform runs no fused attention kernel");

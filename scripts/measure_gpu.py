@@ -624,6 +624,7 @@ def main():
         # The FlashAttention-3 paper's benchmark (section 4.1): batch x sequence 16k tokens, hidden
         # 2048, BF16; TFLOP/s as it counts them: forward 4 x seq^2 x head_dim x heads x batch, halved
         # under the causal mask, backward 2.5 x the forward.
+        from torch.nn.attention import sdpa_kernel
         with open(out("fa2.csv"), "w") as f:
             f.write("backend, pass, mask, head_dim, seq, batch, heads, device_ms, tflops, kernels_ms, kernels\n")
             for name, backend in sdpa_backends():
@@ -638,7 +639,6 @@ def main():
                             f"{type(e).__name__}: {e}"[:300]
                         continue
                     mask = "causal" if causal else "none"
-                    from torch.nn.attention import sdpa_kernel
                     with sdpa_kernel([backend]):
                         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         g = torch.randn_like(o)
@@ -661,7 +661,7 @@ def main():
         # block per key block) over L queries. 4 heads, batch = groups / 4; groups = 1 .. 16 per
         # SM: at a fixed group count the time against L is a line whose intercept is what a block
         # costs besides its key (query) blocks, and the slope the time of one more.
-        from torch.nn.attention import SDPBackend
+        from torch.nn.attention import SDPBackend, sdpa_kernel
         cores = torch.cuda.get_device_properties(0).multi_processor_count
         backend = SDPBackend.FLASH_ATTENTION
         with open(out("fa2_blocks.csv"), "w") as f:
@@ -674,7 +674,6 @@ def main():
                 # more faults (seen on the H200: backward, 2112 groups x 8192 x 128).
                 if groups * length * d >= 2 ** 31:
                     continue
-                from torch.nn.attention import sdpa_kernel
                 with sdpa_kernel([backend]):
                     q, k, v = sdpa_setup(b, h, 128, length, d)
                     tot, main_us, grid, n = per_call(kernel_profile(

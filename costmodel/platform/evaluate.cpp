@@ -906,7 +906,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
               kept * (matrix_s + vector_s) * attention_kernel_time_factor(options.attention_kernel) +
               (op.m >= kDecodeAttentionMaxRows
                    ? flash_block_startup_s(platform.gpu, options.attention_kernel, true, op.m, op.n, op.batch, op.k,
-                                           wl::bytes(op.tensors.at(0)) / static_cast<double>(op.tensors.at(0).elements))
+                                           wl::bytes_per_element(op.tensors.at(0).precision))
                    : 0.0);
           const double matrix_flops =
               kept * (2.0 * wl::flops(op) + wl::flops(n[dv].op) + wl::flops(n[dq].op) + wl::flops(n[dk].op));
@@ -1021,9 +1021,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         if (prefill_shaped) compute *= attention_kernel_time_factor(options.attention_kernel);
         // Each thread block's start-up (flash_block_startup_s; 0 for a native kernel).
         if (prefill_shaped)
-          compute +=
-              flash_block_startup_s(platform.gpu, options.attention_kernel, false, op.m, op.n, op.batch, op.k,
-                                    wl::bytes(op.tensors.at(0)) / static_cast<double>(op.tensors.at(0).elements));
+          compute += flash_block_startup_s(platform.gpu, options.attention_kernel, false, op.m, op.n, op.batch, op.k,
+                                           wl::bytes_per_element(op.tensors.at(0).precision));
         // FLOPs executed (the kept tiles'), so that achieved FLOP/s stays physical.
         r.flops = kept * (wl::flops(op) + wl::flops(sop) + wl::flops(av)) + drop_flops;
         finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
