@@ -94,6 +94,10 @@ struct GpuHardware {
   double special_function_ops_per_cycle_per_core = 0.0;  // exp / tanh / rsqrt
   // --- memory hierarchy
   double sram_bytes_per_core = 0.0;  // shared memory / LDS usable by one block
+  // Shared-memory bandwidth of one core, loads and stores together (32 banks of 4 bytes a
+  // clock on NVIDIA GPUs: 128). Bounds kernels that stream their operands through shared
+  // memory (the FlashAttention-2 forward, flash_forward_smem_factor). 0 = not described.
+  double sram_bytes_per_cycle_per_core = 0.0;
   double l2_bytes = 0.0;
   double l2_bandwidth_bytes_per_s = 0.0;
   double hbm_bytes = 0.0;

@@ -59,6 +59,8 @@ void read_matrix_engine(const MapReader& m, GpuHardware& hw) {
 
 void read_memory(const MapReader& m, GpuHardware& hw) {
   hw.sram_bytes_per_core = m.positive("sram_bytes_per_core");
+  if (m.has("sram_bytes_per_cycle_per_core"))
+    hw.sram_bytes_per_cycle_per_core = m.positive("sram_bytes_per_cycle_per_core");
   hw.l2_bytes = m.positive("l2_bytes");
   hw.l2_bandwidth_bytes_per_s = m.positive("l2_bandwidth_bytes_per_s");
   hw.hbm_bytes = m.positive("hbm_bytes");
@@ -206,8 +208,9 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
   hw.vector_fp16_flops_per_cycle_per_core = v.positive("fp16_flops_per_cycle_per_core");
   hw.special_function_ops_per_cycle_per_core = v.positive("special_function_ops_per_cycle_per_core");
   read_memory(MapReader(m.node("memory"), m.place("memory"),
-                        {"sram_bytes_per_core", "l2_bytes", "l2_bandwidth_bytes_per_s", "hbm_bytes",
-                         "hbm_peak_bandwidth_bytes_per_s", "hbm_achievable_fraction", "hbm_latency_s",
+                        {"sram_bytes_per_core", "sram_bytes_per_cycle_per_core", "l2_bytes",
+                         "l2_bandwidth_bytes_per_s", "hbm_bytes", "hbm_peak_bandwidth_bytes_per_s",
+                         "hbm_achievable_fraction", "hbm_latency_s",
                          "l2_partitions"}),
               hw);
   read_software(MapReader(m.node("software"), m.place("software"),

@@ -184,7 +184,13 @@ double causal_tile_fraction(std::int64_t s, const GemmTile& t) noexcept {
 // order, each looping over the block_n-key blocks it keeps. FlashAttention-2 (A100, H100:
 // flash_fwd_launch_template.h, grid (num_m_block, b, h) with m_block = blockIdx.x; without
 // dropout on sm80/sm90, run_mha_fwd_hdim64: 128 x 128, 4 warps; hdim96 and hdim128: 128 x 64,
-// 4 warps; hdim160: 128 x 32, 4 warps; hdim192 and hdim256: 128 x 64, 8 warps). llm-foundry's
+// 4 warps; hdim160: 128 x 32, 4 warps; hdim192: 128 x 64, 8 warps; hdim256: 128 x 64, 8 warps
+// where a block may take 2 x 256 x (128 + 2 x 64) bytes of shared memory and a core holds less
+// than 4 x 256 x (64 + 2 x 64) (the A100's 164 KB), else 64 x 64, 4 warps, two blocks a core
+// (the H100's and H200's 228 KB; seen on the H200: grid 2 x groups for 128 queries,
+// scenarios/validation/h200/attention-d256/h200_fa2_blocks.csv). The Flash_fwd_kernel_traits
+// tile the warps along the query rows only (TiledMMA Layout<Shape<kNWarps, 1, 1>>), so each
+// warp computes block_m / warps rows against the whole key block. llm-foundry's
 // Triton kernel (flash1, flash_attn_triton.py): grid
 // (cdiv(seqlen_q, BLOCK_M), batch * nheads), BLOCK_M = BLOCK_N = 128, num_warps 4 up to head
 // dim 64 and 8 above, num_stages 1.
@@ -194,12 +200,39 @@ struct FlashForwardGrid {
   std::int64_t warps = 4;
 };
 
-FlashForwardGrid flash_forward_grid(AttentionKernel k, std::int64_t head_dim) noexcept {
+FlashForwardGrid flash_forward_grid(AttentionKernel k, std::int64_t head_dim, const GpuHardware& hw) noexcept {
   if (k == AttentionKernel::flash1) return {128, 128, head_dim <= 64 ? 4 : 8};
   if (head_dim <= 64) return {128, 128, 4};
   if (head_dim <= 128) return {128, 64, 4};
   if (head_dim <= 160) return {128, 32, 4};
-  return {128, 64, 8};
+  if (head_dim <= 192) return {128, 64, 8};
+  constexpr double kHdim = 256.0;
+  if (hw.sram_bytes_per_core >= 2.0 * kHdim * (128 + 2 * 64) && hw.sram_bytes_per_core < 4.0 * kHdim * (64 + 2 * 64))
+    return {128, 64, 8};
+  return {64, 64, 4};
+}
+
+// How much longer a FlashAttention-2 forward's products take than the matrix rate gives when
+// the core's shared memory cannot feed them (>= 1; 1 where sram_bytes_per_cycle_per_core is
+// not described). Per key block a thread block of the grid writes the K and V tiles into
+// shared memory (2 x block_n x d elements; cp.async) and each of its warps reads its own
+// block_m / warps rows of Q and all of K and V back (ldmatrix: Q is not kept in registers,
+// Is_Q_in_regs = false in every traits of flash_fwd_launch_template.h), for 4 x block_m x
+// block_n x d FLOPs: 4 block_m block_n / (e (block_m + 2 block_n (warps + 1))) FLOPs per
+// byte of e-byte elements: 23.3 at head dim 64, 21.3 at 128, 11.6 at 256 on the 64 x 64 grid
+// (12.8 on the A100's 128 x 64 of 8 warps). The products run at the lower of the matrix
+// engine's rate at `matrix_share` of the sustained peak and that intensity times the bytes a
+// core's shared memory moves a clock (both per core and clock: the clock cancels).
+double flash_forward_smem_factor(const GpuHardware& hw, const FlashForwardGrid& g, Precision p, double matrix_share) {
+  const double smem = hw.sram_bytes_per_cycle_per_core;
+  const double macs = hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(p)];
+  const double e = bytes_per_element(p);
+  if (smem <= 0.0 || macs <= 0.0 || e <= 0.0 || g.block_m <= 0 || g.block_n <= 0 || g.warps <= 0) return 1.0;
+  const double bm = static_cast<double>(g.block_m);
+  const double bn = static_cast<double>(g.block_n);
+  const double intensity = 4.0 * bm * bn / (e * (bm + 2.0 * bn * (static_cast<double>(g.warps) + 1.0)));
+  const double matrix_flops_per_cycle = 2.0 * macs * hw.sustained_fraction(p) * matrix_share;
+  return std::max(1.0, matrix_flops_per_cycle / (intensity * smem));
 }
 
 // Blocks of that kernel resident on one core at once: its registers (the kernels hold the
@@ -716,7 +749,7 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
   double blocks_per_group = 0.0, slots = 0.0, wave_bytes = 0.0;
   if (!backward) {
     // One block per block_m query rows; its Q tile and its first K block (block_n keys).
-    const FlashForwardGrid g = flash_forward_grid(k, head_dim);
+    const FlashForwardGrid g = flash_forward_grid(k, head_dim, hw);
     blocks_per_group = static_cast<double>((seq_q + g.block_m - 1) / g.block_m);
     slots = static_cast<double>(hw.core_count * flash_resident_blocks(hw, g, head_dim));
     const double heads = std::max(1.0, slots / blocks_per_group);
@@ -733,6 +766,11 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
   // A grid smaller than one wave still waits its two round trips.
   const double waves = blocks_per_group * static_cast<double>(groups) / slots;
   return std::max(1.0, waves) * 2.0 * hw.hbm_latency_s + waves * wave_bytes / bw;
+}
+
+double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p) {
+  if (k != AttentionKernel::flash2 || head_dim <= 0) return 1.0;
+  return flash_forward_smem_factor(hw, flash_forward_grid(k, head_dim, hw), p, hw.warp_mma_fraction);
 }
 
 GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
@@ -963,15 +1001,22 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         // softmax's per-score FLOPs and exps, in registers, with O's rescale once per key
         // block of the kernel's grid where the grid is known (kFlashForwardScoreFlops).
         const bool known_grid = options.attention_kernel != AttentionKernel::native;
-        const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k);
+        const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k, platform.gpu);
         const double block_n = static_cast<double>(grid.block_n);
         const double score_flops = known_grid ? kFlashForwardScoreFlops + (static_cast<double>(op.k) + 2.0) / block_n
                                               : kFlashForwardFlopsPerScore;
         const double score_exps = known_grid ? kFlashExpsPerScore + 1.0 / block_n : kFlashExpsPerScore;
         const double score_s = fused_score_work_time_s(
             platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols), score_flops, score_exps);
+        // FlashAttention-2's products wait on shared memory where it cannot feed them
+        // (flash_forward_smem_factor: head dim 256 on Hopper).
+        const double smem_factor =
+            prefill_shaped && options.attention_kernel == AttentionKernel::flash2
+                ? flash_forward_smem_factor(platform.gpu, grid, ks[i].precision, attention_matrix_share)
+                : 1.0;
         double compute =
-            (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) + score_s;
+            (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) * smem_factor +
+            score_s;
         // Causal mask (prefill, training): the kernel skips the (query block, key block)
         // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
         // so the matrix and softmax work is that of the tiles it keeps. The kernels whose

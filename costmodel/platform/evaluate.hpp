@@ -143,6 +143,13 @@ bool attention_kernel_uses_warp_mma(AttentionKernel k) noexcept;
 // scenarios/validation/h200/attention/h200_fa2_blocks.csv); backward 4.2 and 3.2 against 4.5.
 double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool backward, std::int64_t seq_q,
                              std::int64_t seq_k, std::int64_t groups, std::int64_t head_dim, double element_bytes);
+// How much longer the products of FlashAttention-2's forward (k = flash2; 1 for the others)
+// take than its matrix rate gives, where the core's shared memory (sram_bytes_per_cycle_per_core)
+// cannot stream their operands: per key block the thread block writes K and V into shared memory
+// and each warp reads its rows of Q and all of K and V back (evaluate.cpp explains the count).
+// >= 1; on the H100 and H200 presets 1 at head dims 64 and 128, 1.39 at 256 (64 x 64 blocks of
+// 4 warps: 11.6 FLOPs per byte against the warp-MMA rate's 16.2 per clock and byte).
+double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p);
 
 // Per-chip energy and power figures (hardware file section `energy:`).
 struct ChipEnergy {

@@ -612,6 +612,43 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   EXPECT_FALSE(pf::attention_kernel_from_string("flash3").has_value());
 }
 
+// FlashAttention-2's forward waits on shared memory where its products need more operand bytes a
+// clock than the core's 32 banks of 4 bytes move (pf::flash_forward_smem_factor). By hand, per key
+// block of a thread block of block_m queries, block_n keys and w warps at head dim d (2-byte
+// elements): K and V written (2 block_n d elements), each warp reading its block_m / w rows of Q
+// and all of K and V (block_m d + 2 w block_n d), for 4 block_m block_n d FLOPs:
+// - 128 x 64 x 8 warps (head dim 256 where a core holds less than 192 KiB of shared memory, the
+//   test chip's 163 KiB): 4 x 128 x 64 / (2 x (128 + 2 x 64 x 9)) = 12.8 FLOPs a byte, 1,638.4
+//   FLOPs a clock from 128 bytes, against the matrix engine's 2 x 1024 x 1.0: factor 1.25;
+// - 64 x 64 x 4 warps (head dim 256 with 228 KiB, as on the H100): 4 x 64 x 64 / (2 x (64 + 2 x
+//   64 x 5)) = 11.636, 1,489.45 a clock; at 1024 MACs a clock, sustained 0.85 and warp-MMA share
+//   0.594 the products need 1,034 a clock: factor 1; at 2048 MACs (the H100's) 2,068.1: 1.3885;
+// - head dim 128 (128 x 64 x 4): 21.33 a byte, 2,730.7 a clock: factor 1; head dim 64 (128 x 128
+//   x 4): 23.27, 2,978.9: 1.
+// flash1 and native kernels, and a chip without the figure, take 1.
+TEST(Platform, FlashForwardWaitsOnSharedMemoryAtHeadDim256) {
+  cm::GpuHardware hw = a100().gpu;
+  const auto P = cm::Precision::bf16;
+  const auto fa2 = pf::AttentionKernel::flash2;
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 256, P), 1.0);  // not described
+  hw.sram_bytes_per_cycle_per_core = 128.0;
+  EXPECT_NEAR(pf::flash_forward_smem_factor(hw, fa2, 256, P), 1.25, 1e-12);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 128, P), 1.0);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 64, P), 1.0);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, pf::AttentionKernel::flash1, 256, P), 1.0);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, pf::AttentionKernel::native, 256, P), 1.0);
+  hw.sram_bytes_per_core = 233472;
+  hw.matrix_sustained_fraction = 0.85;
+  hw.warp_mma_fraction = 0.594;
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 256, P), 1.0);
+  hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(P)] = 2048;
+  EXPECT_NEAR(pf::flash_forward_smem_factor(hw, fa2, 256, P), 2.0 * 2048 * 0.85 * 0.594 / (16384.0 / 1408.0 * 128.0),
+              1e-12);
+  EXPECT_NEAR(pf::flash_forward_smem_factor(hw, fa2, 256, P), 1.3885, 1e-4);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 128, P), 1.0);
+  EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 64, P), 1.0);
+}
+
 // A causal forward on a kernel with a known grid (flash2) takes the makespan of its thread
 // blocks, not the kept share of the unmasked time. Head dim 64, 2,048 tokens: FlashAttention-2's
 // 128 x 128 grid, 16 query blocks per head keeping 1, 2, .., 16 key blocks (136 of 256 tiles:
