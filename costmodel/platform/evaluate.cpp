@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <utility>
 #include <vector>
@@ -161,6 +162,8 @@ constexpr double kFlashBackwardMatrixShare = 0.715;
 // 64; seen on the H200: grid (seq / 128, batch, heads) in scenarios/validation/h200/attention/
 // h200_kernels.csv), 8 warps at 255 registers a thread: one block per SM.
 constexpr std::int64_t kFlashBackwardBlockN = 128;
+// The backward's kBlockM (query rows a step of its loop): 128 at head dim 64, 64 above (the traits above).
+std::int64_t flash_backward_block_m(std::int64_t head_dim) noexcept { return head_dim <= 64 ? 128 : 64; }
 
 // Under a causal mask over s x s scores, the key blocks of n keys that query row block i
 // (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
@@ -248,6 +251,25 @@ std::int64_t flash_resident_blocks(const GpuHardware& hw, const FlashForwardGrid
   const double smem = static_cast<double>((g.block_m + 2 * g.block_n) * head_dim * 2);
   const auto by_smem = static_cast<std::int64_t>(hw.sram_bytes_per_core > 0 ? hw.sram_bytes_per_core / smem : 1.0);
   return std::max<std::int64_t>(1, std::min(by_registers, by_smem));
+}
+
+// The mapping sheet's description of a fused attention kernel whose grid is known: its thread
+// blocks (`shape`: "128x64" query rows x keys a step, forward; "128-key", backward), their warps,
+// how many, their waves over the resident places, and the shared-memory factor where it binds:
+// "64x64 blocks of 4 warps, 2048 blocks, 2 per core, 7.76 waves, shared memory x1.39".
+std::string flash_grid_text(const std::string& shape, std::int64_t warps, std::int64_t blocks, std::int64_t per_core,
+                            std::int64_t cores, double smem_factor) {
+  char waves[32];
+  std::snprintf(waves, sizeof waves, "%.3g",
+                cores > 0 && per_core > 0 ? static_cast<double>(blocks) / static_cast<double>(cores * per_core) : 0.0);
+  std::string t = shape + " blocks of " + std::to_string(warps) + " warps, " + std::to_string(blocks) + " blocks, " +
+                  std::to_string(per_core) + " per core, " + waves + " waves";
+  if (smem_factor > 1.0) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%.3g", smem_factor);
+    t += std::string(", shared memory x") + f;
+  }
+  return t;
 }
 
 // How much longer a causal forward takes than the unmasked one on the same grid. Each of
@@ -760,7 +782,7 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
     blocks_per_group = static_cast<double>((seq_k + kFlashBackwardBlockN - 1) / kFlashBackwardBlockN);
     slots = static_cast<double>(hw.core_count);
     const double heads = std::max(1.0, slots / blocks_per_group);
-    const double block_m = head_dim <= 64 ? 128.0 : 64.0;
+    const auto block_m = static_cast<double>(flash_backward_block_m(head_dim));
     wave_bytes = (slots * 2.0 * static_cast<double>(kFlashBackwardBlockN) + heads * 2.0 * block_m) * d * element_bytes;
   }
   // A grid smaller than one wave still waits its two round trips.
@@ -968,6 +990,13 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision), side);
           r.mapping.kernel =
               options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
+          // The backward's grid where the kernel's is known: one block per kFlashBackwardBlockN keys of a
+          // (batch, head), 8 warps, one a core (FlashAttention-2's sm80 / sm90 traits at head dims 64 and 128).
+          if (op.m >= kDecodeAttentionMaxRows && options.attention_kernel != AttentionKernel::native)
+            r.mapping.tile = flash_grid_text(std::to_string(kFlashBackwardBlockN) + "-key (" +
+                                                 std::to_string(flash_backward_block_m(op.k)) + "-query steps)",
+                                             8, (op.n + kFlashBackwardBlockN - 1) / kFlashBackwardBlockN * op.batch, 1,
+                                             platform.gpu.core_count, 1.0);
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
                                    n[dq].op.name + "+" + n[dk].op.name + ")";
@@ -1073,6 +1102,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
         finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision));
         r.mapping.kernel = prefill_shaped && options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1"
                                                                                                  : "flash_attention";
+        if (prefill_shaped && known_grid)
+          r.mapping.tile =
+              flash_grid_text(std::to_string(grid.block_m) + "x" + std::to_string(grid.block_n), grid.warps,
+                              (op.m + grid.block_m - 1) / grid.block_m * op.batch,
+                              flash_resident_blocks(platform.gpu, grid, op.k), platform.gpu.core_count, smem_factor);
         r.mapping.fusion_group = "flash_attention(" + op.name + "+" + sop.name +
                                  (with_drop ? "+" + b.nodes[drop].op.name : std::string()) + "+" +
                                  av.name + ")";

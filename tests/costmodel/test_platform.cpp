@@ -605,6 +605,13 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
     ASSERT_GT(bwd, 33554432.0 / bw);
     EXPECT_NEAR(fa.layers[0].latency_s, fwd + p.graph_kernel_overhead_s, 1e-9 * fwd);
     EXPECT_NEAR(fa.layers[1].latency_s, bwd + 29360128.0 / bw + p.graph_kernel_overhead_s, 1e-9 * bwd);
+    // The mapping sheet names a known grid: 16 query blocks of 128 rows per head x 16 heads on 216
+    // places (1.185 waves); backward 16 blocks of 128 keys per head on 108 (2.370).
+    if (known_grid) {
+      EXPECT_EQ(fa.layers[0].mapping.tile, "128x128 blocks of 4 warps, 256 blocks, 2 per core, 1.19 waves");
+      EXPECT_EQ(fa.layers[1].mapping.tile,
+                "128-key (128-query steps) blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves");
+    }
   }
   // The names, as scenario files and the CLI spell them.
   for (const auto k : {pf::AttentionKernel::native, pf::AttentionKernel::flash2, pf::AttentionKernel::flash1})
@@ -647,6 +654,29 @@ TEST(Platform, FlashForwardWaitsOnSharedMemoryAtHeadDim256) {
   EXPECT_NEAR(pf::flash_forward_smem_factor(hw, fa2, 256, P), 1.3885, 1e-4);
   EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 128, P), 1.0);
   EXPECT_DOUBLE_EQ(pf::flash_forward_smem_factor(hw, fa2, 64, P), 1.0);
+  // In a graph (the test chip's 163 KiB, so the 128 x 64 grid of 8 warps, one a core: 8 x 32 x 256 registers,
+  // (128 + 2 x 64) x 256 x 2 B of shared memory): the forward's products take 1.25 x their time, and the
+  // mapping sheet says so; 16 heads of 2,048 tokens are 256 blocks on 108 places, 2.37 waves.
+  pf::Platform p = a100();
+  const auto W = wl::Precision::bf16;
+  std::vector<wl::Node> nodes{
+      wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 2048, 2048, 256, W), {}},
+      wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 2048, 2048, W), {"qk"}},
+      wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 2048, 256, 2048, W), {"sm"}}};
+  const auto g = one_block(std::move(nodes));
+  pf::EvalOptions o;
+  o.phase.precision = W;
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  o.attention_kernel = fa2;
+  const pf::GraphEval without = pf::evaluate_graph(p, g, o);
+  p.gpu.sram_bytes_per_cycle_per_core = 128.0;
+  const pf::GraphEval with = pf::evaluate_graph(p, g, o);
+  ASSERT_EQ(with.layers.size(), 1u);
+  EXPECT_EQ(without.layers[0].mapping.tile, "128x64 blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves");
+  EXPECT_EQ(with.layers[0].mapping.tile,
+            "128x64 blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves, shared memory x1.25");
+  EXPECT_GT(with.layers[0].latency_s, without.layers[0].latency_s);
+  EXPECT_LT(with.layers[0].latency_s, 1.25 * without.layers[0].latency_s);
 }
 
 // A causal forward on a kernel with a known grid (flash2) takes the makespan of its thread
