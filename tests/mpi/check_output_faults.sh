@@ -61,7 +61,9 @@ chmod 755 "$ro/dse" && chmod 644 "$ro/scenario.yaml" "$ro/out/out.h5" && chmod 5
 as_user=()
 if [ "$(id -u)" = 0 ]; then
   command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) is needed to drop root"; exit 1; }
-  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$ro" TMPDIR="$ro")
+  # mpirun's session directory goes in $ro too (TMPDIR, and the test's own OMPI_MCA_orte_tmpdir_base,
+  # tests/CMakeLists.txt, lies in the build tree, where nobody cannot write).
+  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$ro" TMPDIR="$ro" OMPI_MCA_orte_tmpdir_base="$ro")
   # Sanitizer suppression files named in *SAN_OPTIONS (scripts/sanitize.sh) sit in the
   # checkout, which nobody cannot read when the clone lies under a 0700 directory (mktemp -d):
   # the run as nobody gets readable copies beside its dse.
