@@ -3,8 +3,7 @@
 # (ctest -LE known_gap in two passes by unwinder, below, less the 4-rank twins of the two MPI
 # fault scripts: their 2-rank runs take the same code paths under the sanitizers, and all four
 # run in the plain ci job; the pair took 176 s of the ASan job's test time on the 2-core CI
-# machine), then builds the
-# TBB/driver paths with TSan (preset "tsan") and runs test_dse_run_local and
+# machine), then builds the TBB/driver paths with TSan (preset "tsan") and runs test_dse_run_local and
 # `dse run tests/mpi/sweep.yaml --threads 2`. Any sanitizer report fails the job
 # (halt_on_error); library false positives are suppressed in scripts/sanitizers/.
 # Both presets compile with line tables only (-O2 -g1, CMakePresets.json): reports keep

@@ -216,17 +216,18 @@ FlashForwardGrid flash_forward_grid(AttentionKernel k, std::int64_t head_dim, co
 }
 
 // How much longer a FlashAttention-2 forward's products take than the matrix rate gives when
-// the core's shared memory cannot feed them (>= 1; 1 where sram_bytes_per_cycle_per_core is
-// not described). Per key block a thread block of the grid writes the K and V tiles into
-// shared memory (2 x block_n x d elements; cp.async) and each of its warps reads its own
-// block_m / warps rows of Q and all of K and V back (ldmatrix: Q is not kept in registers,
-// Is_Q_in_regs = false in every traits of flash_fwd_launch_template.h), for 4 x block_m x
-// block_n x d FLOPs: 4 block_m block_n / (e (block_m + 2 block_n (warps + 1))) FLOPs per
-// byte of e-byte elements: 23.3 at head dim 64, 21.3 at 128, 11.6 at 256 on the 64 x 64 grid
-// (12.8 on the A100's 128 x 64 of 8 warps). The products run at the lower of the matrix
-// engine's rate at `matrix_share` of the sustained peak and that intensity times the bytes a
-// core's shared memory moves a clock (both per core and clock: the clock cancels).
-double flash_forward_smem_factor(const GpuHardware& hw, const FlashForwardGrid& g, Precision p, double matrix_share) {
+// the core's shared memory cannot feed them (>= 1; 1 for the other kernels and where
+// sram_bytes_per_cycle_per_core is not described). Per key block a thread block of the grid writes the K and V tiles
+// into shared memory (2 x block_n x d elements; cp.async) and each of its warps reads its own block_m / warps rows of Q
+// and all of K and V back (ldmatrix: Q is not kept in registers, Is_Q_in_regs = false in every traits of
+// flash_fwd_launch_template.h), for 4 x block_m x block_n x d FLOPs: 4 block_m block_n / (e (block_m + 2 block_n (warps
+// + 1))) FLOPs per byte of e-byte elements: 23.3 at head dim 64, 21.3 at 128, 11.6 at 256 on the 64 x 64 grid (12.8 on
+// the A100's 128 x 64 of 8 warps). The products run at the lower of the matrix engine's rate at `matrix_share` of the
+// sustained peak and that intensity times the bytes a core's shared memory moves a clock (both per core and clock: the
+// clock cancels).
+double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, const FlashForwardGrid& g, Precision p,
+                                 double matrix_share) {
+  if (k != AttentionKernel::flash2) return 1.0;
   const double smem = hw.sram_bytes_per_cycle_per_core;
   const double macs = hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(p)];
   const double e = bytes_per_element(p);
@@ -791,8 +792,8 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
 }
 
 double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p) {
-  if (k != AttentionKernel::flash2 || head_dim <= 0) return 1.0;
-  return flash_forward_smem_factor(hw, flash_forward_grid(k, head_dim, hw), p, hw.warp_mma_fraction);
+  if (head_dim <= 0) return 1.0;
+  return flash_forward_smem_factor(hw, k, flash_forward_grid(k, head_dim, hw), p, hw.warp_mma_fraction);
 }
 
 GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
@@ -1039,10 +1040,10 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
             platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols), score_flops, score_exps);
         // FlashAttention-2's products wait on shared memory where it cannot feed them
         // (flash_forward_smem_factor: head dim 256 on Hopper).
-        const double smem_factor =
-            prefill_shaped && options.attention_kernel == AttentionKernel::flash2
-                ? flash_forward_smem_factor(platform.gpu, grid, ks[i].precision, attention_matrix_share)
-                : 1.0;
+        const double smem_factor = prefill_shaped
+                                       ? flash_forward_smem_factor(platform.gpu, options.attention_kernel, grid,
+                                                                   ks[i].precision, attention_matrix_share)
+                                       : 1.0;
         double compute =
             (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) * smem_factor +
             score_s;

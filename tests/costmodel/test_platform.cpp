@@ -83,11 +83,11 @@ TEST(Platform, TotalsAdditiveWithRepeats) {
 }
 
 namespace {
-// An attention chain qk -> softmax -> av: b = 16 heads, S = 512, d = 64.
-std::vector<wl::Node> attention_chain(wl::Precision P) {
-  return {wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 512, 512, 64, P), {}},
-          wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 512, 512, P), {"qk"}},
-          wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P), {"sm"}}};
+// An attention chain qk -> softmax -> av: b heads, S tokens, head dim d (default 16, 512, 64).
+std::vector<wl::Node> attention_chain(wl::Precision P, std::int64_t b = 16, std::int64_t S = 512, std::int64_t d = 64) {
+  return {wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, b, S, S, d, P), {}},
+          wl::Node{wl::make_softmax("sm", wl::LayerType::attention, b * S, S, P), {"qk"}},
+          wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, b, S, d, S, P), {"sm"}}};
 }
 // The graph evaluated under one fusion strategy at precision P.
 pf::GraphEval evaluate_as(const pf::Platform& p, const wl::OperatorGraph& g, wl::Precision P, pf::FusionStrategy f) {
@@ -559,11 +559,7 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
 TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
-  std::vector<wl::Node> nodes{
-      wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 2048, 2048, 64, P), {}},
-      wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 2048, 2048, P), {"qk"}},
-      wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 2048, 64, 2048, P), {"sm"}}};
-  auto g = one_block(std::move(nodes));
+  auto g = one_block(attention_chain(P, 16, 2048, 64));
   wl::append_backward(g, false);
   pf::EvalOptions o;
   o.phase.precision = P;
@@ -658,14 +654,9 @@ TEST(Platform, FlashForwardWaitsOnSharedMemoryAtHeadDim256) {
   // (128 + 2 x 64) x 256 x 2 B of shared memory): the forward's products take 1.25 x their time, and the
   // mapping sheet says so; 16 heads of 2,048 tokens are 256 blocks on 108 places, 2.37 waves.
   pf::Platform p = a100();
-  const auto W = wl::Precision::bf16;
-  std::vector<wl::Node> nodes{
-      wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, 16, 2048, 2048, 256, W), {}},
-      wl::Node{wl::make_softmax("sm", wl::LayerType::attention, 16 * 2048, 2048, W), {"qk"}},
-      wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 2048, 256, 2048, W), {"sm"}}};
-  const auto g = one_block(std::move(nodes));
+  const auto g = one_block(attention_chain(wl::Precision::bf16, 16, 2048, 256));
   pf::EvalOptions o;
-  o.phase.precision = W;
+  o.phase.precision = wl::Precision::bf16;
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
   o.attention_kernel = fa2;
   const pf::GraphEval without = pf::evaluate_graph(p, g, o);
@@ -702,10 +693,7 @@ TEST(Platform, CausalFlashForwardTakesItsBlocksMakespan) {
   o.attention_kernel = pf::AttentionKernel::flash2;
   o.launch = pf::LaunchMode::graph;
   const auto forward = [&](std::int64_t heads, bool causal) {
-    std::vector<wl::Node> nodes{
-        wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, heads, 2048, 2048, 64, P), {}},
-        wl::Node{wl::make_softmax("sm", wl::LayerType::attention, heads * 2048, 2048, P), {"qk"}},
-        wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, heads, 2048, 64, 2048, P), {"sm"}}};
+    std::vector<wl::Node> nodes = attention_chain(P, heads, 2048, 64);
     nodes[0].op.causal = causal;
     const pf::GraphEval g = pf::evaluate_graph(p, one_block(std::move(nodes)), o);
     EXPECT_EQ(g.layers.size(), 1u);
