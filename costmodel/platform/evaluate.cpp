@@ -156,14 +156,44 @@ constexpr double kFlashBackwardFlopsPerScore = 3.0;
 // head dim 128 and 2k-16k tokens (52-55% at 64), inside the 50-73% that Dao 2023's abstract
 // gives for the kernel on that chip (P), where 1.0 would give 73-80%.
 constexpr double kFlashBackwardMatrixShare = 0.715;
-// FlashAttention-2's backward launches one thread block per kBlockN = 128 keys of a (batch, head)
-// at head dims 64 and 128 (flash_bwd_launch_template.h, run_mha_bwd_hdim64 / hdim128 on sm80 and
-// sm90: Flash_bwd_kernel_traits<64, 128, 128, 8, ...> and <128, 64, 128, 8, ...>, kBlockM = 128 /
-// 64; seen on the H200: grid (seq / 128, batch, heads) in scenarios/validation/h200/attention/
-// h200_kernels.csv), 8 warps at 255 registers a thread: one block per SM.
-constexpr std::int64_t kFlashBackwardBlockN = 128;
-// The backward's kBlockM (query rows a step of its loop): 128 at head dim 64, 64 above (the traits above).
-std::int64_t flash_backward_block_m(std::int64_t head_dim) noexcept { return head_dim <= 64 ? 128 : 64; }
+// The keys a block of that measurement's kernel holds (head dim 128 on the H100: 64 x 128 blocks, below). Where a
+// kernel's blocks hold fewer, its backward falls further short of the forward's rate: the shortfall is taken as the
+// dQ accumulation, whose bytes per FLOP grow as 1 / block_n. Per step of block_m queries each block multiplies
+// its dS by its K block (block_m x block_n x d) and adds the block_m x d FP32 result to dQaccum in global memory,
+// one atomicAdd per element (flash_bwd_kernel.h, compute_dq_dk_dv_1colblock, Seq_parallel), for 5 x 2 x block_m x
+// block_n x d FLOPs of its five products: 4 / (10 block_n) bytes a FLOP, the same at head dims 64 and 128 (128-key
+// blocks) and twice that at 160-256 (64-key). flash_bwd_launch_template.h says as much where it leaves a 128 x 64
+// grid out at head dim 64: "M=128, N=64 is quite slow, I think because we need to read/write dQaccum twice as
+// many times" (S). Taking all of the shortfall as that traffic (R: shared-memory traffic and the softmax's place
+// in the loop could take some of it) gives 0.5565 at 64 keys; on the H200 that takes the head-dim-256 backwards
+// (scenarios/validation/h200/attention-d256) from -20..-24% to -7.2..+6.7% with no constant fitted, and puts the
+// backward's per-FLOP time at head dim 256 at 1.22x that at 128, against 1.17x measured there (16k tokens) and
+// 1.16x in the start-up probe's loop slopes (h200_fa2_blocks.csv, 132-264 groups).
+constexpr double kFlashBackwardReferenceBlockN = 128.0;
+// FlashAttention-2's backward launches one thread block of 8 warps per kBlockN keys of a (batch, head), each
+// looping over the queries kBlockM rows a step (flash_bwd_launch_template.h, run_mha_bwd_hdim*, traits
+// Flash_bwd_kernel_traits<d, kBlockM, kBlockN, 8, ...> by the shared memory a block may take):
+//   head dim 32: 128 x 128; 64: 128 x 128 where a block may take 144 KiB (else 64 x 128); 96: 64 x 128;
+//   128: 64 x 128 where 144 KiB (else 64 x 64); 160 and 192: 64 x 64; 256: 64 x 64 where 144 KiB (the
+//   A100's 163 KiB without double buffering, the H100's 227 with it), else 64 x 32.
+// Seen on the H200: grid (seq / 128, batch, heads) at head dims 64 and 128 (scenarios/validation/h200/attention/
+// h200_kernels.csv), two blocks per 128 keys at 256 (attention-d256/h200_fa2_blocks.csv); 8 warps at 255
+// registers a thread: one block per SM. llm-foundry's Triton kernel (flash1) runs 128-key blocks (BLOCK_N = 128)
+// stepping 128 query rows at head dim 64 and 64 above, as the model took them before.
+struct FlashBackwardGrid {
+  std::int64_t block_m = 64;   // query rows a step of a block's loop
+  std::int64_t block_n = 128;  // keys a block
+};
+FlashBackwardGrid flash_backward_grid(AttentionKernel k, std::int64_t head_dim, const GpuHardware& hw) noexcept {
+  if (k == AttentionKernel::flash1) return {head_dim <= 64 ? 128 : 64, 128};
+  const bool large = hw.sram_bytes_per_core >= 144.0 * 1024.0;
+  if (head_dim <= 32) return {128, 128};
+  if (head_dim <= 64) return {large ? 128 : 64, 128};
+  if (head_dim <= 96) return {64, 128};
+  if (head_dim <= 128) return {64, large ? 128 : 64};
+  if (head_dim <= 192) return {64, 64};
+  return {64, large ? 64 : 32};
+}
 
 // Under a causal mask over s x s scores, the key blocks of n keys that query row block i
 // (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
@@ -778,17 +808,24 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
     const double heads = std::max(1.0, slots / blocks_per_group);
     wave_bytes = (slots * static_cast<double>(g.block_m) + heads * static_cast<double>(g.block_n)) * d * element_bytes;
   } else {
-    // One block per kFlashBackwardBlockN keys, one resident per core; its K and V blocks and
-    // the first Q and dO blocks (kBlockM rows) of its loop.
-    blocks_per_group = static_cast<double>((seq_k + kFlashBackwardBlockN - 1) / kFlashBackwardBlockN);
+    // One block per block_n keys, one resident per core; its K and V blocks and the first Q
+    // and dO blocks (block_m rows) of its loop.
+    const FlashBackwardGrid g = flash_backward_grid(k, head_dim, hw);
+    blocks_per_group = static_cast<double>((seq_k + g.block_n - 1) / g.block_n);
     slots = static_cast<double>(hw.core_count);
     const double heads = std::max(1.0, slots / blocks_per_group);
-    const auto block_m = static_cast<double>(flash_backward_block_m(head_dim));
-    wave_bytes = (slots * 2.0 * static_cast<double>(kFlashBackwardBlockN) + heads * 2.0 * block_m) * d * element_bytes;
+    wave_bytes = (slots * 2.0 * static_cast<double>(g.block_n) + heads * 2.0 * static_cast<double>(g.block_m)) * d *
+                 element_bytes;
   }
   // A grid smaller than one wave still waits its two round trips.
   const double waves = blocks_per_group * static_cast<double>(groups) / slots;
   return std::max(1.0, waves) * 2.0 * hw.hbm_latency_s + waves * wave_bytes / bw;
+}
+
+double flash_backward_matrix_share(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim) noexcept {
+  if (k == AttentionKernel::native || head_dim <= 0) return kFlashBackwardMatrixShare;
+  const auto block_n = static_cast<double>(flash_backward_grid(k, head_dim, hw).block_n);
+  return 1.0 / (1.0 + (1.0 / kFlashBackwardMatrixShare - 1.0) * kFlashBackwardReferenceBlockN / block_n);
 }
 
 double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p) {
@@ -919,7 +956,8 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
       // (Dao 2023, Algorithm 2) that recomputes S = Q K^T and P from the row
       // log-sum-exp saved by the forward instead of reading them: matrix work five
       // products of the score shape (the four above and S, whose shape dP has), on
-      // head-dim tiles at kFlashBackwardMatrixShare of the forward's rate; vector work
+      // head-dim tiles at flash_backward_matrix_share of the forward's rate (0.715, less on
+      // a known grid of blocks under 128 keys); vector work
       // P's recompute and dS per score (kFlashBackwardFlopsPerScore, one exp), the
       // dropout mask regenerated on chip; HBM traffic Q, K, V, O and dO in,
       // dQ, dK and dV out (O has dO's size), no score-sized tensor. Causal: the masked
@@ -956,9 +994,12 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                                  wl::bytes(n[dq].op.tensors.at(2)) /* dQ */ + wl::bytes(n[dk].op.tensors.at(0)) /* Q */ +
                                  wl::bytes(n[dk].op.tensors.at(2)) /* dK */;
           const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
+          const double backward_share = op.m >= kDecodeAttentionMaxRows
+                                            ? flash_backward_matrix_share(platform.gpu, options.attention_kernel, op.k)
+                                            : kFlashBackwardMatrixShare;
           const double matrix_s =
               (2.0 * fused_matrix_s(i) + fused_matrix_s(dv) + fused_matrix_s(dq) + fused_matrix_s(dk)) /
-              (attention_matrix_share * kFlashBackwardMatrixShare);
+              (attention_matrix_share * backward_share);
           const double scores = static_cast<double>(n[sm].op.rows) * static_cast<double>(n[sm].op.cols);
           const double vector_s =
               fused_score_work_time_s(platform.gpu, scores, kFlashBackwardFlopsPerScore, kFlashExpsPerScore) +
@@ -991,13 +1032,14 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision), side);
           r.mapping.kernel =
               options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
-          // The backward's grid where the kernel's is known: one block per kFlashBackwardBlockN keys of a
-          // (batch, head), 8 warps, one a core (FlashAttention-2's sm80 / sm90 traits at head dims 64 and 128).
-          if (op.m >= kDecodeAttentionMaxRows && options.attention_kernel != AttentionKernel::native)
-            r.mapping.tile = flash_grid_text(std::to_string(kFlashBackwardBlockN) + "-key (" +
-                                                 std::to_string(flash_backward_block_m(op.k)) + "-query steps)",
-                                             8, (op.n + kFlashBackwardBlockN - 1) / kFlashBackwardBlockN * op.batch, 1,
-                                             platform.gpu.core_count, 1.0);
+          // The backward's grid where the kernel's is known: one block per block_n keys of a (batch, head),
+          // 8 warps, one a core (flash_backward_grid).
+          if (op.m >= kDecodeAttentionMaxRows && options.attention_kernel != AttentionKernel::native) {
+            const FlashBackwardGrid g = flash_backward_grid(options.attention_kernel, op.k, platform.gpu);
+            r.mapping.tile =
+                flash_grid_text(std::to_string(g.block_n) + "-key (" + std::to_string(g.block_m) + "-query steps)", 8,
+                                (op.n + g.block_n - 1) / g.block_n * op.batch, 1, platform.gpu.core_count, 1.0);
+          }
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
                                    n[dq].op.name + "+" + n[dk].op.name + ")";

@@ -136,10 +136,10 @@ bool attention_kernel_uses_warp_mma(AttentionKernel k) noexcept;
 // are consecutive in launch order and share it through L2). Backward (flash_bwd_kernel.h): a
 // block loads its K and V blocks and the first Q and dO blocks of its loop (shared by the key
 // blocks of a head), then the rows' log-sum-exp and dO . O sums. Waves: the blocks (forward: one
-// per 128 query rows; backward: one per 128 keys) over the resident places (cores x resident
-// blocks; backward: one per core). groups: batch x heads; element_bytes: of Q. On the H200 preset
-// this gives 4.2 us (forward, head dim 128) and 3.2 us (64) per wave for one query block per
-// head, against 4.1 and 3.4 measured (scripts/measure_gpu.py --sections fa2_blocks:
+// per block_m query rows; backward: one per block_n keys, 128 at head dims up to 128 and 64 above
+// on the presets) over the resident places (cores x resident blocks; backward: one per core). groups: batch x heads;
+// element_bytes: of Q. On the H200 preset this gives 4.2 us (forward, head dim 128) and 3.2 us (64) per wave for one
+// query block per head, against 4.1 and 3.4 measured (scripts/measure_gpu.py --sections fa2_blocks:
 // scenarios/validation/h200/attention/h200_fa2_blocks.csv); backward 4.2 and 3.2 against 4.5.
 double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool backward, std::int64_t seq_q,
                              std::int64_t seq_k, std::int64_t groups, std::int64_t head_dim, double element_bytes);
@@ -150,6 +150,12 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
 // >= 1; on the H100 and H200 presets 1 at head dims 64 and 128, 1.39 at 256 (64 x 64 blocks of
 // 4 warps: 11.6 FLOPs per byte against the warp-MMA rate's 16.2 per clock and byte).
 double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p);
+// The share of the forward's matrix rate at which a FlashAttention backward's five products run: 0.715 (measured:
+// FlashAttention-2 on the H100 at head dim 128, 128-key blocks) for native kernels and wherever the kernel's
+// blocks hold 128 keys; a kernel whose grid is known (flash2, flash1) pays that shortfall per FLOP in proportion
+// to 128 / its blocks' keys, the dQ accumulation's bytes per FLOP (evaluate.cpp gives the grid and the count):
+// 1 / (1 + (1 / 0.715 - 1) x 128 / block_n), 0.5565 on the 64-key blocks of FlashAttention-2 at head dims 160-256.
+double flash_backward_matrix_share(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim) noexcept;
 
 // Per-chip energy and power figures (hardware file section `energy:`).
 struct ChipEnergy {

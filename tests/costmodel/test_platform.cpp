@@ -670,6 +670,58 @@ TEST(Platform, FlashForwardWaitsOnSharedMemoryAtHeadDim256) {
   EXPECT_LT(with.layers[0].latency_s, 1.25 * without.layers[0].latency_s);
 }
 
+// FlashAttention-2's backward grid (flash_bwd_launch_template.h, by the shared memory a block may take, 144 KiB
+// the threshold at head dims 64, 128 and 256) and the share of the forward's matrix rate its products run at,
+// 1 / (1 + (1 / 0.715 - 1) x 128 / block_n), by hand: 128-key blocks (head dims 64, 96, 128 on the test chip's
+// 163 KiB) 0.715; 64-key blocks (160, 192, 256; 128 below 144 KiB) 1 / (1 + 0.398601 x 2) = 0.556420; 32-key
+// blocks (256 below 144 KiB) 1 / (1 + 0.398601 x 4) = 0.385445. flash1 (Triton, 128-key blocks) and native keep
+// 0.715. In a graph at head dim 256 the mapping sheet gives the grid: 2,048 / 64 = 32 blocks per head x 16 heads
+// = 512 blocks on 108 cores, 4.74 waves. Its latency, by the three kernels at a warp_mma_fraction of 1 (the same
+// matrix rate): native = a + V + X, flash1 = 2 (a + V) + S1 + X (twice flash2's compute, 128-key blocks),
+// flash2 = a x 0.715 / 0.556420 + V + S2 + X, where a is the products' time at 0.715, V the softmax work by hand
+// (3 FP32 FLOPs and one exp per score: 16 x 2,048^2 scores at 128 x 108 FP32 lanes and 16 x 108 exps a clock of
+// 1.41 GHz), S1 and S2 the grids' start-up (pf::flash_block_startup_s) and X what no kernel scales (side traffic,
+// launch).
+TEST(Platform, FlashBackwardShareFollowsItsKeyBlocks) {
+  cm::GpuHardware hw = a100().gpu;
+  const auto fa2 = pf::AttentionKernel::flash2;
+  for (const std::int64_t d : {32, 64, 96, 128}) EXPECT_DOUBLE_EQ(pf::flash_backward_matrix_share(hw, fa2, d), 0.715);
+  for (const std::int64_t d : {160, 192, 256}) EXPECT_NEAR(pf::flash_backward_matrix_share(hw, fa2, d), 0.556420, 1e-6);
+  EXPECT_DOUBLE_EQ(pf::flash_backward_matrix_share(hw, pf::AttentionKernel::flash1, 256), 0.715);
+  EXPECT_DOUBLE_EQ(pf::flash_backward_matrix_share(hw, pf::AttentionKernel::native, 256), 0.715);
+  hw.sram_bytes_per_core = 100 * 1024;
+  EXPECT_DOUBLE_EQ(pf::flash_backward_matrix_share(hw, fa2, 64), 0.715);
+  EXPECT_NEAR(pf::flash_backward_matrix_share(hw, fa2, 128), 0.556420, 1e-6);
+  EXPECT_NEAR(pf::flash_backward_matrix_share(hw, fa2, 256), 0.385445, 1e-6);
+
+  pf::Platform p = a100();
+  p.gpu.warp_mma_fraction = 1.0;
+  auto g = one_block(attention_chain(wl::Precision::bf16, 16, 2048, 256));
+  wl::append_backward(g, false);
+  pf::EvalOptions o;
+  o.phase.precision = wl::Precision::bf16;
+  o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  const auto backward = [&](pf::AttentionKernel k) {
+    o.attention_kernel = k;
+    const pf::GraphEval e = pf::evaluate_graph(p, g, o);
+    EXPECT_EQ(e.layers.size(), 2u);
+    return e.layers.at(1);
+  };
+  const auto native = backward(pf::AttentionKernel::native), flash1 = backward(pf::AttentionKernel::flash1),
+             flash2 = backward(fa2);
+  EXPECT_EQ(flash2.mapping.tile, "64-key (64-query steps) blocks of 8 warps, 512 blocks, 1 per core, 4.74 waves");
+  EXPECT_EQ(flash1.mapping.tile, "128-key (64-query steps) blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves");
+  const double clock = 1.41e9, scores = 16.0 * 2048 * 2048;
+  const double V = scores * (3.0 / (128.0 * 108 * clock) + 1.0 / (16.0 * 108 * clock));
+  const double s1 = pf::flash_block_startup_s(p.gpu, pf::AttentionKernel::flash1, true, 2048, 2048, 16, 256, 2.0);
+  const double s2 = pf::flash_block_startup_s(p.gpu, fa2, true, 2048, 2048, 16, 256, 2.0);
+  const double a = flash1.latency_s - s1 - native.latency_s - V;
+  const double x = native.latency_s - a - V;
+  ASSERT_GT(a, 8.0 * 16 * 2048 * 256 * 2 / p.gpu.hbm_bandwidth_bytes_per_s());  // compute-bound
+  EXPECT_NEAR(flash2.latency_s, a * 0.715 / 0.556420 + V + s2 + x, 1e-5 * flash2.latency_s);
+  EXPECT_GT(s2, s1);  // twice the blocks: twice the waves of round trips
+}
+
 // A causal forward on a kernel with a known grid (flash2) takes the makespan of its thread
 // blocks, not the kept share of the unmasked time. Head dim 64, 2,048 tokens: FlashAttention-2's
 // 128 x 128 grid, 16 query blocks per head keeping 1, 2, .., 16 key blocks (136 of 256 tiles:
