@@ -41,6 +41,9 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
   <prefix>_fa2_blocks.csv      per-block start-up of the FlashAttention-2 kernels: forward of one 128-row query
                                block per (batch, head) over 128 .. 8192 keys, backward of one 128-key block over
                                128 .. 8192 queries, at 132 .. 2112 (batch, head) groups (one wave and more)
+  <prefix>_fa2_causal.csv      the causal mask's cost per key block: FlashAttention-2 forwards of 128 .. 512 tokens
+                               (one to four 128-row query blocks per (batch, head)) with and without the causal
+                               mask at 2 .. 8 groups per SM, each kernel's CUPTI duration
   <prefix>_kernels.csv         the kernels each call launches (name, grid, block, registers, shared memory,
                                median duration of 5 profiled calls, calls; torch.profiler / CUPTI; run 10 of
                                scenarios/validation/h200 had one call and no calls column): decode-shaped BF16 and
@@ -98,6 +101,9 @@ FA2_HEAD_DIMS = [64, 128]
 # 4 heads, the (batch, head) groups from one block per SM (132 on an H200) to 16 per SM.
 FA2_BLOCK_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192]
 FA2_BLOCK_GROUPS_PER_SM = [1, 2, 4, 8, 16]
+# The causal mask's cost: square forwards of one to four 128-row query blocks per (batch, head).
+FA2_CAUSAL_LENGTHS = [128, 256, 384, 512]
+FA2_CAUSAL_GROUPS_PER_SM = [2, 4, 8]
 KERNEL_GEMMS = [(m, n, k) for n, k in GEMV_NK for m in GEMV_M] + [(4096, 12288, 12288),
                                                                                  (8192, 8192, 8192)]
 KERNEL_FP8 = [(m, n, k) for n, k in GEMV_NK for m in FP8_M] + [(8192, 8192, 8192)]
@@ -117,6 +123,8 @@ def plan(quick, head_dims=None):
             "bandwidth_bytes": BANDWIDTH_BYTES, "gemv": gemv, "fp8": FP8, "llama": LLAMA, "fa2": fa2,
             "fa2_blocks": [(d, length, g) for d in dims for g in FA2_BLOCK_GROUPS_PER_SM
                            for length in FA2_BLOCK_LENGTHS],
+            "fa2_causal": [(d, length, g) for d in dims for g in FA2_CAUSAL_GROUPS_PER_SM
+                           for length in FA2_CAUSAL_LENGTHS],
             "kernel_gemms": KERNEL_GEMMS, "kernel_fp8": KERNEL_FP8}
 
 
@@ -135,6 +143,7 @@ def print_plan(p, prefix):
           f"2/3 of that of 4 GiB copies, 5 s idle; power, clocks and clock-event reasons every 100 ms")
     print(f"{prefix}_fa2.csv: {len(p['fa2'])} FlashAttention shapes (forward and backward; flash and cuDNN backends)")
     print(f"{prefix}_fa2_blocks.csv: {len(p['fa2_blocks'])} one-block-per-head shapes, forward and backward")
+    print(f"{prefix}_fa2_causal.csv: {len(p['fa2_causal'])} square shapes, forward with and without the causal mask")
     print(f"{prefix}_kernels.csv: kernels of {len(p['kernel_gemms'])} BF16 GEMMs, {len(p['kernel_fp8'])} FP8 GEMMs "
           f"and 6 SDPA calls")
     print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
@@ -147,10 +156,11 @@ def main():
     ap.add_argument("--prefix", default="gpu", help="file name prefix, e.g. h200")
     ap.add_argument("--quick", action="store_true", help="drop the largest shapes")
     ap.add_argument("--sections", default="", help="comma-separated subset of: matmul, gemv, bandwidth, "
-                    "llama, fp8, attention, gelu, rows, power, power_check, latency, fa2, fa2_blocks, kernels (default: all)")
+                    "llama, fp8, attention, gelu, rows, power, power_check, latency, fa2, fa2_blocks, fa2_causal, kernels (default: all)")
     ap.add_argument("--power-seconds", type=float, default=4.0, help="power: seconds of each sustained GEMM phase")
     ap.add_argument("--no-compile", action="store_true", help="llama: skip the torch.compile'd step")
-    ap.add_argument("--head-dims", default="", help="fa2, fa2_blocks: comma-separated head dims (default 64,128)")
+    ap.add_argument("--head-dims", default="", help="fa2, fa2_blocks, fa2_causal: comma-separated head dims "
+                    "(default 64,128)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no torch needed)")
     a = ap.parse_args()
     p = plan(a.quick, [int(x) for x in a.head_dims.split(",") if x] or None)
@@ -695,6 +705,33 @@ def main():
             tot, main_us, grid, n = per_call(kernel_profile(lambda: x.add_(1.0), calls=20), 20)
             f.write(f"one_element_add, 0, 1, 0, 0, {tot:.3f}, {n}, {main_us:.3f}, {grid}\n")
 
+    def fa2_causal():
+        # What the causal mask costs FlashAttention-2's forward per key block. Its blocks first run the key
+        # blocks on the diagonal, which the mask cuts (ceil(128 / block_n) of them: one at head dim 64 on
+        # 128-key blocks, two at 128 on 64-key blocks), then the plain ones below it (flash_fwd_kernel.h,
+        # n_masking_steps). Square shapes of L = 128 .. 512 tokens: at L = 128 every key block a query block
+        # runs is a masked one, so the causal call against the unmasked one (same blocks, same key blocks)
+        # gives the masked step's extra time; longer L add plain steps to the longer blocks. 4 heads,
+        # batch = groups / 4, groups = 2 .. 8 per SM (one to four waves of two resident blocks).
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        cores = torch.cuda.get_device_properties(0).multi_processor_count
+        with open(out("fa2_causal.csv"), "w") as f:
+            f.write("head_dim, groups, seq, mask, kernels_us, kernels, main_kernel_us, main_grid\n")
+            for d, length, per_sm in p["fa2_causal"]:
+                groups = per_sm * cores
+                h = 4
+                b = groups // h
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                    q, k, v = sdpa_setup(b, h, length, length, d)
+                    for causal in (False, True):
+                        tot, main_us, grid, n = per_call(kernel_profile(
+                            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), calls=5), 5)
+                        f.write(f"{d}, {groups}, {length}, {'causal' if causal else 'none'}, {tot:.3f}, {n}, "
+                                f"{main_us:.3f}, {grid}\n")
+                    f.flush()
+                    del q, k, v
+            print(f"fa2_causal: {len(p['fa2_causal'])} shapes done", flush=True)
+
     def kernels():
         # The kernels each call launches, from torch.profiler's CUDA activity (CUPTI): name, grid,
         # block, registers, shared memory and duration, one profiled call per case after warm-ups.
@@ -767,7 +804,8 @@ def main():
     # Most wanted first: a section that fails is recorded in meta.json and the others still run.
     for name, fn in [("matmul", matmul), ("gemv", gemv), ("bandwidth", bandwidth), ("llama", llama),
                      ("fp8", fp8), ("attention", attention), ("gelu", gelu), ("rows", rows), ("power", power), ("power_check", power_check),
-                     ("latency", memory_latency), ("fa2", fa2), ("fa2_blocks", fa2_blocks), ("kernels", kernels)]:
+                     ("latency", memory_latency), ("fa2", fa2), ("fa2_blocks", fa2_blocks),
+                     ("fa2_causal", fa2_causal), ("kernels", kernels)]:
         if a.sections and name not in a.sections.split(","):
             continue
         meta.setdefault("smi_per_section", {})[name] = smi().splitlines()[-1]
