@@ -178,14 +178,16 @@ constexpr double kFlashBackwardReferenceBlockN = 128.0;
 //   A100's 163 KiB without double buffering, the H100's 227 with it), else 64 x 32.
 // Seen on the H200: grid (seq / 128, batch, heads) at head dims 64 and 128 (scenarios/validation/h200/attention/
 // h200_kernels.csv), two blocks per 128 keys at 256 (attention-d256/h200_fa2_blocks.csv); 8 warps at 255
-// registers a thread: one block per SM. llm-foundry's Triton kernel (flash1) runs 128-key blocks (BLOCK_N = 128)
-// stepping 128 query rows at head dim 64 and 64 above, as the model took them before.
+// registers a thread: one block per SM. llm-foundry's Triton kernel (flash1, flash_attn_triton.py _bwd_kernel)
+// steps BLOCK_M = 128 query rows over BLOCK_N = 128 keys, 8 warps, whichever of its two autotuned configs runs:
+// one program per 128 keys (SEQUENCE_PARALLEL, dQ by atomic adds) or one per (batch, head) looping over its key
+// blocks (dQ loaded, added and stored); the model takes the first's grid.
 struct FlashBackwardGrid {
   std::int64_t block_m = 64;   // query rows a step of a block's loop
   std::int64_t block_n = 128;  // keys a block
 };
 FlashBackwardGrid flash_backward_grid(AttentionKernel k, std::int64_t head_dim, const GpuHardware& hw) noexcept {
-  if (k == AttentionKernel::flash1) return {head_dim <= 64 ? 128 : 64, 128};
+  if (k == AttentionKernel::flash1) return {128, 128};
   const bool large = hw.sram_bytes_per_core >= 144.0 * 1024.0;
   if (head_dim <= 32) return {128, 128};
   if (head_dim <= 64) return {large ? 128 : 64, 128};

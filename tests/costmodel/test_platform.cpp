@@ -710,7 +710,7 @@ TEST(Platform, FlashBackwardShareFollowsItsKeyBlocks) {
   const auto native = backward(pf::AttentionKernel::native), flash1 = backward(pf::AttentionKernel::flash1),
              flash2 = backward(fa2);
   EXPECT_EQ(flash2.mapping.tile, "64-key (64-query steps) blocks of 8 warps, 512 blocks, 1 per core, 4.74 waves");
-  EXPECT_EQ(flash1.mapping.tile, "128-key (64-query steps) blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves");
+  EXPECT_EQ(flash1.mapping.tile, "128-key (128-query steps) blocks of 8 warps, 256 blocks, 1 per core, 2.37 waves");
   const double clock = 1.41e9, scores = 16.0 * 2048 * 2048;
   const double V = scores * (3.0 / (128.0 * 108 * clock) + 1.0 / (16.0 * 108 * clock));
   const double s1 = pf::flash_block_startup_s(p.gpu, pf::AttentionKernel::flash1, true, 2048, 2048, 16, 256, 2.0);
