@@ -197,6 +197,12 @@ FlashBackwardGrid flash_backward_grid(AttentionKernel k, std::int64_t head_dim, 
   return {64, large ? 64 : 32};
 }
 
+// The backward's share of the forward's matrix rate on a known grid (kFlashBackwardReferenceBlockN explains it).
+double flash_backward_matrix_share(const FlashBackwardGrid& g) noexcept {
+  return 1.0 / (1.0 + (1.0 / kFlashBackwardMatrixShare - 1.0) * kFlashBackwardReferenceBlockN /
+                          static_cast<double>(g.block_n));
+}
+
 // Under a causal mask over s x s scores, the key blocks of n keys that query row block i
 // (rows i*m .. (i+1)*m - 1) keeps: 0 .. floor(((i+1) m - 1) / n), at most all of them.
 std::int64_t causal_kept_key_blocks(std::int64_t s, std::int64_t m, std::int64_t n, std::int64_t i) noexcept {
@@ -826,8 +832,7 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
 
 double flash_backward_matrix_share(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim) noexcept {
   if (k == AttentionKernel::native || head_dim <= 0) return kFlashBackwardMatrixShare;
-  const auto block_n = static_cast<double>(flash_backward_grid(k, head_dim, hw).block_n);
-  return 1.0 / (1.0 + (1.0 / kFlashBackwardMatrixShare - 1.0) * kFlashBackwardReferenceBlockN / block_n);
+  return flash_backward_matrix_share(flash_backward_grid(k, head_dim, hw));
 }
 
 double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p) {
@@ -996,9 +1001,12 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
                                  wl::bytes(n[dq].op.tensors.at(2)) /* dQ */ + wl::bytes(n[dk].op.tensors.at(0)) /* Q */ +
                                  wl::bytes(n[dk].op.tensors.at(2)) /* dK */;
           const double kept = op.causal && op.m >= kDecodeAttentionMaxRows ? causal_tile_fraction(op.m, ks[i].cost.tile) : 1.0;
-          const double backward_share = op.m >= kDecodeAttentionMaxRows
-                                            ? flash_backward_matrix_share(platform.gpu, options.attention_kernel, op.k)
-                                            : kFlashBackwardMatrixShare;
+          // The backward's grid where the kernel's is known (flash_backward_grid): its share of the
+          // forward's rate and the mapping sheet's tile; native kernels keep the measured share.
+          const bool known_grid =
+              op.m >= kDecodeAttentionMaxRows && options.attention_kernel != AttentionKernel::native;
+          const FlashBackwardGrid grid = flash_backward_grid(options.attention_kernel, op.k, platform.gpu);
+          const double backward_share = known_grid ? flash_backward_matrix_share(grid) : kFlashBackwardMatrixShare;
           const double matrix_s =
               (2.0 * fused_matrix_s(i) + fused_matrix_s(dv) + fused_matrix_s(dq) + fused_matrix_s(dk)) /
               (attention_matrix_share * backward_share);
@@ -1034,14 +1042,11 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
           finish_fused(r, compute, traffic, bw, overhead, platform.gpu.peak_matrix_flops_per_s(ks[i].precision), side);
           r.mapping.kernel =
               options.attention_kernel == AttentionKernel::flash1 ? "flash_attention_1_bwd" : "flash_attention_bwd";
-          // The backward's grid where the kernel's is known: one block per block_n keys of a (batch, head),
-          // 8 warps, one a core (flash_backward_grid).
-          if (op.m >= kDecodeAttentionMaxRows && options.attention_kernel != AttentionKernel::native) {
-            const FlashBackwardGrid g = flash_backward_grid(options.attention_kernel, op.k, platform.gpu);
-            r.mapping.tile =
-                flash_grid_text(std::to_string(g.block_n) + "-key (" + std::to_string(g.block_m) + "-query steps)", 8,
-                                (op.n + g.block_n - 1) / g.block_n * op.batch, 1, platform.gpu.core_count, 1.0);
-          }
+          // One block per block_n keys of a (batch, head), 8 warps, one a core.
+          if (known_grid)
+            r.mapping.tile = flash_grid_text(
+                std::to_string(grid.block_n) + "-key (" + std::to_string(grid.block_m) + "-query steps)", 8,
+                (op.n + grid.block_n - 1) / grid.block_n * op.batch, 1, platform.gpu.core_count, 1.0);
           r.mapping.fusion_group = "flash_attention_bwd(" + op.name + "+" + n[dv].op.name +
                                    (with_drop ? "+" + n[drop].op.name : std::string()) + "+" + n[sm].op.name + "+" +
                                    n[dq].op.name + "+" + n[dk].op.name + ")";
