@@ -298,6 +298,32 @@ if p.returncode != 2 or "--gradient-reduce-precision apply to --phase train" not
 mega = [c for c in v["cases"] if c["name"] == "megatron-gpt-530b-dp8-a100-mfu"]
 if len(mega) != 1 or "gradients reduced in fp32" not in mega[0]["constants"]:
     sys.exit(f"validate megatron-gpt-530b-dp8-a100-mfu constants: {mega}")
+# MaxText's TPU tables (group training_tpu, 12 one-slice rows): each row's tokens/s/chip is its table's
+# TFLOP/sec/chip (in the case's source) over MaxText's FLOPs per token, 6 N + 6 L H d s (causal attention, s =
+# 2,048), N counted from the row's workload file (per layer 4 E H d + 3 E M + 2 E, then 2 E V + E); and a row runs
+# as `dse eval` runs it: 32B on a v5p-128 slice (64 chips), tensor 4 x FSDP 16, 28 sequences per TP group.
+tpu = [c for c in v["cases"] if c["group"] == "training_tpu"]
+vdir = os.path.join(os.path.dirname(__file__), "../../scenarios/validation")
+for c in tpu:
+    tf = float(re.search(r"(\d+) TFLOP/sec/chip", c["source"]).group(1))
+    size = re.search(r"^maxtext-(\d+)b-", c["name"]).group(1)
+    text = open(os.path.join(vdir, f"maxtext-{size}b.yaml")).read()
+    w = {k: int(x) for k, x in re.findall(r"(?m)^(hidden|layers|heads|head_dim|ffn_hidden|vocab): (\d+)$", text)}
+    E, L, H, d, M, V = (w[k] for k in ("hidden", "layers", "heads", "head_dim", "ffn_hidden", "vocab"))
+    n = L * (4 * E * H * d + 3 * E * M + 2 * E) + 2 * E * V + E
+    want = tf * 1e12 / (6 * n + 6 * L * H * d * 2048)
+    if c["unit"] != "tokens/s/chip" or abs(c["measured"] - want) > 0.051:
+        sys.exit(f"validate {c['name']}: measured {c['measured']} {c['unit']}, want {want:.2f} tokens/s/chip")
+if len(tpu) != 12:
+    sys.exit(f"validate: {len(tpu)} training_tpu cases, want 12")
+ev32 = json.loads(run("eval", "--system", "tpu-v5p-128", "--workload", os.path.join(vdir, "maxtext-32b.yaml"),
+                      "--phase", "train", "--tp", "4", "--dp", "16", "--sharding", "full", "--sequence-parallel",
+                      "--overlap-data", "1", "--batch", "28", "--seq", "2048", "--recompute", "selective",
+                      "--fusions", "gemm_epilogue,norm_residual,flash_attention", "--no-serving", "--json"))
+want_32 = 28 * 2048 / (ev32["parallel"]["step_time_s"] * 4)
+m32 = [c for c in tpu if c["name"] == "maxtext-32b-v5p-128"]
+if len(m32) != 1 or abs(m32[0]["predicted"] - want_32) > 1e-9 * want_32:
+    sys.exit(f"validate maxtext-32b-v5p-128: {m32}, want {want_32} tokens/s/chip")
 # Its constants end with the compute share of the step and the clock, as `dse eval` gives them for the
 # same configuration: m x the chip's micro-batch latency over the step (both at the nominal clock), and
 # the throttle factor (fails if either is left out or taken from another quantity, e.g. the throttled step).

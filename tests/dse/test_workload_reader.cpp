@@ -68,6 +68,27 @@ TEST(WorkloadReader, MptFilesHaveTheBenchmarkTablesParameterCounts) {
   }
 }
 
+TEST(WorkloadReader, MaxTextFilesHaveItsScaledModelsParameterCounts) {
+  // scenarios/validation/maxtext-*b.yaml against MaxText's own scaling of its base model (P:
+  // AI-Hypercomputer/maxtext MaxText/configs/base.yml, base_emb_dim 2048, 16 heads of 128, base_mlp_dim 7168,
+  // 16 layers, vocabulary 32,000, SwiGLU, untied logits; pyconfig.get_individual_scales: log2(scale) =
+  // 3 b + r, heads and MLP x 2^(b + [r > 0]), embedding x 2^(b + [r > 1]), layers x 2^b), counted by hand as
+  // max_utils.calculate_num_params_from_pytree counts them: per layer 4 E H 128 (q, k, v, out) + 3 E M (two
+  // input projections and the output) + 2 E (two RMSNorm scales), then 2 E V (embedding and logits) + E (final
+  // norm). E.g. 32B (scale 32 = 3 x 1 + 2: E 8192, H 64, M 28672, L 32): 32 x (268,435,456 + 704,643,072 +
+  // 16,384) + 524,288,000 + 8,192 = 31,663,333,376.
+  const std::string dir = std::string(DSE_SOURCE_DIR) + "/scenarios/validation/";
+  const std::pair<const char*, double> rows[] = {
+      {"maxtext-16b.yaml", 15831666688.0},   {"maxtext-32b.yaml", 31663333376.0},
+      {"maxtext-64b.yaml", 62802370560.0},   {"maxtext-128b.yaml", 125079396352.0},
+      {"maxtext-256b.yaml", 250158792704.0}, {"maxtext-512b.yaml", 499268993024.0},
+      {"maxtext-1024b.yaml", 997485199360.0}};
+  for (const auto& [f, params] : rows) {
+    const auto spec = dse::io::read_workload_file(dir + f);
+    EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(spec, prefill(1, 2048))).parameters, params) << f;
+  }
+}
+
 TEST(WorkloadReader, ShippedExamplesParseAndBuild) {
   for (const char* f : {"llama2-7b.yaml", "llama2-70b-tp8.yaml", "mixtral-8x7b.yaml", "tiny-explicit.yaml"}) {
     const auto spec = dse::io::read_workload_file(kWorkloads + f);
