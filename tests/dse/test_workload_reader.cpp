@@ -2,6 +2,7 @@
 // shipped examples, and one-line errors for bad input.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -29,6 +30,15 @@ wl::PhaseSpec prefill(std::int64_t batch, std::int64_t seq) {
   p.batch = batch;
   p.seq = seq;
   return p;
+}
+
+// Each workload file of `dir` has its row's parameter count (at 2,048 tokens, one sequence).
+template <std::size_t N>
+void expect_parameter_counts(const std::string& dir, const std::pair<const char*, double> (&rows)[N]) {
+  for (const auto& [f, params] : rows) {
+    const auto spec = dse::io::read_workload_file(dir + f);
+    EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(spec, prefill(1, 2048))).parameters, params) << f;
+  }
 }
 
 }  // namespace
@@ -62,10 +72,7 @@ TEST(WorkloadReader, MptFilesHaveTheBenchmarkTablesParameterCounts) {
                                                  {"mpt-760m.yaml", 760470528.0},  {"mpt-1b.yaml", 1315950592.0},
                                                  {"mpt-3b.yaml", 2651837440.0},   {"mpt-7b.yaml", 6658859008.0},
                                                  {"mpt-13b.yaml", 12853954560.0}};
-  for (const auto& [f, params] : rows) {
-    const auto spec = dse::io::read_workload_file(dir + f);
-    EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(spec, prefill(1, 2048))).parameters, params) << f;
-  }
+  expect_parameter_counts(dir, rows);
 }
 
 TEST(WorkloadReader, MaxTextFilesHaveItsScaledModelsParameterCounts) {
@@ -83,10 +90,7 @@ TEST(WorkloadReader, MaxTextFilesHaveItsScaledModelsParameterCounts) {
       {"maxtext-64b.yaml", 62802370560.0},   {"maxtext-128b.yaml", 125079396352.0},
       {"maxtext-256b.yaml", 250158792704.0}, {"maxtext-512b.yaml", 499268993024.0},
       {"maxtext-1024b.yaml", 997485199360.0}};
-  for (const auto& [f, params] : rows) {
-    const auto spec = dse::io::read_workload_file(dir + f);
-    EXPECT_DOUBLE_EQ(wl::totals(wl::build_graph(spec, prefill(1, 2048))).parameters, params) << f;
-  }
+  expect_parameter_counts(dir, rows);
 }
 
 TEST(WorkloadReader, ShippedExamplesParseAndBuild) {
