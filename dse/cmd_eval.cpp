@@ -63,7 +63,8 @@ int cmd_eval(const Args& args) {
       "fp32 | bf16 | fp16 | fp8 | int8 | int4")(
       "recompute", po::value<std::string>(&recompute)->default_value("none"),
       "train: activation recomputation, none | selective (the attention core of each layer, "
-      "Korthikanti et al. 2022) | full (each layer's forward)")(
+      "Korthikanti et al. 2022) | minimal (all but each layer's projections and collectives: JAX's "
+      "checkpoint_dots_with_no_batch_dims, MaxText's remat_policy minimal) | full (each layer's forward)")(
       "micro-batches", po::value<int>(&micro_batches)->default_value(1),
       "train: micro-batches of --batch sequences per step (the pipeline schedule's m)")(
       "virtual-stages", po::value<int>(&virtual_stages)->default_value(1),
@@ -163,7 +164,7 @@ int cmd_eval(const Args& args) {
     throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
   if (micro_batches < 1 || virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
   if (!wl::apply_recompute(recompute, phase))
-    throw InputError("--recompute: expected none, selective or full (got " + recompute + ")");
+    throw InputError("--recompute: expected none, selective, minimal or full (got " + recompute + ")");
   if (!(overlap_data >= 0.0 && overlap_data <= 1.0))
     throw InputError("--overlap-data: expected a fraction in [0, 1] (got " + io::format_number(overlap_data) + ")");
   const std::optional<bool> shard_states = pf::shard_states_from_string(sharding);

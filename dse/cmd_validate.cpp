@@ -699,10 +699,11 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     r.phase.batch = c.positive_integer("batch");
     r.phase.seq = c.positive_integer("seq");
     // Activation recomputation of the cited run: none, selective (attention
-    // core, Korthikanti et al. 2022) or full (every checkpointed layer).
+    // core, Korthikanti et al. 2022), minimal (all but the projections and
+    // collectives, JAX's dots policy) or full (every checkpointed layer).
     const std::string rc = c.string_or("recompute", "none");
     if (!wl::apply_recompute(rc, r.phase))
-      io::fail(c.place("recompute"), c.node("recompute"), "expected none, selective or full", rc);
+      io::fail(c.place("recompute"), c.node("recompute"), "expected none, selective, minimal or full", rc);
     const pf::SystemEval e = pf::evaluate_system(p, sys, r);
     if (!e.feasible) throw InputError(cr.name + ": " + e.reason);
     // MFU over the whole step: model FLOPs of m micro-batches on one TP rank of

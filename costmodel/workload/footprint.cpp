@@ -38,6 +38,34 @@ double activation(const Tensor& t) {
   return t.role == TensorRole::input || t.role == TensorRole::output ? bytes(t) : 0.0;
 }
 
+// What PhaseSpec::recompute_non_matmul keeps of a checkpointed block besides its input: the
+// outputs of its matrix products without a batch dimension (gemm, conv2d). A product whose
+// output only feeds a collective (a row-parallel projection's partial sums) is kept as the
+// collective leaves it: under sequence parallelism reduce-scattered, 1/participants per chip.
+double dots_policy_saved(const Block& b, const FootprintOptions& options) {
+  const auto cons = consumers(b);
+  double kept = 0.0;
+  for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+    const Operator& op = b.nodes[i].op;
+    if (op.pass != Pass::forward || (op.kind != OpKind::gemm && op.kind != OpKind::conv2d)) continue;
+    double shards = 1.0;
+    if (options.sequence_parallel && !cons[i].empty()) {
+      int p = 0;  // the participants of the all-reduces it feeds; 1 if any consumer is another kind
+      for (const std::size_t c : cons[i]) {
+        const Operator& next = b.nodes[c].op;
+        if (next.kind != OpKind::all_reduce || (p != 0 && next.participants != p)) {
+          p = 1;
+          break;
+        }
+        p = next.participants;
+      }
+      shards = static_cast<double>(std::max(p, 1));
+    }
+    kept += bytes_of_role(op, TensorRole::output) / shards;
+  }
+  return kept;
+}
+
 }  // namespace
 
 MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase, const FootprintOptions& options) {
@@ -86,10 +114,14 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     for (const double h : held) saved += h;
     if (saved == 0.0) continue;  // a backward block
     const double repeat = static_cast<double>(b.repeat);
-    if (phase.recompute && b.checkpoint && !b.nodes.empty()) {
-      // The checkpoint keeps the block's input (sharded too under sequence parallelism).
+    const bool dots_policy = phase.recompute_non_matmul && !phase.recompute;
+    if ((phase.recompute || dots_policy) && b.checkpoint && !b.nodes.empty()) {
+      // The checkpoint keeps the block's input (sharded too under sequence parallelism), and
+      // under the dots policy its products' outputs; one occurrence's whole set is live while
+      // it reruns.
       const Operator& first = b.nodes.front().op;
-      f.activation_bytes += repeat * (activation_inputs(first) / saved_input_shards(first, options)) + saved;
+      const double kept = dots_policy ? dots_policy_saved(b, options) : 0.0;
+      f.activation_bytes += repeat * (activation_inputs(first) / saved_input_shards(first, options) + kept) + saved;
     } else {
       f.activation_bytes += repeat * saved;
     }

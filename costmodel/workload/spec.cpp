@@ -109,10 +109,16 @@ std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept {
 std::string_view to_string(LossKernel k) noexcept { return k == LossKernel::fused ? "fused" : "softmax"; }
 
 bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept {
-  if (s != "none" && s != "selective" && s != "full") return false;
+  if (s != "none" && s != "selective" && s != "minimal" && s != "full") return false;
   phase.recompute = s == "full";
   phase.recompute_attention = s == "selective";
+  phase.recompute_non_matmul = s == "minimal";
   return true;
+}
+
+bool kept_by_dots_policy(const Operator& op) noexcept {
+  return op.kind == OpKind::gemm || op.kind == OpKind::conv2d || op.kind == OpKind::all_reduce ||
+         op.kind == OpKind::all_to_all;
 }
 
 bool is_symbol(std::string_view s) noexcept {

@@ -57,6 +57,12 @@ struct PhaseSpec {
   // QK^T -> softmax -> AV) is recomputed in the backward pass. Ignored when
   // `recompute` (full) is set.
   bool recompute_attention = false;
+  // training: JAX's checkpoint_dots_with_no_batch_dims policy (MaxText's remat_policy
+  // minimal): of each checkpointed block only the outputs of its matrix products without a
+  // batch dimension (OpKind::gemm, conv2d: the projections) are saved; every other forward
+  // operator except the collectives (norms, element-wise work, the attention core) is
+  // recomputed in the backward pass. Ignored when `recompute` (full) is set.
+  bool recompute_non_matmul = false;
   // decode: the attention kernel runs one thread block per (sequence, query head), each
   // streaming its KV head's whole cache, so under GQA every KV head is read once per query
   // head sharing it and no query heads are packed into one matrix tile (TensorRT-LLM's
@@ -80,9 +86,15 @@ struct PhaseSpec {
   bool vocab_parallel = true;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
-// recompute_attention) or "full" (PhaseSpec::recompute) set the phase's flags and
-// return true; anything else returns false and leaves the phase as it was.
+// recompute_attention), "minimal" (PhaseSpec::recompute_non_matmul) or "full"
+// (PhaseSpec::recompute) set the phase's flags and return true; anything else returns
+// false and leaves the phase as it was.
 bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept;
+// An operator that PhaseSpec::recompute_non_matmul does not recompute: a matrix product
+// without a batch dimension (gemm, conv2d), whose output the policy saves, or a collective
+// (under GSPMD the collectives lie beside the saved products, outside the program the
+// policy reruns).
+bool kept_by_dots_policy(const Operator& op) noexcept;
 
 enum class Arch { decoder, encoder };
 enum class Ffn { swiglu, gelu };
@@ -202,6 +214,10 @@ void append_backward(OperatorGraph& g, bool recompute);
 // attention core (batched_gemm and softmax operators) of each checkpointed block
 // is copied (selective recomputation).
 void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention);
+// As above; with recompute false and recompute_non_matmul true, every forward operator of
+// each checkpointed block but its gemm and conv2d operators and its collectives is copied
+// (PhaseSpec::recompute_non_matmul).
+void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention, bool recompute_non_matmul);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
 // * bytes per element; 0 for encoders.

@@ -212,9 +212,15 @@ void op_backward(const Operator& f, std::vector<Operator>& out) {
 void append_backward(OperatorGraph& g, bool recompute) { append_backward(g, recompute, false); }
 
 void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention) {
+  append_backward(g, recompute, recompute_attention, false);
+}
+
+void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention, bool recompute_non_matmul) {
   const auto recomputed = [&](const Operator& op) {
-    return recompute || (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax ||
-                                                 (is_dropout(op) && op.layer == LayerType::attention)));
+    return recompute ||
+           (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax ||
+                                    (is_dropout(op) && op.layer == LayerType::attention))) ||
+           (recompute_non_matmul && !kept_by_dots_policy(op));
   };
   std::vector<Block> backward;
   for (auto it = g.blocks.rbegin(); it != g.blocks.rend(); ++it) {
@@ -222,7 +228,7 @@ void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention)
     Block b;
     b.name = fwd.name + ".bwd";
     b.repeat = fwd.repeat;
-    if ((recompute || recompute_attention) && fwd.checkpoint) {
+    if ((recompute || recompute_attention || recompute_non_matmul) && fwd.checkpoint) {
       std::set<std::string, std::less<>> local;
       for (const Node& n : fwd.nodes)
         if (recomputed(n.op)) local.insert(n.op.name);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "costmodel/platform/evaluate.hpp"
@@ -95,6 +96,14 @@ wl::TransformerSpec tiny_decoder() {
   s.vocab = 100;
   return s;
 }
+// One training step of the tiny decoder: batch 1 of 32 tokens, no recomputation.
+wl::PhaseSpec tiny_training_step() {
+  wl::PhaseSpec ph;
+  ph.phase = wl::Phase::training;
+  ph.batch = 1;
+  ph.seq = 32;
+  return ph;
+}
 }  // namespace
 
 // Selective recomputation of a tiny decoder (hidden 64, 4 heads of 16, 2 layers,
@@ -104,10 +113,7 @@ wl::TransformerSpec tiny_decoder() {
 // forward of the layers (more); no recompute adds nothing.
 TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
   const wl::TransformerSpec s = tiny_decoder();
-  wl::PhaseSpec ph;
-  ph.phase = wl::Phase::training;
-  ph.batch = 1;
-  ph.seq = 32;
+  wl::PhaseSpec ph = tiny_training_step();
   const auto none = wl::build_graph(s, ph);
   EXPECT_DOUBLE_EQ(wl::totals_of_pass(none, wl::Pass::recompute).flops, 0.0);
   ph.recompute_attention = true;
@@ -125,6 +131,40 @@ TEST(E2eValidation, SelectiveRecomputeRepeatsOnlyTheAttentionCore) {
         EXPECT_NE(n.op.name.find(".recompute"), std::string::npos);
         EXPECT_TRUE(n.op.kind == wl::OpKind::batched_gemm || n.op.kind == wl::OpKind::softmax);
       }
+}
+
+// JAX's checkpoint_dots_with_no_batch_dims (MaxText's remat_policy minimal) on the tiny decoder
+// above: the backward pass reruns every forward operator of a layer but its projections (the
+// gemm operators, whose outputs the policy saves) and collectives (none without TP): the
+// RMSNorms, the rotary embedding, the attention core, the residual adds and the SwiGLU
+// product, each at its forward FLOPs, per layer.
+TEST(E2eValidation, DotsPolicyRerunsAllButTheProjections) {
+  const wl::TransformerSpec s = tiny_decoder();
+  wl::PhaseSpec ph = tiny_training_step();
+  ASSERT_TRUE(wl::apply_recompute("minimal", ph));
+  EXPECT_TRUE(ph.recompute_non_matmul && !ph.recompute && !ph.recompute_attention);
+  const auto g = wl::build_graph(s, ph);
+  std::set<std::string> rerun;
+  double rerun_flops = 0.0;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.pass == wl::Pass::recompute) {
+        rerun.insert(n.op.name);
+        rerun_flops += static_cast<double>(b.repeat) * wl::flops(n.op);
+      }
+  const std::set<std::string> want = {"norm_attn.recompute",    "attn_rope.recompute", "attn_qk.recompute",
+                                      "attn_softmax.recompute", "attn_av.recompute",   "residual_attn.recompute",
+                                      "norm_ffn.recompute",     "ffn_act.recompute",   "residual_ffn.recompute"};
+  EXPECT_EQ(rerun, want);
+  // Each at the FLOPs of its forward original, both layers.
+  double fwd = 0.0;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.pass == wl::Pass::forward && want.count(n.op.name + ".recompute") != 0)
+        fwd += static_cast<double>(b.repeat) * wl::flops(n.op);
+  EXPECT_GT(fwd, 565248.0);  // more than the attention core alone (selective, above)
+  EXPECT_DOUBLE_EQ(rerun_flops, fwd);
+  EXPECT_FALSE(wl::apply_recompute("dots", ph));
 }
 
 // ResNet-50 stem max pool (3x3, stride 2, pad 1) on the 64 x 112 x 112 conv1
@@ -156,10 +196,7 @@ TEST(E2eValidation, ResNetMaxPoolReadsItsInputOnce) {
 TEST(E2eValidation, AttentionDropoutWritesAMaskTheBackwardReads) {
   wl::TransformerSpec s = tiny_decoder();
   s.attention_dropout = 0.1;
-  wl::PhaseSpec ph;
-  ph.phase = wl::Phase::training;
-  ph.batch = 1;
-  ph.seq = 32;
+  wl::PhaseSpec ph = tiny_training_step();
   ph.recompute_attention = true;
   const auto g = wl::build_graph(s, ph);
   int fwd = 0, bwd = 0, rec = 0;

@@ -305,6 +305,34 @@ TEST(WorkloadFootprint, GptLayerActivationsAreKorthikantisFormula) {
   EXPECT_DOUBLE_EQ(at(2, ph, true) - at(1, ph, true), 32.0 * sbh + 5.0 * as2b);
 }
 
+TEST(WorkloadFootprint, DotsPolicyKeepsLayerInputsAndProjectionOutputs) {
+  // JAX's checkpoint_dots_with_no_batch_dims (MaxText's remat_policy minimal) saves the outputs of
+  // the dots without batch dimensions, the layer's projections, and the remat region's input; the
+  // rest reruns. A GPT-3 175B layer (s = 2048, b = 1, h = 12288, 16-bit): the input 2 sbh, the QKV
+  // projection's 3h outputs 6 sbh, the attention output projection's 2 sbh, the FFN's 4h 8 sbh and
+  // its output projection's 2 sbh: 20 sbh per layer. Under tensor parallelism over t = 8 the
+  // column-parallel outputs (QKV, FFN up) are 1/t per chip; the row-parallel ones (attention out,
+  // FFN down) are whole partial sums before their all-reduce, and the layer input whole: 14 sbh / t
+  // + 6 sbh. With sequence parallelism those three are kept as the reduce-scatter leaves them, 1/t:
+  // 20 sbh / t. One layer = the difference between 2 and 1 layers (one layer's live set while it
+  // reruns is in both).
+  auto s = std::get<wl::TransformerSpec>(*wl::workload_preset("gpt3-175b"));
+  auto ph = phase(wl::Phase::training, 1, 2048);
+  ph.recompute_non_matmul = true;
+  const auto at = [&](std::int64_t layers, bool sp = false) {
+    s.layers = layers;
+    return wl::memory_footprint(wl::build_graph(s, ph), ph, {false, sp}).activation_bytes;
+  };
+  const double sbh = 2048.0 * 1.0 * 12288.0;
+  EXPECT_DOUBLE_EQ(at(2) - at(1), 20.0 * sbh);
+  s.tensor_parallel = 8;
+  EXPECT_DOUBLE_EQ(at(2) - at(1), 14.0 * sbh / 8.0 + 6.0 * sbh);
+  EXPECT_DOUBLE_EQ(at(2, true) - at(1, true), 20.0 * sbh / 8.0);
+  // Full recomputation wins over it: the layer inputs only (2 sbh / t with sequence parallelism).
+  ph.recompute = true;
+  EXPECT_DOUBLE_EQ(at(2, true) - at(1, true), 2.0 * sbh / 8.0);
+}
+
 TEST(WorkloadFootprint, FlashAttentionSavesNoScoreShapedTensor) {
   // FlashAttention never writes S = Q K^T or P = softmax(S) to memory and its backward
   // recomputes P from the row log-sum-exp it saves (Dao et al. 2022, section 3.1;

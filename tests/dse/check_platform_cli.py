@@ -318,7 +318,7 @@ if len(tpu) != 12:
     sys.exit(f"validate: {len(tpu)} training_tpu cases, want 12")
 ev32 = json.loads(run("eval", "--system", "tpu-v5p-128", "--workload", os.path.join(vdir, "maxtext-32b.yaml"),
                       "--phase", "train", "--tp", "4", "--dp", "16", "--sharding", "full", "--sequence-parallel",
-                      "--overlap-data", "1", "--batch", "28", "--seq", "2048", "--recompute", "selective",
+                      "--overlap-data", "1", "--batch", "28", "--seq", "2048", "--recompute", "minimal",
                       "--fusions", "gemm_epilogue,norm_residual,flash_attention", "--no-serving", "--json"))
 want_32 = 28 * 2048 / (ev32["parallel"]["step_time_s"] * 4)
 m32 = [c for c in tpu if c["name"] == "maxtext-32b-v5p-128"]
@@ -350,7 +350,7 @@ if not fa["fits_memory"] or eager["fits_memory"] or eager["memory_bytes"] - fa["
              f"{eager['memory_bytes']} B (fits {eager['fits_memory']}); want a difference of {want_saved} B")
 # Training options of dse eval: bad values and inference phases are refused.
 for args, msg in ((["--phase", "train", "--sharding", "half"], "--sharding: expected none, full or fsdp (got half)"),
-                  (["--phase", "train", "--recompute", "some"], "--recompute: expected none, selective or full (got some)"),
+                  (["--phase", "train", "--recompute", "some"], "--recompute: expected none, selective, minimal or full (got some)"),
                   (["--phase", "decode", "--micro-batches", "4"], "apply to --phase train"),
                   (["--phase", "train", "--overlap-data", "1.5"], "--overlap-data: expected a fraction in [0, 1]"),
                   (["--phase", "train", "--micro-batches", "0"], "--micro-batches and --virtual-stages must be >= 1")):
