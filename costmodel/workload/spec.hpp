@@ -60,8 +60,8 @@ struct PhaseSpec {
   // training: JAX's checkpoint_dots_with_no_batch_dims policy (MaxText's remat_policy
   // minimal): of each checkpointed block only the outputs of its matrix products without a
   // batch dimension (OpKind::gemm, conv2d: the projections) are saved; every other forward
-  // operator except the collectives (norms, element-wise work, the attention core) is
-  // recomputed in the backward pass. Ignored when `recompute` (full) is set.
+  // operator the backward reads except the collectives (norms, element-wise work, the
+  // attention core) is recomputed in the backward pass. Ignored when `recompute` (full) is set.
   bool recompute_non_matmul = false;
   // decode: the attention kernel runs one thread block per (sequence, query head), each
   // streaming its KV head's whole cache, so under GQA every KV head is read once per query
@@ -215,8 +215,8 @@ void append_backward(OperatorGraph& g, bool recompute);
 // is copied (selective recomputation).
 void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention);
 // As above; with recompute false and recompute_non_matmul true, every forward operator of
-// each checkpointed block but its gemm and conv2d operators and its collectives is copied
-// (PhaseSpec::recompute_non_matmul).
+// each checkpointed block but its gemm and conv2d operators, its collectives and those whose
+// output only leaves the block is copied (PhaseSpec::recompute_non_matmul).
 void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention, bool recompute_non_matmul);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim

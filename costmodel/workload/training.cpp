@@ -1,5 +1,6 @@
 // The backward pass of a training step, derived operator by operator from the
 // forward graph, and activation recomputation.
+#include <cstddef>
 #include <set>
 #include <utility>
 
@@ -229,11 +230,17 @@ void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention,
     b.name = fwd.name + ".bwd";
     b.repeat = fwd.repeat;
     if ((recompute || recompute_attention || recompute_non_matmul) && fwd.checkpoint) {
+      // Under the dots policy only what the backward pass reads reruns (JAX recomputes the
+      // residuals it needs): not an operator whose output only leaves the block (a layer's
+      // last residual add, the next layer's saved input).
+      const bool dots_only = recompute_non_matmul && !recompute;
+      const auto cons = consumers(fwd);
       std::set<std::string, std::less<>> local;
       for (const Node& n : fwd.nodes)
         if (recomputed(n.op)) local.insert(n.op.name);
-      for (const Node& n : fwd.nodes) {
-        if (!recomputed(n.op)) continue;
+      for (std::size_t i = 0; i < fwd.nodes.size(); ++i) {
+        const Node& n = fwd.nodes[i];
+        if (!recomputed(n.op) || (dots_only && cons[i].empty())) continue;
         Node r{n.op, {}};
         r.op.name += ".recompute";
         r.op.pass = Pass::recompute;
