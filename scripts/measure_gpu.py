@@ -664,6 +664,14 @@ def main():
                           f"backward {2.5 * fl / t_b / 1e12:.0f} TFLOP/s", flush=True)
                     del q, k, v
 
+    def per_sm_groups(sweep):
+        # A probe's rows (head dim, length, (batch, head) groups per SM) as (head dim, length, groups, batch,
+        # heads) on this GPU: 4 heads, batch = groups / 4.
+        cores = torch.cuda.get_device_properties(0).multi_processor_count
+        for d, length, per_sm in sweep:
+            groups = per_sm * cores
+            yield d, length, groups, groups // 4, 4
+
     def fa2_blocks():
         # Per-block start-up of FlashAttention-2's kernels (SDPA's flash backend). Forward: a
         # 128-row query block per (batch, head) (FlashAttention-2 launches one thread block per
@@ -672,14 +680,10 @@ def main():
         # SM: at a fixed group count the time against L is a line whose intercept is what a block
         # costs besides its key (query) blocks, and the slope the time of one more.
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        cores = torch.cuda.get_device_properties(0).multi_processor_count
         backend = SDPBackend.FLASH_ATTENTION
         with open(out("fa2_blocks.csv"), "w") as f:
             f.write("pass, head_dim, groups, q_len, kv_len, kernels_us, kernels, main_kernel_us, main_grid\n")
-            for d, length, per_sm in p["fa2_blocks"]:
-                groups = per_sm * cores
-                h = 4
-                b = groups // h
+            for d, length, groups, b, h in per_sm_groups(p["fa2_blocks"]):
                 # FlashAttention-2's kernels index with 32-bit offsets: a tensor of 2^31 elements or
                 # more faults (seen on the H200: backward, 2112 groups x 8192 x 128).
                 if groups * length * d >= 2 ** 31:
@@ -714,13 +718,9 @@ def main():
         # gives the masked step's extra time; longer L add plain steps to the longer blocks. 4 heads,
         # batch = groups / 4, groups = 2 .. 8 per SM (one to four waves of two resident blocks).
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        cores = torch.cuda.get_device_properties(0).multi_processor_count
         with open(out("fa2_causal.csv"), "w") as f:
             f.write("head_dim, groups, seq, mask, kernels_us, kernels, main_kernel_us, main_grid\n")
-            for d, length, per_sm in p["fa2_causal"]:
-                groups = per_sm * cores
-                h = 4
-                b = groups // h
+            for d, length, groups, b, h in per_sm_groups(p["fa2_causal"]):
                 with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                     q, k, v = sdpa_setup(b, h, length, length, d)
                     for causal in (False, True):

@@ -42,8 +42,8 @@ double activation(const Tensor& t) {
 // outputs of its matrix products without a batch dimension (gemm, conv2d). A product whose
 // output only feeds a collective (a row-parallel projection's partial sums) is kept as the
 // collective leaves it: under sequence parallelism reduce-scattered, 1/participants per chip.
-double dots_policy_saved(const Block& b, const FootprintOptions& options) {
-  const auto cons = consumers(b);
+double dots_policy_saved(const Block& b, const std::vector<std::vector<std::size_t>>& cons,
+                         const FootprintOptions& options) {
   double kept = 0.0;
   for (std::size_t i = 0; i < b.nodes.size(); ++i) {
     const Operator& op = b.nodes[i].op;
@@ -86,8 +86,11 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
                          : activation_inputs(op) + bytes_of_role(op, TensorRole::output);
     }
     const bool selective = training && phase.recompute_attention && !phase.recompute && b.checkpoint;
+    const bool dots_policy = training && phase.recompute_non_matmul && !phase.recompute && b.checkpoint;
+    // Who reads each node, for the attention cores and the dots policy's products (only when needed).
+    const auto cons =
+        flash_attention || selective || dots_policy ? consumers(b) : std::vector<std::vector<std::size_t>>{};
     if (flash_attention || selective) {
-      const auto cons = consumers(b);
       for (std::size_t i = 0; i < b.nodes.size(); ++i) {
         const auto core = attention_core_at(b, cons, i);
         if (!core || b.nodes[i].op.pass != Pass::forward) continue;
@@ -114,13 +117,12 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     for (const double h : held) saved += h;
     if (saved == 0.0) continue;  // a backward block
     const double repeat = static_cast<double>(b.repeat);
-    const bool dots_policy = phase.recompute_non_matmul && !phase.recompute;
     if ((phase.recompute || dots_policy) && b.checkpoint && !b.nodes.empty()) {
       // The checkpoint keeps the block's input (sharded too under sequence parallelism), and
       // under the dots policy its products' outputs; one occurrence's whole set is live while
       // it reruns.
       const Operator& first = b.nodes.front().op;
-      const double kept = dots_policy ? dots_policy_saved(b, options) : 0.0;
+      const double kept = dots_policy ? dots_policy_saved(b, cons, options) : 0.0;
       f.activation_bytes += repeat * (activation_inputs(first) / saved_input_shards(first, options) + kept) + saved;
     } else {
       f.activation_bytes += repeat * saved;

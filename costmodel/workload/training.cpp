@@ -234,7 +234,7 @@ void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention,
       // residuals it needs): not an operator whose output only leaves the block (a layer's
       // last residual add, the next layer's saved input).
       const bool dots_only = recompute_non_matmul && !recompute;
-      const auto cons = consumers(fwd);
+      const auto cons = dots_only ? consumers(fwd) : std::vector<std::vector<std::size_t>>{};
       std::set<std::string, std::less<>> local;
       for (const Node& n : fwd.nodes)
         if (recomputed(n.op)) local.insert(n.op.name);
