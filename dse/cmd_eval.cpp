@@ -39,6 +39,7 @@ int cmd_eval(const Args& args) {
       micro_batches = 1, virtual_stages = 1, logit_metrics = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0, overlap_data = 0.0;
+  int shard_group = 0;
   po::options_description named(
       "dse eval --hardware H --workload W [options]\n\n"
       "Evaluates one step of a workload on a GPU-class platform (per-layer mapping sheet and\n"
@@ -74,6 +75,11 @@ int cmd_eval(const Args& args) {
       "FSDP FULL_SHARD: states partitioned over --dp, per micro-batch two parameter all-gathers and "
       "a gradient reduce-scatter) | fsdp (full as PyTorch FSDP's FlatParameter runs it, with its "
       "gradient and shard copies around the collectives)")(
+      "shard-group", po::value<int>(&shard_group),
+      "train with --sharding full or fsdp: shard the states over groups of N (this value) of the --dp chips, "
+      "N a divisor of --dp; the --dp / N groups keep copies and all-reduce their shards after each "
+      "reduce-scatter (hybrid sharding: PyTorch FSDP HYBRID_SHARD, MaxText's FSDP within a TPU slice with "
+      "data parallelism across slices); default all of --dp")(
       "sequence-parallel",
       "train with --tp: Megatron-LM sequence parallelism (norm and GEMM-input activations sharded over "
       "the TP group; the same collective bytes)")(
@@ -180,10 +186,11 @@ int cmd_eval(const Args& args) {
   if (!training &&
       (recompute != "none" || micro_batches > 1 || virtual_stages > 1 || *shard_states || overlap_data > 0.0 ||
        vm.count("sequence-parallel") != 0 || given("optimizer") || *loss != wl::LossKernel::softmax ||
-       logit_metrics > 0 || vm.count("gradient-reduce-precision") != 0))
+       logit_metrics > 0 || vm.count("gradient-reduce-precision") != 0 || vm.count("shard-group") != 0))
     throw InputError(
-        "--recompute, --micro-batches, --virtual-stages, --sharding, --sequence-parallel, --overlap-data, "
-        "--optimizer, --loss-kernel, --logit-metrics and --gradient-reduce-precision apply to --phase train");
+        "--recompute, --micro-batches, --virtual-stages, --sharding, --shard-group, --sequence-parallel, "
+        "--overlap-data, --optimizer, --loss-kernel, --logit-metrics and --gradient-reduce-precision apply to "
+        "--phase train");
   // The serving sweep's options, where given: refused where no sweep runs (a training step,
   // --no-serving, a workload that is not a decoder) rather than silently ignored.
   std::string serving_given;
@@ -257,6 +264,7 @@ int cmd_eval(const Args& args) {
   req.virtual_stages = virtual_stages;
   req.shard_states = *shard_states;
   req.flat_parameter = pf::flat_parameter_sharding(sharding);
+  req.shard_group = shard_group;
   req.overlap.data = overlap_data;
   req.sequence_parallel = vm.count("sequence-parallel") != 0;
   req.options.fusion = *fusion;
@@ -303,6 +311,12 @@ int cmd_eval(const Args& args) {
   if (training && dp == 1 && (*shard_states || overlap_data > 0.0 || given("gradient-reduce-precision")))
     throw InputError(
         "--sharding, --overlap-data and --gradient-reduce-precision act on data parallelism; give --dp > 1");
+  if (vm.count("shard-group") != 0) {
+    if (!*shard_states) throw InputError("--shard-group acts on sharded states; give --sharding full or fsdp");
+    if (shard_group < 1 || dp % shard_group != 0)
+      throw InputError("--shard-group: expected a divisor of --dp = " + std::to_string(dp) + " (got " +
+                       std::to_string(shard_group) + ")");
+  }
   if (tp == 1 && (vm.count("sequence-parallel") != 0 || !phase.vocab_parallel))
     throw InputError("--sequence-parallel and --vocab replicated act on tensor parallelism; give --tp > 1");
   if (given("fusion") && fusion_kinds)

@@ -530,6 +530,17 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
   r.degrees.dp = dp;
   r.shard_states = *shard_states;
   r.flat_parameter = pf::flat_parameter_sharding(sharding);
+  // shard_group (training_mfu, with sharding): hybrid sharding, the states sharded over groups of
+  // this many of the dp chips and the dp / shard_group copies all-reducing their shards.
+  if (c.has("shard_group")) {
+    const std::int64_t g = c.positive_integer("shard_group");
+    if (!*shard_states)
+      io::fail(c.place("shard_group"), c.node("shard_group"), "a key of cases with sharding full or fsdp", sharding);
+    if (dp % g != 0)
+      io::fail(c.place("shard_group"), c.node("shard_group"), "expected a divisor of dp = " + std::to_string(dp),
+               std::to_string(g));
+    r.shard_group = static_cast<int>(g);
+  }
   // overlap_data (training_mfu): the share of the data-parallel collectives hidden under
   // compute (system::OverlapFractions::data; default 0, all exposed).
   if (c.has("overlap_data")) r.overlap.data = c.fraction("overlap_data");
@@ -734,10 +745,16 @@ CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, cons
     const std::string dp_comm = fmt(1e3 * e.step.dp_comm_s, 4) + " ms per step, " +
                                 (r.overlap.data > 0 ? fmt(100 * r.overlap.data, 3) + "% hidden)" : "exposed)");
     std::string sharded;
+    // Hybrid sharding: the groups the states are sharded over, and the all-reduce across their copies.
+    const std::string hybrid = r.shard_group > 0 && r.shard_group < dp
+                                   ? " over groups of " + std::to_string(r.shard_group) + ", all-reduce across the " +
+                                         std::to_string(dp / r.shard_group) + " copies " +
+                                         fmt(1e3 * e.step.dp_replica_comm_s, 4) + " ms per step"
+                                   : std::string();
     if (r.shard_states)
-      sharded = (r.flat_parameter ? " (states sharded: FSDP FlatParameter, copies " +
+      sharded = (r.flat_parameter ? " (states sharded" + hybrid + ": FSDP FlatParameter, copies " +
                                         fmt(1e3 * e.step.shard_copies_s, 4) + " ms exposed, collectives "
-                                  : std::string(" (states sharded: ZeRO-3 / FSDP, collectives ")) +
+                                  : " (states sharded" + hybrid + ": ZeRO-3 / FSDP, collectives ") +
                 dp_comm;
     else if (dp > 1)
       sharded = " (gradient all-reduce " + dp_comm;
@@ -922,7 +939,8 @@ int cmd_validate(const Args& args) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
-                           "tp", "pp", "dp", "sharding", "sequence_parallel", "micro_batches", "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
+                           "tp", "pp", "dp", "sharding", "shard_group", "sequence_parallel", "micro_batches",
+                           "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
@@ -932,8 +950,8 @@ int cmd_validate(const Args& args) {
       io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv, training_mfu and llm_offline cases only",
                c.string("kind"));
     for (const char* key :
-         {"launch", "dp", "sharding", "sequence_parallel", "attention_kernel", "optimizer", "loss_kernel",
-          "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
+         {"launch", "dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
+          "loss_kernel", "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
       if (c.has(key) && c.string("kind") != "training_mfu" &&
           !(c.string("kind") == "attention_csv" && std::string(key) == "attention_kernel"))
         io::fail(c.place(key), c.node(key),

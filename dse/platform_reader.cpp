@@ -251,21 +251,29 @@ SystemFile load_system(const std::string& path) {
     fail(ic.place("topology"), ic.node("topology"), "expected switch, ring, torus_2d or torus_3d", topo);
   }
   if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = ic.positive_fraction("achievable_fraction");
-  if (sys::chip_count(s.interconnect) != s.chips)
+  const bool torus_nodes = ic.has("scale_out") && topo != "switch";
+  if (!torus_nodes && sys::chip_count(s.interconnect) != s.chips)
     fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(s.chips),
          std::to_string(sys::chip_count(s.interconnect)));
-  // A second level: nodes of chips_per_node on the switch above, joined by a network in
-  // which every chip has its own port (collectives.hpp, ScaleOut).
+  // A second level: nodes of chips_per_node on the switch above, or copies of the torus or
+  // ring above (each `dims`, TPU slices), joined by a network in which every chip has its
+  // own port (collectives.hpp, ScaleOut).
   if (ic.has("scale_out")) {
     MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
-    if (topo != "switch")
-      fail(ic.place("topology"), ic.node("topology"), "expected switch (the nodes of a scale_out system)", topo);
     const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
     sys::ScaleOut& out_so = s.interconnect.scale_out;
     out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));
     if (s.chips % out_so.chips_per_node != 0)
       fail(so.place("chips_per_node"), so.node("chips_per_node"),
            "expected a divisor of chips = " + std::to_string(s.chips), std::to_string(out_so.chips_per_node));
+    if (torus_nodes) {
+      const int node = sys::chip_count(s.interconnect);  // one node's dims, before nodes is set
+      if (node != out_so.chips_per_node)
+        fail(so.place("chips_per_node"), so.node("chips_per_node"),
+             "expected the product of dims (one node's " + topo + ") = " + std::to_string(node),
+             std::to_string(out_so.chips_per_node));
+      out_so.nodes = s.chips / out_so.chips_per_node;
+    }
     out_so.link_bandwidth_bytes_per_s = ports.link_bandwidth_bytes_per_s;
     out_so.link_latency_s = ports.link_latency_s;
     out_so.links = ports.links;

@@ -89,6 +89,12 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
   os << '\n';
   os << "step: " << eng(e.step_latency_s * 1e3) << " ms (bubble " << eng(e.step.bubble_s * 1e3)
      << " ms, exposed comm " << eng(e.step.exposed_comm_s * 1e3) << " ms"
+     << (e.step.dp_comm_s > 0 ? ", data-parallel collectives " + eng(e.step.dp_comm_s * 1e3) + " ms before overlap" +
+                                    (e.step.dp_replica_comm_s > 0
+                                         ? " (all-reduce across the sharded copies " +
+                                               eng(e.step.dp_replica_comm_s * 1e3) + " ms)"
+                                         : std::string())
+                              : std::string())
      << (e.step.shard_copies_s > 0 ? ", shard copies " + eng(e.step.shard_copies_s * 1e3) + " ms" : std::string())
      << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
      << "), tokens/s " << eng(e.tokens_per_s)
@@ -158,6 +164,8 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
   os << "], \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
      << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
      << ", \"shard_copies_s\": " << json_number(e.step.shard_copies_s)
+     << ", \"dp_comm_s\": " << json_number(e.step.dp_comm_s)
+     << ", \"dp_replica_comm_s\": " << json_number(e.step.dp_replica_comm_s)
      << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
   os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";

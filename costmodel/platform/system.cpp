@@ -91,17 +91,21 @@ double hidden_of(const wl::WorkloadSpec& s) {
 // operator's live set, which a stage does not change. (The embedding and the head sit
 // on the first and last stage; they are spread here like the layers.)
 //
-// Sharded states (ZeRO-3 / FSDP FULL_SHARD over d = dp chips): each chip keeps 1/d of
+// Sharded states (ZeRO-3 / FSDP FULL_SHARD over d = dp chips, or d = shard_group under
+// hybrid sharding): each chip keeps 1/d of
 // the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5.3:
 // (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
 // the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
 // consecutive FSDP instances"), the unit being the largest block (a layer).
+// The chips one copy of the states is sharded over: shard_group, or the whole DP group.
+int shard_degree(const SystemRequest& r) { return r.shard_group > 0 ? r.shard_group : r.degrees.dp; }
+
 void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r) {
   const int p = r.degrees.pp;
-  const bool shard = r.shard_states && phase.phase == wl::Phase::training && r.degrees.dp > 1;
+  const bool shard = r.shard_states && phase.phase == wl::Phase::training && shard_degree(r) > 1;
   if (p <= 1 && !shard) return;
   wl::MemoryFootprint& f = chip.footprint;
-  const double share = 1.0 / static_cast<double>(p) / (shard ? static_cast<double>(r.degrees.dp) : 1.0);
+  const double share = 1.0 / static_cast<double>(p) / (shard ? static_cast<double>(shard_degree(r)) : 1.0);
   f.weight_bytes *= share;
   f.gradient_bytes *= share;
   f.optimizer_bytes *= share;
@@ -161,6 +165,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
                               wl::bytes_per_element(phase.precision) /
                               (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
   work.shard_states = r.shard_states;
+  work.shard_group = r.shard_group;
   // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp) and,
   // under sharded states, the copies around the collectives (shard_copy_bytes); state_bytes
   // is their HBM traffic, for the step's energy below.
@@ -172,13 +177,13 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     work.gradient_bytes = totals.parameter_bytes / stages;
     if (r.gradient_reduce_precision)
       work.gradient_reduce_bytes = totals.parameters / stages * wl::bytes_per_element(*r.gradient_reduce_precision);
-    const bool shard = r.shard_states && r.degrees.dp > 1;
+    const bool shard = r.shard_states && shard_degree(r) > 1;
     const bool mixed = phase.precision != wl::Precision::fp32;
     const double chip_params = totals.parameters / stages;
-    const double local = chip_params / (shard ? static_cast<double>(r.degrees.dp) : 1.0);
+    const double local = chip_params / (shard ? static_cast<double>(shard_degree(r)) : 1.0);
     const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
     const ShardCopyBytes copies = shard && r.flat_parameter
-                                      ? shard_copy_bytes(chip_params, r.degrees.dp,
+                                      ? shard_copy_bytes(chip_params, shard_degree(r),
                                                          wl::bytes_per_element(phase.precision), mixed, r.micro_batches)
                                       : ShardCopyBytes{};
     const double bw = p.gpu.hbm_bandwidth_bytes_per_s();

@@ -156,6 +156,10 @@ struct SystemRequest {
   // copies around the collectives (shard_copy_bytes); false: the collectives only (ZeRO-3 as
   // an XLA-style partitioner runs it, the gradients produced in place).
   bool flat_parameter = false;
+  // With shard_states: the chips of the DP group that share one copy of the states (hybrid
+  // sharding, system/parallelism.hpp): each keeps 1/shard_group of them, and the dp /
+  // shard_group copies all-reduce their shards. 0: all of dp (one copy, FULL_SHARD).
+  int shard_group = 0;
   // Training: Megatron-LM sequence parallelism over the TP group (EvalOptions).
   bool sequence_parallel = false;
   // Training: the optimizer update's kernels (OptimizerKernel above).

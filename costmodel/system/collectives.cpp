@@ -43,7 +43,11 @@ std::string_view to_string(CollectiveStatus s) {
   return "unknown";
 }
 
-int chip_count(const Interconnect& ic) noexcept { return ic.dims[0] * ic.dims[1] * ic.dims[2]; }
+int chip_count(const Interconnect& ic) noexcept {
+  const int node = ic.dims[0] * ic.dims[1] * ic.dims[2];
+  const bool torus_nodes = ic.scale_out.chips_per_node > 0 && ic.topology != Topology::switched;
+  return torus_nodes ? node * ic.scale_out.nodes : node;
+}
 
 Interconnect make_ring(int chips, double link_bandwidth_bytes_per_s, double link_latency_s,
                        int links) noexcept {

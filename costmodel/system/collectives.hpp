@@ -49,6 +49,10 @@
 // tree). A group inside one node is a switch of the node's links; a group that spans
 // nodes is a switch of the chips' scale-out ports: its ring crosses the nodes through
 // them, and they are the slowest hop (NCCL's rings across nodes use one NIC per GPU).
+// The nodes may also be tori or rings (TPU slices joined by the data-center network,
+// Cloud TPU Multislice): `dims` is then one node's torus or ring, the system holds
+// ScaleOut::nodes of them, and a group that spans nodes is, as above, a switch of its
+// chips' scale-out ports (each chip's share of its host's network bandwidth).
 #pragma once
 
 #include <array>
@@ -75,6 +79,10 @@ struct ScaleOut {
   double link_latency_s = 0.0;              // alpha of a step that crosses it
   int links = 1;                            // ports per chip
   double achievable_fraction = 1.0;         // as Interconnect::achievable_fraction
+  // Torus and ring nodes only: how many nodes of `dims` the system holds (its chips are
+  // chips_per_node x nodes, chips_per_node being the product of the dims). A switch
+  // system's `dims[0]` counts all its chips; its nodes are dims[0] / chips_per_node.
+  int nodes = 1;
 };
 
 // The interconnect of a group of chips.
@@ -90,11 +98,12 @@ struct Interconnect {
   // collective microbenchmark's bus bandwidth over the peak (nccl-tests busbw / peak
   // per direction); 1 = peak.
   double achievable_fraction = 1.0;
-  // A second level: the chips (dims[0] of a switch) grouped in nodes. Only with
-  // Topology::switched; chips_per_node 0 means none.
+  // A second level: the chips (dims[0] of a switch) grouped in nodes, or ScaleOut::nodes
+  // copies of a torus or ring of `dims` (see the top of this file); chips_per_node 0 means none.
   ScaleOut scale_out{};
 };
 
+// All the chips: dims' product, times ScaleOut::nodes for a system of torus or ring nodes.
 int chip_count(const Interconnect& ic) noexcept;
 
 // A ring or switch of n chips, or a torus of the given dims.
@@ -117,9 +126,9 @@ Interconnect scale_out_switch(const Interconnect& ic, int chips) noexcept;
 // ring, the group is assumed to close its own ring); a torus group fills
 // dims[0] first, then dims[1], then dims[2], and must factor that way
 // (e.g. 8 on 4x4: 4x2). On a two-level system a group of at most one node's
-// chips is a switch of the node's links and a larger one a switch of the chips'
-// scale-out ports (one level, either way). Returns false when it does not
-// factor or exceeds ic.
+// chips is a group of the node (a switch of its links, or a torus or ring group
+// packed as above) and a larger one a switch of the chips' scale-out ports (one
+// level, either way). Returns false when it does not factor or exceeds ic.
 bool subgroup(const Interconnect& ic, int group, Interconnect& out) noexcept;
 // An outer group: `group` chips, one from each of the groups of `inner` chips that
 // pack innermost (data parallelism outside a TP x PP replica). On a torus the inner

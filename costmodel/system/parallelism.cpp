@@ -102,13 +102,25 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   Interconnect ep_ic;
   Interconnect dp_ic;
   // DP packs innermost where it factors that way (optimistic, the rule above), else as
-  // the outer group beside the tp x pp chips of a replica. On a two-level system the ranks
+  // the outer group beside the tp x pp chips of a replica. On a two-level system of switched
+  // nodes (a GPU cluster) the ranks
   // go in Megatron-LM's order, tensor-parallel innermost and data-parallel next: the DP
   // group is the outer group beside each TP group, inside a node only when both fit one.
-  const bool two_level = system.scale_out.chips_per_node > 0;
-  const bool dp_maps = two_level ? outer_subgroup(system, d.tp, d.dp, dp_ic)
-                                 : subgroup(system, d.dp, dp_ic) || outer_subgroup(system, d.tp * d.pp, d.dp, dp_ic);
-  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !dp_maps) {
+  // Hybrid sharding: the states' collectives run over a shard group of s chips (mapped as
+  // the DP group is), and an all-reduce over the dp / s replicas of each shard (the outer
+  // group beside the chips of a sharded replica).
+  const int shard = work.shard_states && work.shard_group > 0 ? work.shard_group : d.dp;
+  if (shard < 1 || shard > d.dp || d.dp % shard != 0) return fail(ParallelStatus::invalid_degrees);
+  const int replicas = d.dp / shard;
+  const bool node_switch = system.scale_out.chips_per_node > 0 && system.topology == Topology::switched;
+  const auto map_dp = [&](int group, Interconnect& out) {
+    return node_switch ? outer_subgroup(system, d.tp, group, out)
+                       : subgroup(system, group, out) || outer_subgroup(system, d.tp * d.pp, group, out);
+  };
+  Interconnect replica_ic;
+  const bool replicas_map =
+      replicas == 1 || outer_subgroup(system, (node_switch ? d.tp : d.tp * d.pp) * shard, replicas, replica_ic);
+  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !map_dp(shard, dp_ic) || !replicas_map) {
     return fail(ParallelStatus::group_does_not_map);
   }
 
@@ -193,6 +205,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   c.stage_imbalance = mean_stage > 0.0 ? slowest / mean_stage : 1.0;
 
   double dp_s = 0.0;
+  double replica_s = 0.0;
   const double reduce_bytes = work.gradient_reduce_bytes > 0.0 ? work.gradient_reduce_bytes : work.gradient_bytes;
   if (d.dp > 1 && work.gradient_bytes > 0.0 && work.shard_states) {
     const CollectiveCost ag =
@@ -200,6 +213,13 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
     const CollectiveCost rs = collective_cost(dp_ic, CollectiveKind::reduce_scatter, algorithm, reduce_bytes);
     if (!ag.feasible || !rs.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = m * (2.0 * ag.time_s + rs.time_s);
+    if (replicas > 1) {
+      const CollectiveCost ar =
+          collective_cost(replica_ic, CollectiveKind::all_reduce, algorithm, reduce_bytes / shard);
+      if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
+      replica_s = m * ar.time_s;
+      dp_s += replica_s;
+    }
     c.shard_copies_s =
         std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
   } else if (d.dp > 1 && work.gradient_bytes > 0.0) {
@@ -225,6 +245,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   c.ep_comm_s = m * ep_total / p;
   c.pp_comm_s = p > 1 ? m * v * send_s : 0.0;
   c.dp_comm_s = dp_s;
+  c.dp_replica_comm_s = replica_s;
   c.bottleneck = c.exposed_comm_s > c.compute_s ? Bottleneck::interconnect
                                                 : work.compute_bottleneck;
   return c;

@@ -30,6 +30,15 @@
 //    and again before its backward and reduce-scatters its gradients
 //    (Rajbhandari et al. 2020, section 7.2.2: 3 x the parameter bytes moved per
 //    micro-batch, 1.5x data parallelism's all-reduce), by the same exposure rule.
+//    Hybrid sharding (shard_group s, 1 < s < dp: PyTorch FSDP HYBRID_SHARD, MaxText's
+//    ICI FSDP beside data parallelism over the data-center network): the states are
+//    partitioned over groups of s chips, the dp / s groups hold copies of them, and
+//    each micro-batch's reduce-scatter over its group of s is followed by an all-reduce
+//    of the reduced shard (the reduced bytes / s) over the dp / s chips that hold the
+//    same shard (PyTorch FSDP's post-backward hook all-reduces it over the inter-node
+//    group after every reduce-scatter, _runtime_utils.py _reduce_grad). Ranks go
+//    shard group first: a shard group packs as a DP group does, and the replica group
+//    is the outer group beside the tp x pp x s chips of a sharded replica.
 //  * Optimizer: a training step ends with the optimizer update on each chip's own
 //    parameters (optimizer_s, costed by the caller), after the last micro-batch and
 //    the gradient collectives; nothing overlaps it.
@@ -90,6 +99,7 @@ struct StepWork {
   // run's gradients in fp32); 0: gradient_bytes. The all-gathers move gradient_bytes.
   double gradient_reduce_bytes = 0.0;
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
+  int shard_group = 0;                   // shard_states: chips sharing one copy; 0 = all of dp
   double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
   double shard_copies_s = 0.0;           // shard_states: copies on the compute stream, per step
   double shard_side_copies_s = 0.0;      // shard_states: copies beside the collectives, per step
@@ -133,6 +143,7 @@ struct ParallelStepCost {
   double ep_comm_s = 0.0;
   double pp_comm_s = 0.0;
   double dp_comm_s = 0.0;
+  double dp_replica_comm_s = 0.0;  // hybrid sharding: the part of dp_comm_s across the copies
   std::vector<int> blocks_per_stage;
   std::vector<double> stage_time_s;    // per micro-batch, including exposed sends
   Bottleneck bottleneck = Bottleneck::compute;

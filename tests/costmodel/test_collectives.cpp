@@ -223,3 +223,37 @@ TEST(Collectives, TwoLevelGroupsCrossNodesOnTheScaleOutPorts) {
   EXPECT_DOUBLE_EQ(cs::sustained_bandwidth_bytes_per_s(g), 12 * kBw);
   EXPECT_FALSE(cs::outer_subgroup(sys, 8, 8, g));  // 64 chips > 32
 }
+
+// Torus nodes (TPU slices joined by the data-center network): 4 nodes of a 4 x 4 torus (2
+// links per direction), each chip one 3.125 GB/s scale-out port at alpha 10 us. 64 chips; a
+// group of at most 16 packs on its node's torus (8: 4 x 2), a larger one or an outer group
+// across nodes is a switch of the scale-out ports. By hand, the ring all-reduce of S over
+// the 4 chips of an outer group (one per node beside whole nodes of 16):
+// 2 x 3 x 10 us + 2 x 3/4 x S / 3.125 GB/s.
+TEST(Collectives, TorusNodesCrossOnTheScaleOutPorts) {
+  auto sys = cs::make_torus({4, 4, 1}, kBw, kAlpha, 2);
+  sys.topology = cs::Topology::torus_2d;
+  sys.scale_out = cs::ScaleOut{16, 3.125e9, 1e-5, 1, 1.0, 4};
+  EXPECT_EQ(cs::chip_count(sys), 64);
+  cs::Interconnect g;
+  ASSERT_TRUE(cs::subgroup(sys, 16, g));  // one node
+  EXPECT_EQ(g.topology, cs::Topology::torus_2d);
+  EXPECT_EQ(g.dims, (std::array<int, 3>{4, 4, 1}));
+  EXPECT_EQ(cs::chip_count(g), 16);
+  EXPECT_EQ(g.scale_out.chips_per_node, 0);
+  ASSERT_TRUE(cs::subgroup(sys, 8, g));
+  EXPECT_EQ(g.dims, (std::array<int, 3>{4, 2, 1}));
+  ASSERT_TRUE(cs::subgroup(sys, 32, g));  // two nodes
+  EXPECT_EQ(g.topology, cs::Topology::switched);
+  EXPECT_EQ(cs::chip_count(g), 32);
+  EXPECT_DOUBLE_EQ(cs::sustained_bandwidth_bytes_per_s(g), 3.125e9);
+  ASSERT_TRUE(cs::outer_subgroup(sys, 16, 4, g));  // one chip per node
+  EXPECT_EQ(cs::chip_count(g), 4);
+  const auto ar = cs::collective_cost(g, cs::CollectiveKind::all_reduce, cs::CollectiveAlgorithm::ring, kBytes);
+  const double want = 2.0 * 3 * 1e-5 + 2.0 * 3.0 / 4.0 * kBytes / 3.125e9;
+  EXPECT_NEAR(ar.time_s, want, kRel * want);
+  ASSERT_TRUE(cs::outer_subgroup(sys, 4, 4, g));  // 4 x 4 chips fit one node: its second dimension
+  EXPECT_EQ(g.topology, cs::Topology::torus_2d);
+  EXPECT_EQ(cs::chip_count(g), 4);
+  EXPECT_FALSE(cs::outer_subgroup(sys, 16, 8, g));  // 128 chips > 64
+}

@@ -251,6 +251,38 @@ TEST(Parallelism, ShardedStatesGatherTwiceAndReduceScatterPerMicroBatch) {
               1e-12);
 }
 
+// Hybrid sharding on two slices of a 4 x 4 torus (100 GB/s, 2 links per direction, alpha
+// 2 us) joined by a 6.25 GB/s scale-out port per chip (alpha 10 us): dp 32, states sharded
+// over each slice's 16 chips, G = 100 MB of parameters, one micro-batch. By hand, the
+// reduce-scatter over the 4 x 4 torus runs 4-chip rings on G then on G/4: (3 alpha + 3/4 x
+// 100 MB / 200 GB/s) + (3 alpha + 3/4 x 25 MB / 200 GB/s) = 381 + 99.75 = 480.75 us, each
+// all-gather the same: 3 x 480.75 = 1,442.25 us; then the two copies all-reduce each chip's
+// shard G/16 = 6.25 MB over the scale-out ports, 2 x 10 us + 2 x 1/2 x 6.25 MB / 6.25 GB/s =
+// 1,020 us: 2,462.25 us in all. Fully sharded over the 32 chips instead, the group spans the
+// slices and runs on the scale-out ports: 3 x (31 x 10 us + 31/32 x 100 MB / 6.25 GB/s) =
+// 47.43 ms.
+TEST(Parallelism, HybridShardingAllReducesTheShardsAcrossCopies) {
+  cs::StepWork w = uniform_blocks(2, 1e-3, 1);
+  w.gradient_bytes = 100e6;
+  w.shard_states = true;
+  w.shard_group = 16;
+  auto sys = cs::make_torus({4, 4, 1}, kBw, kAlpha, 2);
+  sys.topology = cs::Topology::torus_2d;
+  sys.scale_out = cs::ScaleOut{16, 6.25e9, 1e-5, 1, 1.0, 2};
+  const auto algo = cs::CollectiveAlgorithm::ring;
+  const auto h = cs::evaluate_parallel_step(sys, {1, 1, 32, 1}, w, {}, algo);
+  ASSERT_TRUE(h.feasible);
+  EXPECT_NEAR(h.dp_comm_s, 2462.25e-6, 1e-12);
+  EXPECT_NEAR(h.dp_replica_comm_s, 1020e-6, 1e-12);
+  EXPECT_NEAR(h.step_time_s, 2e-3 + 2462.25e-6, 1e-12);
+  w.shard_group = 0;
+  const auto full = cs::evaluate_parallel_step(sys, {1, 1, 32, 1}, w, {}, algo);
+  EXPECT_NEAR(full.dp_comm_s, 3.0 * (31 * 1e-5 + 31.0 / 32.0 * 100e6 / 6.25e9), 1e-12);
+  EXPECT_EQ(full.dp_replica_comm_s, 0.0);
+  w.shard_group = 5;  // not a divisor of dp
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, {1, 1, 32, 1}, w, {}, algo).status, cs::ParallelStatus::invalid_degrees);
+}
+
 TEST(Parallelism, InfeasibleConfigurationsAreValues) {
   const auto w = uniform_blocks(4, 1e-3, 1);
   const auto sys = cs::make_switch(8, kBw, kAlpha);

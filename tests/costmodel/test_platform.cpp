@@ -1006,6 +1006,34 @@ TEST(Platform, PipelineAndShardedStatesDivideTheMemory) {
   EXPECT_NEAR(two.power.dynamic_power_w * two.step.step_time_s, 2.0 * (one_j - opt_j) + opt_j, 1e-9 * one_j);
 }
 
+// Hybrid sharding (shard_group): dp 8 as two copies of states sharded over 4 chips. Each chip
+// keeps 1/4 of the weights, gradients and optimizer state plus the two gathered layers
+// (2 x 404,766,720 bytes, as above) and updates 1/4 of the 6,738,415,616 parameters (38 B each,
+// the fused bf16 update); after the reduce-scatter the two copies all-reduce each chip's shard,
+// G/4 of the G = 2 x 6,738,415,616 bytes of bf16 gradients, over a 2-chip group of the chips'
+// links: 2 alpha + 2 x 1/2 x G/4 over links x bandwidth x achievable fraction.
+TEST(Platform, HybridShardingKeepsAQuarterOfTheStatesAndAllReducesItsShard) {
+  const pf::Platform p = a100();
+  const double params = 6738415616.0;
+  pf::SystemRequest q = llama2_7b_training();
+  const pf::SystemEval one = pf::evaluate_system(p, pf::default_system(p, 1), q);
+  const wl::MemoryFootprint& f = one.chip.footprint;
+  const double states = f.weight_bytes + f.gradient_bytes + f.optimizer_bytes;
+  q.degrees.dp = 8;
+  q.shard_states = true;
+  q.shard_group = 4;
+  const pf::SystemSpec sys = pf::default_system(p, 8);
+  const pf::SystemEval e = pf::evaluate_system(p, sys, q);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_NEAR(e.chip.totals.memory_bytes, states / 4 + 2 * 404766720.0 + f.activation_bytes, 1.0);
+  EXPECT_NEAR(e.step.optimizer_s, params / 4.0 * 38.0 / p.gpu.hbm_bandwidth_bytes_per_s(), 1e-9);
+  const auto& ic = sys.interconnect;
+  const double shard_bytes = 2.0 * params / 4.0;
+  const double want =
+      2.0 * ic.link_latency_s + shard_bytes / (ic.links * ic.link_bandwidth_bytes_per_s * ic.achievable_fraction);
+  EXPECT_NEAR(e.step.dp_replica_comm_s, want, 1e-12 * want);
+}
+
 // The optimizer update that ends a training step (pf::OptimizerKernel), by hand: Llama-2-7B
 // has 6,738,415,616 parameters (32 layers of 202,383,360, two 32,000 x 4,096 embedding
 // tables, the final norm's 4,096: Meta's published 6.74B), each chip updating its own share

@@ -304,18 +304,32 @@ if len(mega) != 1 or "gradients reduced in fp32" not in mega[0]["constants"]:
 # as `dse eval` runs it: 32B on a v5p-128 slice (64 chips), tensor 4 x FSDP 16, 28 sequences per TP group.
 tpu = [c for c in v["cases"] if c["group"] == "training_tpu"]
 vdir = os.path.join(os.path.dirname(__file__), "../../scenarios/validation")
-for c in tpu:
-    tf = float(re.search(r"(\d+) TFLOP/sec/chip", c["source"]).group(1))
-    size = re.search(r"^maxtext-(\d+)b-", c["name"]).group(1)
+def maxtext_dims(size):
     text = open(os.path.join(vdir, f"maxtext-{size}b.yaml")).read()
     w = {k: int(x) for k, x in re.findall(r"(?m)^(hidden|layers|heads|head_dim|ffn_hidden|vocab): (\d+)$", text)}
-    E, L, H, d, M, V = (w[k] for k in ("hidden", "layers", "heads", "head_dim", "ffn_hidden", "vocab"))
-    n = L * (4 * E * H * d + 3 * E * M + 2 * E) + 2 * E * V + E
-    want = tf * 1e12 / (6 * n + 6 * L * H * d * 2048)
+    return (w[k] for k in ("hidden", "layers", "heads", "head_dim", "ffn_hidden", "vocab"))
+def params(size):
+    E, L, H, d, M, V = maxtext_dims(size)
+    return L * (4 * E * H * d + 3 * E * M + 2 * E) + 2 * E * V + E
+def flops_per_token(size):
+    E, L, H, d, M, V = maxtext_dims(size)
+    return 6 * params(size) + 6 * L * H * d * 2048
+for c in tpu:
+    tf = float(re.search(r"(\d+) TFLOP/sec/chip", c["source"]).group(1))
+    want = tf * 1e12 / flops_per_token(re.search(r"^maxtext-(\d+)b-", c["name"]).group(1))
     if c["unit"] != "tokens/s/chip" or abs(c["measured"] - want) > 0.051:
         sys.exit(f"validate {c['name']}: measured {c['measured']} {c['unit']}, want {want:.2f} tokens/s/chip")
 if len(tpu) != 12:
     sys.exit(f"validate: {len(tpu)} training_tpu cases, want 12")
+# `dse eval --shard-group`: refused without sharded states, when it does not divide --dp, and off training.
+for args, msg in ((["--dp", "8", "--shard-group", "4"], "--shard-group acts on sharded states"),
+                  (["--dp", "8", "--sharding", "full", "--shard-group", "3"], "--shard-group: expected a divisor of --dp = 8 (got 3)"),
+                  (["--phase", "prefill", "--shard-group", "4"], "--shard-group,")):
+    p = subprocess.run([dse, "eval", "--hardware", "a100-sxm4-80gb", "--workload", "llama2-7b", "--no-serving",
+                        *(["--phase", "train"] if "--phase" not in args else []), *args],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or msg not in p.stderr:
+        sys.exit(f"dse eval {args}: exit {p.returncode}, stderr {p.stderr!r}, want {msg!r}")
 ev32 = json.loads(run("eval", "--system", "tpu-v5p-128", "--workload", os.path.join(vdir, "maxtext-32b.yaml"),
                       "--phase", "train", "--tp", "4", "--dp", "16", "--sharding", "full", "--sequence-parallel",
                       "--overlap-data", "1", "--batch", "28", "--seq", "2048", "--recompute", "minimal",
@@ -965,17 +979,22 @@ with tempfile.TemporaryDirectory() as tmp:
     if not (half > 1.5 * full):
         sys.exit(f"achievable_fraction 0.5: all-reduce time {half} s against {full} s at 1.0")
 # A scale_out level (interconnect.scale_out) is read from a system file and refused where it cannot hold:
-# a chips_per_node that does not divide chips, on a topology other than a switch, or with a key it lacks.
+# a chips_per_node that does not divide chips, torus or ring nodes whose dims (one node) do not hold
+# chips_per_node chips, or a key it lacks (nodes is not one: chips / chips_per_node).
 with tempfile.TemporaryDirectory() as tmp:
-    for topo, per_node, extra, msg in (
-            ("ring", 8, "", "interconnect.topology: expected switch (the nodes of a scale_out system) (got ring)"),
-            ("switch", 3, "", "interconnect.scale_out.chips_per_node: expected a divisor of chips = 16 (got 3)"),
-            ("switch", 8, ", nodes: 2", "interconnect.scale_out"),
-            ("switch", 8, "", None)):
+    for topo, dims, per_node, extra, msg in (
+            ("ring", "", 8, "", "interconnect.scale_out.chips_per_node: expected the product of dims (one node's ring)"
+                                " = 16 (got 8)"),
+            ("torus_2d", ", dims: [4, 4]", 8, "", "interconnect.scale_out.chips_per_node: expected the product of dims"
+                                                  " (one node's torus_2d) = 16 (got 8)"),
+            ("switch", "", 3, "", "interconnect.scale_out.chips_per_node: expected a divisor of chips = 16 (got 3)"),
+            ("switch", "", 8, ", nodes: 2", "interconnect.scale_out"),
+            ("switch", "", 8, "", None),
+            ("torus_2d", ", dims: [4, 2]", 8, "", None)):
         path = os.path.join(tmp, f"so_{topo}_{per_node}.yaml")
         with open(path, "w") as f:
             f.write("kind: system\nname: t\nchip: a100-sxm4-80gb\nchips: 16\n"
-                    f"interconnect: {{topology: {topo}, link_bandwidth_bytes_per_s: 2.5e10, links: 12,"
+                    f"interconnect: {{topology: {topo}{dims}, link_bandwidth_bytes_per_s: 2.5e10, links: 12,"
                     f" scale_out: {{chips_per_node: {per_node}, link_bandwidth_bytes_per_s: 2.5e10{extra}}}}}\n")
         p = subprocess.run([dse, "eval", "--system", path, "--workload", "llama2-7b", "--tp", "8", "--dp", "2",
                             "--phase", "train", "--seq", "512", "--no-serving", "--json"],
