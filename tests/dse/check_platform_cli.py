@@ -321,7 +321,31 @@ for c in tpu:
         sys.exit(f"validate {c['name']}: measured {c['measured']} {c['unit']}, want {want:.2f} tokens/s/chip")
 if len(tpu) != 12:
     sys.exit(f"validate: {len(tpu)} training_tpu cases, want 12")
-# `dse eval --shard-group`: refused without sharded states, when it does not divide --dp, and off training.
+# The same tables' multi-slice rows (group training_tpu_multislice, 28), their tokens/s/chip by the same rule.
+multi = [c for c in v["cases"] if c["group"] == "training_tpu_multislice"]
+for c in multi:
+    tf = float(re.search(r"(\d+) TFLOP/sec/chip", c["source"]).group(1))
+    if abs(c["measured"] - tf * 1e12 / flops_per_token(re.search(r"^maxtext-(\d+)b-", c["name"]).group(1))) > 0.051:
+        sys.exit(f"validate {c['name']}: measured {c['measured']} {c['unit']}")
+if len(multi) != 28:
+    sys.exit(f"validate: {len(multi)} training_tpu_multislice cases, want 28")
+# A multi-slice row runs as `dse eval` runs it (64B on 32 v5e-256 pods, hybrid sharding: FSDP over each pod's
+# 256 chips, the 32 copies all-reducing their shards), and that all-reduce is by hand a ring over a switch of 32
+# data-center-network ports (tpu-v5e-256-x32.yaml: 3.125 GB/s per chip, 10 us): 2 x 31 x 10 us + 2 x 31/32 x S /
+# 3.125e9, S the chip's shard of the fp32 gradients, 4 N / 256 bytes.
+ev64 = json.loads(run("eval", "--system", "tpu-v5e-256-x32", "--workload", os.path.join(vdir, "maxtext-64b.yaml"),
+                      "--phase", "train", "--dp", "8192", "--sharding", "full", "--shard-group", "256",
+                      "--gradient-reduce-precision", "fp32", "--overlap-data", "1", "--batch", "2", "--seq", "2048",
+                      "--recompute", "full", "--fusions", "gemm_epilogue,norm_residual,flash_attention", "--no-serving",
+                      "--json"))
+shard_64 = 4 * params("64") / 256
+want_ar = 2 * 31 * 1e-5 + 2 * 31 / 32 * shard_64 / 3.125e9
+if abs(ev64["parallel"]["dp_replica_comm_s"] - want_ar) > 1e-9 * want_ar:
+    sys.exit(f"eval 64B on tpu-v5e-256-x32: dp_replica_comm_s {ev64['parallel']['dp_replica_comm_s']}, want {want_ar}")
+m64 = [c for c in multi if c["name"] == "maxtext-64b-v5e-256-x32"]
+want_64 = 2 * 2048 / ev64["parallel"]["step_time_s"]
+if len(m64) != 1 or abs(m64[0]["predicted"] - want_64) > 1e-9 * want_64 or "over groups of 256" not in m64[0]["constants"]:
+    sys.exit(f"validate maxtext-64b-v5e-256-x32: {m64}, want {want_64} tokens/s/chip")
 for args, msg in ((["--dp", "8", "--shard-group", "4"], "--shard-group acts on sharded states"),
                   (["--dp", "8", "--sharding", "full", "--shard-group", "3"], "--shard-group: expected a divisor of --dp = 8 (got 3)"),
                   (["--phase", "prefill", "--shard-group", "4"], "--shard-group,")):
