@@ -255,11 +255,14 @@ SystemFile load_system(const std::string& path) {
   if (!torus_nodes && sys::chip_count(s.interconnect) != s.chips)
     fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(s.chips),
          std::to_string(sys::chip_count(s.interconnect)));
-  // A second level: nodes of chips_per_node on the switch above, or copies of the torus or
-  // ring above (each `dims`, TPU slices), joined by a network in which every chip has its
-  // own port (collectives.hpp, ScaleOut).
+  // A second level: nodes of chips_per_node on the switch above, or copies of the torus
+  // above (each `dims`, TPU slices), joined by a network in which every chip has its own
+  // port (collectives.hpp, ScaleOut).
   if (ic.has("scale_out")) {
     MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
+    if (topo == "ring")  // a ring file's chips are its one ring (no dims of one node)
+      fail(ic.place("topology"), ic.node("topology"),
+           "expected switch, torus_2d or torus_3d (the nodes of a scale_out system)", topo);
     const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
     sys::ScaleOut& out_so = s.interconnect.scale_out;
     out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));

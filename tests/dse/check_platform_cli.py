@@ -1003,12 +1003,13 @@ with tempfile.TemporaryDirectory() as tmp:
     if not (half > 1.5 * full):
         sys.exit(f"achievable_fraction 0.5: all-reduce time {half} s against {full} s at 1.0")
 # A scale_out level (interconnect.scale_out) is read from a system file and refused where it cannot hold:
-# a chips_per_node that does not divide chips, torus or ring nodes whose dims (one node) do not hold
-# chips_per_node chips, or a key it lacks (nodes is not one: chips / chips_per_node).
+# a chips_per_node that does not divide chips, torus nodes whose dims (one node) do not hold chips_per_node
+# chips, ring nodes (a ring file has no dims of one node), or a key it lacks (nodes is not one: chips /
+# chips_per_node).
 with tempfile.TemporaryDirectory() as tmp:
     for topo, dims, per_node, extra, msg in (
-            ("ring", "", 8, "", "interconnect.scale_out.chips_per_node: expected the product of dims (one node's ring)"
-                                " = 16 (got 8)"),
+            ("ring", "", 8, "", "interconnect.topology: expected switch, torus_2d or torus_3d (the nodes of a"
+                                " scale_out system) (got ring)"),
             ("torus_2d", ", dims: [4, 4]", 8, "", "interconnect.scale_out.chips_per_node: expected the product of dims"
                                                   " (one node's torus_2d) = 16 (got 8)"),
             ("switch", "", 3, "", "interconnect.scale_out.chips_per_node: expected a divisor of chips = 16 (got 3)"),
