@@ -230,7 +230,7 @@ OperatorGraph build_explicit(const ExplicitSpec& s, const PhaseSpec& phase) {
   }
   const std::string invalid = validate(g);
   if (!invalid.empty()) throw std::invalid_argument("workload '" + s.name + "': " + invalid);
-  if (phase.phase == Phase::training) append_backward(g, phase.recompute);
+  if (phase.phase == Phase::training) append_backward(g, phase);
   return g;
 }
 

@@ -207,17 +207,12 @@ OperatorGraph build_explicit(const ExplicitSpec& spec, const PhaseSpec& phase);
 
 // Training: appends, for every forward block, a backward block with the data and
 // weight gradients of each operator (each GEMM-like operator's two gradients
-// cost its forward FLOPs each) and, with phase.recompute, a copy of the block's
-// forward operators at the head of the backward block.
-void append_backward(OperatorGraph& g, bool recompute);
-// As above; with recompute false and recompute_attention true, only the
-// attention core (batched_gemm and softmax operators) of each checkpointed block
-// is copied (selective recomputation).
-void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention);
-// As above; with recompute false and recompute_non_matmul true, every forward operator of
-// each checkpointed block but its gemm and conv2d operators, its collectives and those whose
-// output only leaves the block is copied (PhaseSpec::recompute_non_matmul).
-void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention, bool recompute_non_matmul);
+// cost its forward FLOPs each) and, for each checkpointed block, the forward operators
+// the phase's recomputation reruns, copied at the head of its backward block:
+// phase.recompute all of them; recompute_attention only the attention core (batched_gemm
+// and softmax operators: selective recomputation); recompute_non_matmul all but its gemm
+// and conv2d operators, its collectives and those whose output only leaves the block.
+void append_backward(OperatorGraph& g, const PhaseSpec& phase);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
 // * bytes per element; 0 for encoders.

@@ -210,13 +210,10 @@ void op_backward(const Operator& f, std::vector<Operator>& out) {
 
 }  // namespace
 
-void append_backward(OperatorGraph& g, bool recompute) { append_backward(g, recompute, false); }
-
-void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention) {
-  append_backward(g, recompute, recompute_attention, false);
-}
-
-void append_backward(OperatorGraph& g, bool recompute, bool recompute_attention, bool recompute_non_matmul) {
+void append_backward(OperatorGraph& g, const PhaseSpec& phase) {
+  const bool recompute = phase.recompute;
+  const bool recompute_attention = phase.recompute_attention;
+  const bool recompute_non_matmul = phase.recompute_non_matmul;
   const auto recomputed = [&](const Operator& op) {
     return recompute ||
            (recompute_attention && (op.kind == OpKind::batched_gemm || op.kind == OpKind::softmax ||

@@ -288,7 +288,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   if (!head.nodes.empty()) g.blocks.push_back(std::move(head));
 
   if (phase.phase == Phase::training) {
-    append_backward(g, phase.recompute, phase.recompute_attention, phase.recompute_non_matmul);
+    append_backward(g, phase);
     if (decoder && s.lm_head && phase.logit_metrics > 0)
       g.blocks.push_back(logit_metrics(T, ceil_div(s.vocab, vocab_tp), phase));
   } else if (decoder) {

@@ -44,8 +44,7 @@ OperatorGraph build_vit(const VitSpec& s, const PhaseSpec& phase) {
   head.nodes.push_back(Node{make_norm("norm_final", s.encoder.norm, B, D, p), {}});  // on [CLS]
   head.nodes.push_back(Node{make_linear("classifier", LayerType::ffn, B, s.classes, D, p, true), {"norm_final"}});
   g.blocks.push_back(std::move(head));
-  if (phase.phase == Phase::training)
-    append_backward(g, phase.recompute, phase.recompute_attention, phase.recompute_non_matmul);
+  if (phase.phase == Phase::training) append_backward(g, phase);
   return g;
 }
 
@@ -151,8 +150,7 @@ OperatorGraph build_resnet(const ResNetSpec& s, const PhaseSpec& phase) {
   head.nodes.push_back(Node{make_reduction("avgpool", LayerType::elementwise, n * c_in, size * size, p), {}});
   head.nodes.push_back(Node{make_linear("fc", LayerType::ffn, n, s.classes, c_in, p, true), {"avgpool"}});
   g.blocks.push_back(std::move(head));
-  if (phase.phase == Phase::training)
-    append_backward(g, phase.recompute, phase.recompute_attention, phase.recompute_non_matmul);
+  if (phase.phase == Phase::training) append_backward(g, phase);
   return g;
 }
 

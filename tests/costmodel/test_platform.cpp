@@ -485,7 +485,7 @@ TEST(Platform, FlashAttentionBackwardIsOneKernelWithoutScoreTraffic) {
     nodes.push_back(wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, 16, 512, 64, 512, P),
                              {with_dropout ? "dr" : "sm"}});
     auto g = one_block(std::move(nodes));
-    wl::append_backward(g, false);
+    wl::append_backward(g, wl::PhaseSpec{});
     ASSERT_EQ(g.blocks.size(), 2u);
     pf::EvalOptions o;
     o.phase.precision = P;
@@ -560,7 +560,7 @@ TEST(Platform, AttentionKernelGenerationsScaleTheFusedCompute) {
   pf::Platform p = a100();
   const auto P = wl::Precision::bf16;
   auto g = one_block(attention_chain(P, 16, 2048, 64));
-  wl::append_backward(g, false);
+  wl::append_backward(g, wl::PhaseSpec{});
   pf::EvalOptions o;
   o.phase.precision = P;
   o.fusion = pf::FusionStrategy::none;
@@ -697,7 +697,7 @@ TEST(Platform, FlashBackwardShareFollowsItsKeyBlocks) {
   pf::Platform p = a100();
   p.gpu.warp_mma_fraction = 1.0;
   auto g = one_block(attention_chain(wl::Precision::bf16, 16, 2048, 256));
-  wl::append_backward(g, false);
+  wl::append_backward(g, wl::PhaseSpec{});
   pf::EvalOptions o;
   o.phase.precision = wl::Precision::bf16;
   o.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
