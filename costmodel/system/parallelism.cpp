@@ -113,13 +113,13 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   if (shard < 1 || shard > d.dp || d.dp % shard != 0) return fail(ParallelStatus::invalid_degrees);
   const int replicas = d.dp / shard;
   const bool node_switch = system.scale_out.chips_per_node > 0 && system.topology == Topology::switched;
+  const int replica_chips = node_switch ? d.tp : d.tp * d.pp;  // what a DP group is the outer group beside
   const auto map_dp = [&](int group, Interconnect& out) {
-    return node_switch ? outer_subgroup(system, d.tp, group, out)
-                       : subgroup(system, group, out) || outer_subgroup(system, d.tp * d.pp, group, out);
+    return node_switch ? outer_subgroup(system, replica_chips, group, out)
+                       : subgroup(system, group, out) || outer_subgroup(system, replica_chips, group, out);
   };
   Interconnect replica_ic;
-  const bool replicas_map =
-      replicas == 1 || outer_subgroup(system, (node_switch ? d.tp : d.tp * d.pp) * shard, replicas, replica_ic);
+  const bool replicas_map = replicas == 1 || outer_subgroup(system, replica_chips * shard, replicas, replica_ic);
   if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !map_dp(shard, dp_ic) || !replicas_map) {
     return fail(ParallelStatus::group_does_not_map);
   }
