@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -93,6 +94,9 @@ Bytes all_gather_bytes(Context& ctx, Bytes mine) {
 
 // ---- the archive: one constraint-robust archive per workload, with the records -------------
 
+// Each part keeps its records in one vector whose storage is reused from flush to flush (it is
+// compacted in place, never rebuilt): half a million 230-byte records are ~120 MB, and a fresh
+// buffer of that size costs a page fault per 4 KiB page every time it is filled.
 class Archive {
  public:
   explicit Archive(const PointModel& m) : model_(&m) {}
@@ -112,38 +116,75 @@ class Archive {
     if (p.archive.pending() == 0) p.prune();  // add() flushed the queue
   }
 
-  // The archived records, ordered by index (drops records no longer archived).
-  std::vector<PointRecord> records() {
-    std::vector<PointRecord> out;
+  // Files every queued point and drops the records no longer archived.
+  void settle() {
     for (auto& [w, p] : parts_) {
       p.archive.flush();
       p.prune();
-      out.insert(out.end(), p.records.begin(), p.records.end());
     }
-    return parts_.size() > 1 ? sorted_by_index(out) : out;  // one part is in index order already
   }
 
-  void clear() { parts_.clear(); }
+  // The archived records (settle() first), in no set order: the one part's records in place, or
+  // the parts' records copied one after another into `scratch`.
+  std::span<const PointRecord> view(std::vector<PointRecord>& scratch) const {
+    if (parts_.size() == 1) return parts_.begin()->second.records;
+    scratch.clear();
+    for (const auto& [w, p] : parts_) scratch.insert(scratch.end(), p.records.begin(), p.records.end());
+    return scratch;
+  }
+
+  // The archived records, ordered by index; the archive is left empty.
+  std::vector<PointRecord> take_sorted() {
+    settle();
+    std::vector<PointRecord> out;
+    if (parts_.size() == 1) {
+      out = std::move(parts_.begin()->second.records);
+    } else {
+      for (const auto& [w, p] : parts_) out.insert(out.end(), p.records.begin(), p.records.end());
+    }
+    parts_.clear();
+    const auto by_index = [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; };
+    return std::is_sorted(out.begin(), out.end(), by_index) ? out : sorted_by_index(out);
+  }
 
  private:
   struct Part {
     search::ConstraintArchive archive;
     std::vector<PointRecord> records;  // the archived points and the queued ones
 
-    // Keep the records of archived points only (the first record of an index).
-    // Leaves them in index order.
+    // Keep the records of archived points only (the first record of an index), in place and in
+    // their order. The records mostly arrive in index order (a rank's chunks are ranges of the
+    // sampler's ids), so each index is searched for from the last one found, with steps that
+    // double (a few comparisons in order, O(log n) out of order).
     void prune() {
       const std::vector<std::uint64_t> kept = archive.sorted_indices();
-      std::vector<PointRecord> out;
-      out.reserve(kept.size());
-      std::size_t k = 0;
-      for (const auto& [index, i] : index_order(records)) {
-        while (k < kept.size() && kept[k] < index) ++k;
-        if (k == kept.size()) break;
-        if (kept[k] != index || (!out.empty() && out.back().index == index)) continue;
-        out.push_back(records[i]);
+      std::vector<unsigned char> taken(kept.size(), 0);
+      std::size_t out = 0;
+      std::size_t k = 0;  // kept[k] is the last index found, or k == kept.size()
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        const std::uint64_t index = records[i].index;
+        std::size_t lo = 0;
+        std::size_t hi = kept.size();
+        if (k < kept.size() && kept[k] < index) {  // ahead: (k, k + step] holds it, or beyond
+          std::size_t step = 1;
+          lo = k + 1;
+          while (k + step < kept.size() && kept[k + step] < index) {
+            lo = k + step + 1;
+            step *= 2;
+          }
+          hi = std::min(kept.size(), k + step + 1);
+        } else if (k < kept.size()) {
+          hi = k + 1;  // at or behind the last one found
+        }
+        k = static_cast<std::size_t>(std::lower_bound(kept.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                      kept.begin() + static_cast<std::ptrdiff_t>(hi), index) -
+                                     kept.begin());
+        if (k == kept.size() || kept[k] != index || taken[k] != 0) continue;
+        taken[k] = 1;
+        if (out != i) records[out] = records[i];
+        ++out;
       }
-      records = std::move(out);
+      records.resize(out);
     }
   };
 
@@ -171,7 +212,7 @@ std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& 
 // its own records that no other rank's key removes -- exact, since a local archive
 // holds no record another of its records removes -- and the survivors are gathered.
 // The filtering runs on all ranks at once, not along a reduction tree.
-std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local) {
+std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
   if (!ctx.distributed() || ctx.size() == 1) return local;
   const std::size_t stride = model.senses.size() + model.metric_count;
   auto mine_keys = keys_by_workload(model, local);
@@ -495,7 +536,7 @@ void write_archive(hid_t file, Context& ctx, const std::vector<PointRecord>& rec
 
 // Each rank's `local` rows at `base` + the rows of lower ranks in dataset `ds`, which is
 // resized to hold them (collective); returns the rows written over all ranks.
-std::uint64_t write_rank_rows(hid_t ds, Context& ctx, const std::vector<PointRecord>& local, std::uint64_t base) {
+std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const PointRecord> local, std::uint64_t base) {
   Bytes mine;
   put(mine, static_cast<std::uint64_t>(ctx.rank()));
   put(mine, static_cast<std::uint64_t>(local.size()));
@@ -716,6 +757,9 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   std::uint64_t round_points = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64);
 
   DriverResult result;
+  // Buffers of the checkpoints, kept from round to round (records by the hundred thousand).
+  std::vector<PointRecord> scratch;
+  std::vector<PointRecord> entered;
   while (!finished && !sampler->done()) {
     // Rank 0 sizes the round from the measured rate; every rank's sampler asks the same ids.
     Bytes sz;
@@ -772,10 +816,11 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     // and the old datasets are deleted after that, so a crash at any moment leaves the
     // counters naming a complete checkpoint.
     const auto tc = Clock::now();
-    const std::vector<PointRecord> local = archive.records();
+    archive.settle();
+    const std::span<const PointRecord> local = archive.view(scratch);
     const std::uint64_t archived = ctx.sum(local.size());
     std::sort(work.indices.begin(), work.indices.end());
-    std::vector<PointRecord> entered;
+    entered.clear();
     for (const auto& r : local) {
       if (std::binary_search(work.indices.begin(), work.indices.end(), r.index)) entered.push_back(r);
     }
@@ -842,7 +887,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       result.archive = read_archive(file, "archive");
       if (ctx.rank() != 0) result.archive.clear();
     } else {
-      result.archive = global_archive(ctx, model, archive.records());
+      result.archive = global_archive(ctx, model, archive.take_sorted());
     }
     Bytes n;
     put(n, static_cast<std::uint64_t>(result.archive.size()));

@@ -111,51 +111,50 @@ void ConstraintArchive::add(std::uint64_t index, std::span<const double> objecti
 void ConstraintArchive::flush() {
   if (pending_indices_.empty()) return;
   const std::size_t s = stride();
-  // Filed entries first, then the queue in order: an index seen before is ignored.
-  std::vector<std::uint64_t> idx = std::move(indices_);
-  idx.insert(idx.end(), pending_indices_.begin(), pending_indices_.end());
-  std::vector<double> keys = std::move(keys_);
-  keys.insert(keys.end(), pending_keys_.begin(), pending_keys_.end());
+  // Filed entries first, then the queue in order: an index seen before is ignored. Everything
+  // is filtered in place in indices_ and keys_, whose storage stays for the next flush (as does
+  // the queue's): a fresh buffer for a large archive costs a page fault per page each time.
+  indices_.insert(indices_.end(), pending_indices_.begin(), pending_indices_.end());
+  keys_.insert(keys_.end(), pending_keys_.begin(), pending_keys_.end());
   pending_indices_.clear();
   pending_keys_.clear();
-  pending_indices_.shrink_to_fit();
-  pending_keys_.shrink_to_fit();
+  const auto compact = [&](std::span<const std::size_t> rows) {  // keep `rows` (ascending), in order
+    std::size_t out = 0;
+    for (const std::size_t r : rows) {
+      if (out != r) {
+        indices_[out] = indices_[r];
+        std::memmove(keys_.data() + out * s, keys_.data() + r * s, s * sizeof(double));
+      }
+      ++out;
+    }
+    indices_.resize(out);
+    keys_.resize(out * s);
+  };
   {
-    std::vector<std::size_t> order(idx.size());
+    std::vector<std::size_t> order(indices_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return idx[a] != idx[b] ? idx[a] < idx[b] : a < b;
+      return indices_[a] != indices_[b] ? indices_[a] < indices_[b] : a < b;
     });
-    std::vector<unsigned char> drop(idx.size(), 0);
-    bool any = false;
+    std::vector<std::size_t> repeats;  // positions of an index seen at an earlier position
     for (std::size_t i = 1; i < order.size(); ++i) {
-      if (idx[order[i]] == idx[order[i - 1]]) {
-        drop[order[i]] = 1;
-        any = true;
-      }
+      if (indices_[order[i]] == indices_[order[i - 1]]) repeats.push_back(order[i]);
     }
-    if (any) {
-      std::size_t out = 0;
-      for (std::size_t i = 0; i < idx.size(); ++i) {
-        if (drop[i] != 0) continue;
-        idx[out] = idx[i];
-        std::memmove(keys.data() + out * s, keys.data() + i * s, s * sizeof(double));
-        ++out;
+    if (!repeats.empty()) {
+      std::sort(repeats.begin(), repeats.end());
+      std::vector<std::size_t> first;
+      first.reserve(indices_.size() - repeats.size());
+      for (std::size_t i = 0, r = 0; i < indices_.size(); ++i) {
+        if (r < repeats.size() && repeats[r] == i) {
+          ++r;
+        } else {
+          first.push_back(i);
+        }
       }
-      idx.resize(out);
-      keys.resize(out * s);
+      compact(first);
     }
   }
-  const std::vector<std::size_t> kept = nondominated_rows(keys, s, senses_.size());
-  indices_.clear();
-  keys_.clear();
-  indices_.reserve(kept.size());
-  keys_.reserve(kept.size() * s);
-  for (std::size_t r : kept) {
-    indices_.push_back(idx[r]);
-    keys_.insert(keys_.end(), keys.begin() + static_cast<std::ptrdiff_t>(r * s),
-                 keys.begin() + static_cast<std::ptrdiff_t>((r + 1) * s));
-  }
+  compact(nondominated_rows(keys_, s, senses_.size()));
 }
 
 void ConstraintArchive::merge(const ConstraintArchive& other) {

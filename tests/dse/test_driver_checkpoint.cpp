@@ -54,6 +54,8 @@ struct Fixture {
   std::atomic<std::uint64_t> calls{0};
   std::uint64_t stop_after = ~std::uint64_t{0};  // evaluations before `cancel` is set
   Store store = Store::archive;
+  SearchPlan plan;                                        // exhaustive unless a test says
+  PointRecord (*point)(std::uint64_t) = synthetic_point;  // the model's evaluation
   std::vector<std::string> warnings;  // DriverOptions::warn
   PointModel model{space,
                    {search::Sense::maximize, search::Sense::minimize, search::Sense::minimize,
@@ -61,7 +63,7 @@ struct Fixture {
                    4,
                    [this](std::uint64_t i) {
                      if (calls.fetch_add(1) + 1 >= stop_after) cancel = true;
-                     return synthetic_point(i);
+                     return point(i);
                    },
                    to_evaluation};
 
@@ -79,8 +81,6 @@ struct Fixture {
     o.progress = false;
     o.cancel = &cancel;
     o.warn = [this](const std::string& w) { warnings.push_back(w); };
-    SearchPlan plan;
-    plan.sampler = SamplerKind::exhaustive;
     return drive(*ctx, model, plan, o, file);
   }
 };
@@ -302,6 +302,69 @@ TEST(DriverCheckpoint, LostArchiveCheckpointWithoutRowsStopsWithItsReason) {
                                          "resumed; start it again");
   }
   EXPECT_TRUE(f.warnings.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Random objectives and two random metrics: a constraint-robust archive of hundreds of points
+// per workload, whose members keep being replaced as the run goes on.
+PointRecord point_with_random_metrics(std::uint64_t index) {
+  PointRecord r = synthetic_point(index);
+  r.power_w = unit(index, 5);
+  r.area_mm2 = unit(index, 6);
+  return r;
+}
+
+// The archive by brute force, independently of the driver and search/: the points of each
+// workload that no point of the same workload removes (every metric <= and the objectives
+// Pareto-dominating: throughput maximised, the rest minimised), ordered by index.
+std::vector<PointRecord> brute_force_archive(std::uint64_t points, PointRecord (*point)(std::uint64_t)) {
+  std::vector<PointRecord> all;
+  for (std::uint64_t i = 0; i < points; ++i) all.push_back(point(i));
+  const auto removes = [](const PointRecord& q, const PointRecord& p) {
+    if (q.workload_id != p.workload_id || q.p99_latency_s > p.p99_latency_s || q.power_w > p.power_w ||
+        q.area_mm2 > p.area_mm2 || q.memory_bytes > p.memory_bytes) {
+      return false;
+    }
+    const double qo[4] = {-q.throughput_samples_per_s, q.latency_s, q.energy_per_sample_j, q.engineering_risk};
+    const double po[4] = {-p.throughput_samples_per_s, p.latency_s, p.energy_per_sample_j, p.engineering_risk};
+    bool strictly = false;
+    for (int j = 0; j < 4; ++j) {
+      if (qo[j] > po[j]) return false;
+      strictly = strictly || qo[j] < po[j];
+    }
+    return strictly;
+  };
+  std::vector<PointRecord> out;
+  for (const auto& p : all) {
+    bool kept = true;
+    for (std::size_t j = 0; j < all.size() && kept; ++j) kept = !removes(all[j], p);
+    if (kept) out.push_back(p);
+  }
+  return out;
+}
+
+// The driver files points into its archive in batches and keeps only the records of archived
+// points, compacted in place as they arrived; the result must be exactly the brute-force archive,
+// in index order, whether the points arrive in index order (exhaustive) or in a random order
+// (random sampling without replacement, every point once), with many rounds of checkpoints.
+TEST(DriverCheckpoint, ArchiveIsEveryPointNoOtherRemovesWhateverTheArrivalOrder) {
+  const auto dir = scratch_dir("dse_test_driver_brute");
+  const std::vector<PointRecord> want = brute_force_archive(20000, point_with_random_metrics);
+  ASSERT_GT(want.size(), 200u);  // hundreds of points: the archive is pruned as it changes
+  for (const SamplerKind sampler : {SamplerKind::exhaustive, SamplerKind::random}) {
+    Fixture f;
+    f.point = point_with_random_metrics;
+    f.plan.sampler = sampler;
+    f.plan.samples = 20000;
+    f.plan.seed = 5;
+    const DriverResult got = f.drive_file((dir / "run.h5").string(), true);
+    ASSERT_FALSE(got.interrupted);
+    ASSERT_EQ(got.evaluated, 20000u);
+    ASSERT_EQ(got.archive.size(), want.size()) << to_string(sampler);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(same(got.archive[i], want[i])) << to_string(sampler) << " row " << i << " index " << want[i].index;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
