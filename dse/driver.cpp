@@ -30,6 +30,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kTagRequest = 7401;
 constexpr int kTagReply = 7402;
+constexpr int kTagArchive = 7403;
 
 // ---- plain byte packing of POD values ---------------------------------------------------------
 
@@ -246,39 +247,64 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
   }
   std::map<std::uint32_t, std::vector<std::size_t>> where;  // workload -> positions in `local`
   for (std::size_t i = 0; i < local.size(); ++i) where[local[i].workload_id].push_back(i);
-  Bytes kept;  // the kept records, packed as they are sent
-  const auto keep = [&](const PointRecord& r) {
-    const std::size_t at = kept.size();
-    kept.resize(at + sizeof(PointRecord));
-    std::memcpy(kept.data() + at, &r, sizeof(PointRecord));
-  };
-  kept.reserve(local.size() * sizeof(PointRecord));
+  std::vector<unsigned char> keep(local.size(), 1);
   for (const auto& [w, keys] : mine_keys) {
     const auto it = other_keys.find(w);
+    if (it == other_keys.end()) continue;
     const auto& pos = where.at(w);
-    if (it == other_keys.end()) {
-      for (const std::size_t i : pos) keep(local[i]);
-      continue;
-    }
+    std::vector<unsigned char> survives(pos.size(), 0);
     for (const std::size_t i : search::rows_not_removed_by(keys, it->second, stride, model.senses.size())) {
-      keep(local[pos[i]]);
+      survives[i] = 1;
+    }
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      if (survives[j] == 0) keep[pos[j]] = 0;
     }
   }
-  const Bytes all_kept = gather_bytes(ctx, std::move(kept));
-  // Unpacked in index order (stable: ranks in the gather's order), each record copied once.
-  const auto record_at = [&all_kept](std::size_t i) { return all_kept.data() + i * sizeof(PointRecord); };
-  const auto order = index_order(all_kept.size() / sizeof(PointRecord), [&record_at](std::size_t i) {
-    std::uint64_t index = 0;
-    std::memcpy(&index, record_at(i) + offsetof(PointRecord, index), sizeof index);
-    return index;
-  });
+  // The survivors go straight to rank 0, one message per rank (not along the reduction tree,
+  // which would forward them), in `local`'s order, which is index order.
+  if (ctx.rank() != 0) {
+    Bytes kept;
+    kept.reserve(static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1)) * sizeof(PointRecord));
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      if (keep[i] == 0) continue;
+      const std::size_t at = kept.size();
+      kept.resize(at + sizeof(PointRecord));
+      std::memcpy(kept.data() + at, &local[i], sizeof(PointRecord));
+    }
+    ctx.send(kept, 0, kTagArchive);
+    return {};
+  }
+  std::vector<Bytes> received;
+  for (int r = 1; r < ctx.size(); ++r) received.push_back(ctx.receive(r, kTagArchive));
+  // Merged in index order, each record copied once: (index, source << 40 | position) pairs sorted,
+  // so that an index evaluated on two ranks (NSGA-II re-asks points; both carry the same record,
+  // and equal keys do not remove each other) comes first from the lowest rank, and is kept once, as
+  // an archive insert does.
+  constexpr int kPositionBits = 40;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> order;
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    if (keep[i] != 0) order.emplace_back(local[i].index, i);
+  }
+  const auto record_at = [&](std::uint64_t where_from) -> const void* {
+    const std::uint64_t source = where_from >> kPositionBits;
+    const std::uint64_t position = where_from & ((std::uint64_t{1} << kPositionBits) - 1);
+    if (source == 0) return &local[position];
+    return received[source - 1].data() + position * sizeof(PointRecord);
+  };
+  for (std::size_t r = 0; r < received.size(); ++r) {
+    if (received[r].size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
+    const std::size_t n = received[r].size() / sizeof(PointRecord);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint64_t index = 0;
+      std::memcpy(&index, received[r].data() + i * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
+      order.emplace_back(index, (std::uint64_t{r + 1} << kPositionBits) | i);
+    }
+  }
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+              order.end());
   std::vector<PointRecord> out(order.size());
   for (std::size_t j = 0; j < order.size(); ++j) std::memcpy(&out[j], record_at(order[j].second), sizeof(PointRecord));
-  // A point index evaluated on two ranks (NSGA-II re-asks points) carries the same record on
-  // both, and equal keys do not remove each other: keep it once, as an archive insert does.
-  out.erase(std::unique(out.begin(), out.end(),
-                        [](const PointRecord& a, const PointRecord& b) { return a.index == b.index; }),
-            out.end());
   return out;
 }
 
