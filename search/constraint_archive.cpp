@@ -56,6 +56,22 @@ void ConstraintArchive::require_flushed(const char* what) const {
   }
 }
 
+template <class Keep>
+void ConstraintArchive::compact(Keep keep) {
+  const std::size_t s = stride();
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < indices_.size(); ++i) {
+    if (!keep(i)) continue;
+    if (out != i) {
+      indices_[out] = indices_[i];
+      std::memmove(keys_.data() + out * s, keys_.data() + i * s, s * sizeof(double));
+    }
+    ++out;
+  }
+  indices_.resize(out);
+  keys_.resize(out * s);
+}
+
 bool ConstraintArchive::insert(std::uint64_t index, std::span<const double> objectives,
                                std::span<const double> metrics) {
   if (!pending_indices_.empty()) flush();
@@ -72,18 +88,7 @@ bool ConstraintArchive::insert(std::uint64_t index, std::span<const double> obje
   for (std::size_t i = 0; i < n; ++i) {
     if (indices_[i] == index || removes(key(i), k)) return false;
   }
-  // Compact in place, dropping the entries the newcomer removes.
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (removes(k, key(i))) continue;
-    if (out != i) {
-      indices_[out] = indices_[i];
-      std::memmove(keys_.data() + out * s, keys_.data() + i * s, s * sizeof(double));
-    }
-    ++out;
-  }
-  indices_.resize(out);
-  keys_.resize(out * s);
+  compact([&](std::size_t i) { return !removes(k, key(i)); });  // drop the entries the newcomer removes
   indices_.push_back(index);
   keys_.insert(keys_.end(), k, k + s);
   return true;
@@ -118,43 +123,24 @@ void ConstraintArchive::flush() {
   keys_.insert(keys_.end(), pending_keys_.begin(), pending_keys_.end());
   pending_indices_.clear();
   pending_keys_.clear();
-  const auto compact = [&](std::span<const std::size_t> rows) {  // keep `rows` (ascending), in order
-    std::size_t out = 0;
-    for (const std::size_t r : rows) {
-      if (out != r) {
-        indices_[out] = indices_[r];
-        std::memmove(keys_.data() + out * s, keys_.data() + r * s, s * sizeof(double));
-      }
-      ++out;
-    }
-    indices_.resize(out);
-    keys_.resize(out * s);
-  };
   {
     std::vector<std::size_t> order(indices_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return indices_[a] != indices_[b] ? indices_[a] < indices_[b] : a < b;
     });
-    std::vector<std::size_t> repeats;  // positions of an index seen at an earlier position
+    std::vector<unsigned char> repeat(indices_.size(), 0);  // an index seen at an earlier position
+    bool any = false;
     for (std::size_t i = 1; i < order.size(); ++i) {
-      if (indices_[order[i]] == indices_[order[i - 1]]) repeats.push_back(order[i]);
+      if (indices_[order[i]] != indices_[order[i - 1]]) continue;
+      repeat[order[i]] = 1;
+      any = true;
     }
-    if (!repeats.empty()) {
-      std::sort(repeats.begin(), repeats.end());
-      std::vector<std::size_t> first;
-      first.reserve(indices_.size() - repeats.size());
-      for (std::size_t i = 0, r = 0; i < indices_.size(); ++i) {
-        if (r < repeats.size() && repeats[r] == i) {
-          ++r;
-        } else {
-          first.push_back(i);
-        }
-      }
-      compact(first);
-    }
+    if (any) compact([&](std::size_t i) { return repeat[i] == 0; });
   }
-  compact(nondominated_rows(keys_, s, senses_.size()));
+  std::vector<unsigned char> kept(indices_.size(), 0);
+  for (const std::size_t r : nondominated_rows(keys_, s, senses_.size())) kept[r] = 1;
+  compact([&](std::size_t i) { return kept[i] != 0; });
 }
 
 void ConstraintArchive::merge(const ConstraintArchive& other) {

@@ -100,6 +100,9 @@ class ConstraintArchive {
   // The key in minimisation form, checked (std::invalid_argument on bad values).
   void make_key(std::span<const double> objectives, std::span<const double> metrics, double* out) const;
   void require_flushed(const char* what) const;
+  // Keeps the entries i for which keep(i) holds, in order, in place.
+  template <class Keep>
+  void compact(Keep keep);
 
   std::vector<Sense> senses_;
   std::size_t metric_count_;
