@@ -131,7 +131,7 @@ class Archive {
     if (parts_.size() == 1) {
       out = std::move(parts_.begin()->second.records);
     } else {
-      for (const auto& [w, p] : parts_) out.insert(out.end(), p.records.begin(), p.records.end());
+      view(out);  // the parts' records copied into `out`
     }
     parts_.clear();
     const auto by_index = [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; };
