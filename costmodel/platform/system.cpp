@@ -97,8 +97,7 @@ double hidden_of(const wl::WorkloadSpec& s) {
 // (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
 // the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
 // consecutive FSDP instances"), the unit being the largest block (a layer).
-// The chips one copy of the states is sharded over: shard_group, or the whole DP group.
-int shard_degree(const SystemRequest& r) { return r.shard_group > 0 ? r.shard_group : r.degrees.dp; }
+int shard_degree(const SystemRequest& r) { return sys::states_shard_degree(r.shard_group, r.degrees.dp); }
 
 void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r) {
   const int p = r.degrees.pp;

@@ -109,7 +109,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // Hybrid sharding: the states' collectives run over a shard group of s chips (mapped as
   // the DP group is), and an all-reduce over the dp / s replicas of each shard (the outer
   // group beside the chips of a sharded replica).
-  const int shard = work.shard_states && work.shard_group > 0 ? work.shard_group : d.dp;
+  const int shard = work.shard_states ? states_shard_degree(work.shard_group, d.dp) : d.dp;
   if (shard < 1 || shard > d.dp || d.dp % shard != 0) return fail(ParallelStatus::invalid_degrees);
   const int replicas = d.dp / shard;
   const bool node_switch = system.scale_out.chips_per_node > 0 && system.topology == Topology::switched;

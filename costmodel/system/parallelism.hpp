@@ -106,6 +106,11 @@ struct StepWork {
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
 };
 
+// The chips one copy of sharded states is partitioned over: shard_group (hybrid sharding),
+// or all of dp where it is 0 (FULL_SHARD). Shared by the step's collectives and the
+// platform layer's memory footprint.
+constexpr int states_shard_degree(int shard_group, int dp) noexcept { return shard_group > 0 ? shard_group : dp; }
+
 // Helpers for the byte counts above.
 double tp_all_reduce_bytes(double tokens, double hidden, double bytes_per_element) noexcept;
 double moe_all_to_all_bytes(double tokens, double hidden, int top_k,
