@@ -3,6 +3,7 @@
 
 usage: check_platform_cli.py DSE_EXECUTABLE
 """
+import functools
 import json
 import re
 import os
@@ -304,10 +305,11 @@ if len(mega) != 1 or "gradients reduced in fp32" not in mega[0]["constants"]:
 # as `dse eval` runs it: 32B on a v5p-128 slice (64 chips), tensor 4 x FSDP 16, 28 sequences per TP group.
 tpu = [c for c in v["cases"] if c["group"] == "training_tpu"]
 vdir = os.path.join(os.path.dirname(__file__), "../../scenarios/validation")
+@functools.cache
 def maxtext_dims(size):
     text = open(os.path.join(vdir, f"maxtext-{size}b.yaml")).read()
     w = {k: int(x) for k, x in re.findall(r"(?m)^(hidden|layers|heads|head_dim|ffn_hidden|vocab): (\d+)$", text)}
-    return (w[k] for k in ("hidden", "layers", "heads", "head_dim", "ffn_hidden", "vocab"))
+    return tuple(w[k] for k in ("hidden", "layers", "heads", "head_dim", "ffn_hidden", "vocab"))
 def params(size):
     E, L, H, d, M, V = maxtext_dims(size)
     return L * (4 * E * H * d + 3 * E * M + 2 * E) + 2 * E * V + E
