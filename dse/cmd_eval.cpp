@@ -134,12 +134,7 @@ int cmd_eval(const Args& args) {
       "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
       "time", "print the evaluation wall time to stderr");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
 
   wl::PhaseSpec phase;
   if (phase_name == "train" || phase_name == "training") phase.phase = wl::Phase::training;
@@ -347,12 +342,7 @@ int cmd_presets(const Args& args) {
   po::options_description named("dse presets\n\nLists the hardware, system and workload presets.\n\noptions");
   named.add_options()("help,h", "print this help");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
   std::cout << "scenarios folder: " << io::scenarios_dir() << '\n';
   for (const char* sub : {"hardware", "systems"}) {
     std::cout << sub << ":";

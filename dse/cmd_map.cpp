@@ -102,12 +102,7 @@ int cmd_map(const Args& args) {
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
       "json", "print one JSON object instead of text");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
   // A name that is neither a loop-nest preset (hardware/research, then hardware) nor a file says

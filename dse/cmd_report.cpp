@@ -73,12 +73,7 @@ int cmd_report(const Args& args) {
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(pos).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, pos, vm)) return exit_ok;
   require_result_path("report", input);
   check_results_file(input);  // a truncated or foreign file is refused here, not in Python
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";

@@ -83,12 +83,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(pos).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, pos, vm)) return exit_ok;
   if (!resume.empty()) {
     if (!opt.scenario_path.empty()) throw InputError("dse run: give either SCENARIO.yaml or --resume, not both");
     opt.output_path = resume;

@@ -28,12 +28,7 @@ int cmd_scalesim(const Args& args) {
       "topology kind: conv or gemm")("path,p", po::value<std::string>(&outdir)->default_value("."),
                                      "output folder; reports go to PATH/<run_name>/");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
   io::TopologyKind kind = io::TopologyKind::conv;
   if (input_type == "gemm") {
     kind = io::TopologyKind::gemm;

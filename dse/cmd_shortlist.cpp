@@ -42,12 +42,7 @@ int cmd_shortlist(const Args& args) {
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(pos).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, pos, vm)) return exit_ok;
   Budgets budgets;
   auto positive = [&](const char* name, double v) {
     if (!(v > 0.0))

@@ -41,12 +41,7 @@ int cmd_timeloop_mapper(const Args& args) {
   po::positional_options_description pos;
   pos.add("arch", 1).add("problem", 1).add("ert", 1).add("constraints", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(pos).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, pos, vm)) return exit_ok;
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
   lp::Architecture arch = io::read_timeloop_arch(arch_path);

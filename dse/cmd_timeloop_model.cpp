@@ -91,12 +91,7 @@ int cmd_timeloop_model(const Args& args) {
   po::positional_options_description pos;
   pos.add("arch", 1).add("problem", 1).add("mapping", 1).add("ert", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(pos).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, pos, vm)) return exit_ok;
   const io::TimeloopCase c = io::read_timeloop_case(arch, problem, mapping, ert);
   const lp::NestCost r = lp::evaluate(c.arch, c.problem, c.mapping);
   if (vm.count("json") != 0) {

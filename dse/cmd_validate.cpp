@@ -885,12 +885,7 @@ int cmd_validate(const Args& args) {
       "evaluate only the cases of this group (e.g. end_to_end; repeatable): the tables, statistics, rank "
       "orders and speedups are those of these cases");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(named).positional(no_positionals()).run(), vm);
-  if (vm.count("help") != 0) {
-    std::cout << named << '\n';
-    return exit_ok;
-  }
-  po::notify(vm);
+  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
 
   const std::string text = io::read_text_file(suite, "validation suite");
   const YAML::Node root = io::parse_yaml(text, suite);

@@ -3,7 +3,11 @@
 // by declaring it here and listing it in kCommands in main.cpp.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
 #include <boost/program_options/positional_options.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,22 @@ using Args = std::vector<std::string>;
 inline const boost::program_options::positional_options_description& no_positionals() {
   static const boost::program_options::positional_options_description none;
   return none;
+}
+
+// Reads a command's options into `vm` (positional words as `positional` maps them). With --help it
+// prints the options and returns false: the command then returns exit_ok. Otherwise it runs
+// notify(), which checks required options and typed values, and returns true.
+inline bool parse_options(const Args& args, const boost::program_options::options_description& named,
+                          const boost::program_options::positional_options_description& positional,
+                          boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::store(po::command_line_parser(args).options(named).positional(positional).run(), vm);
+  if (vm.count("help") != 0) {
+    std::cout << named << '\n';
+    return false;
+  }
+  po::notify(vm);
+  return true;
 }
 
 // `argc/argv` are passed to commands that start MPI.
