@@ -1,6 +1,7 @@
 #include "dse/driver.hpp"
 
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -336,14 +338,21 @@ struct RoundWork {
   std::uint64_t feasible = 0;
 };
 
+// A rank's points are evaluated on --threads threads: one task arena of that many slots (the
+// calling thread and threads - 1 TBB workers). An arena, not a process-wide global_control: on
+// leaving its scope a global_control lifted the limit and TBB started the workers the default
+// arena had asked for, from the destructor; with the address space spent (a run out of memory,
+// unwinding) that thread could not start, and TBB's exception from a destructor aborted the run
+// (exit 134) instead of its one-line error and exit 1.
 class RoundRunner {
  public:
   RoundRunner(const PointModel& model, const DriverOptions& opt, Archive& archive, bool keep_rows)
-      : model_(model), opt_(opt), archive_(archive), keep_rows_(keep_rows) {}
+      : model_(model), opt_(opt), archive_(archive), keep_rows_(keep_rows), arena_(std::max(1, opt.threads)) {}
 
   void run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end, RoundWork& out) {
     std::vector<PointRecord> chunk(end - begin);
-    dse::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); });
+    arena_.execute(
+        [&] { dse::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); }); });
     for (std::uint64_t p = begin; p < end; ++p) {
       const PointRecord& r = chunk[p - begin];
       out.indices.push_back(r.index);
@@ -359,6 +368,7 @@ class RoundRunner {
   [[maybe_unused]] const DriverOptions& opt_;  // not read yet (clang -Wunused-private-field)
   Archive& archive_;
   bool keep_rows_;
+  tbb::task_arena arena_;
 };
 
 bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
@@ -684,8 +694,12 @@ void init_driver_file(hid_t file, Store store) {
 
 DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan, const DriverOptions& opt,
                    hid_t file) {
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
-                            static_cast<std::size_t>(std::max(1, opt.threads)));
+  // More threads than TBB's default (the cores this process may use) need its worker limit
+  // raised; lowering it again at the end starts no thread (lifting a limit does: RoundRunner).
+  std::optional<tbb::global_control> more_workers;
+  if (opt.threads > tbb::this_task_arena::max_concurrency()) {
+    more_workers.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
+  }
   const bool store_rows = opt.store == Store::all && h5::has_link(file, "points");
   const bool needs_results = plan.sampler == SamplerKind::nsga2;
 

@@ -1,6 +1,5 @@
 #include "dse/run.hpp"
 
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <chrono>
@@ -459,8 +458,10 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   if (ctx.max(failed) == 0 && !result.interrupted && store == Store::all && ctx.rank() == 0) {
     try {
       const auto tz = std::chrono::steady_clock::now();
-      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-      h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
+      tbb::task_arena arena(threads);  // not a global_control: see RoundRunner in driver.cpp
+      arena.execute([&] {
+        h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
+      });
       compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
     } catch (const IoError& e) {
       if (options.warn) {
