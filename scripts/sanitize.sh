@@ -5,8 +5,8 @@
 # run in the plain ci job; the pair took 176 s of the ASan job's test time on the 2-core CI
 # machine; and less results_current, which checks the figures shipped in results/, not memory:
 # its dse run and shortlist calls are those of mpi_quickstart_* and report_quickstart, and it
-# took 27 s under ASan), then builds the TBB/driver paths with TSan (preset "tsan") and runs test_dse_run_local and
-# `dse run tests/mpi/sweep.yaml --threads 2`. Any sanitizer report fails the job
+# took 27 s under ASan), then builds the TBB/driver paths with TSan (preset "tsan") and runs
+# test_dse_run_local and `dse run tests/mpi/sweep.yaml --threads 2`. Any sanitizer report fails the job
 # (halt_on_error); library false positives are suppressed in scripts/sanitizers/.
 # Both presets compile at -O1 with line tables only (-O1 -g1, CMakePresets.json): reports keep
 # function, file and line. -O2 with ASan + UBSan together took twice as long to compile (the
