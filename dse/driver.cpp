@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -265,35 +267,53 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
   }
   std::vector<Bytes> received;
   for (int r = 1; r < ctx.size(); ++r) received.push_back(ctx.receive(r, kTagArchive));
-  // Merged in index order, each record copied once: (index, source << 40 | position) pairs sorted,
-  // so that an index evaluated on two ranks (NSGA-II re-asks points; both carry the same record,
-  // and equal keys do not remove each other) comes first from the lowest rank, and is kept once, as
-  // an archive insert does.
-  constexpr int kPositionBits = 40;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> order;
+  // Every source's records are in index order with each index once (an archive's records), so
+  // they are merged in index order, each record copied once, taking the lowest source first on
+  // equal indices: an index evaluated on two ranks (NSGA-II re-asks points; both carry the same
+  // record, and equal keys do not remove each other) is kept once, from the lowest rank, as an
+  // archive insert does. Source 0 is rank 0's own survivors, source r its message from rank r.
+  std::vector<const char*> base{reinterpret_cast<const char*>(local.data())};
+  std::vector<std::size_t> count{0};
+  std::vector<std::size_t> at{0};
   for (std::size_t i = 0; i < local.size(); ++i) {
-    if (keep[i] != 0) order.emplace_back(local[i].index, i);
+    if (keep[i] == 0) continue;
+    if (at[0] != i) std::memcpy(&local[at[0]], &local[i], sizeof(PointRecord));  // compacted in place
+    ++at[0];
   }
-  const auto record_at = [&](std::uint64_t where_from) -> const void* {
-    const std::uint64_t source = where_from >> kPositionBits;
-    const std::uint64_t position = where_from & ((std::uint64_t{1} << kPositionBits) - 1);
-    if (source == 0) return &local[position];
-    return received[source - 1].data() + position * sizeof(PointRecord);
+  count[0] = at[0];
+  at[0] = 0;
+  for (const Bytes& b : received) {
+    if (b.size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
+    base.push_back(b.data());
+    count.push_back(b.size() / sizeof(PointRecord));
+    at.push_back(0);
+  }
+  const auto index_at = [&](std::size_t source) {
+    std::uint64_t index = 0;
+    std::memcpy(&index, base[source] + at[source] * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
+    return index;
   };
-  for (std::size_t r = 0; r < received.size(); ++r) {
-    if (received[r].size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
-    const std::size_t n = received[r].size() / sizeof(PointRecord);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::uint64_t index = 0;
-      std::memcpy(&index, received[r].data() + i * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
-      order.emplace_back(index, (std::uint64_t{r + 1} << kPositionBits) | i);
-    }
+  using Head = std::pair<std::uint64_t, std::size_t>;  // (index, source), least first
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  std::size_t total = 0;
+  for (std::size_t s = 0; s < base.size(); ++s) {
+    total += count[s];
+    if (count[s] > 0) heads.emplace(index_at(s), s);
   }
-  std::sort(order.begin(), order.end());
-  order.erase(std::unique(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
-              order.end());
-  std::vector<PointRecord> out(order.size());
-  for (std::size_t j = 0; j < order.size(); ++j) std::memcpy(&out[j], record_at(order[j].second), sizeof(PointRecord));
+  std::vector<PointRecord> out;
+  out.reserve(total);
+  while (!heads.empty()) {
+    const auto [index, s] = heads.top();
+    heads.pop();
+    if (out.empty() || out.back().index != index) {
+      out.emplace_back();
+      std::memcpy(&out.back(), base[s] + at[s] * sizeof(PointRecord), sizeof(PointRecord));
+    }
+    if (++at[s] == count[s]) continue;
+    const std::uint64_t next = index_at(s);
+    if (next <= index) throw MpiError("archive records out of index order");
+    heads.emplace(next, s);
+  }
   return out;
 }
 
@@ -346,8 +366,8 @@ struct RoundWork {
 // (exit 134) instead of its one-line error and exit 1.
 class RoundRunner {
  public:
-  RoundRunner(const PointModel& model, const DriverOptions& opt, Archive& archive, bool keep_rows)
-      : model_(model), opt_(opt), archive_(archive), keep_rows_(keep_rows), arena_(std::max(1, opt.threads)) {}
+  RoundRunner(const PointModel& model, int threads, Archive& archive, bool keep_rows)
+      : model_(model), archive_(archive), keep_rows_(keep_rows), arena_(std::max(1, threads)) {}
 
   void run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end, RoundWork& out) {
     std::vector<PointRecord> chunk(end - begin);
@@ -365,7 +385,6 @@ class RoundRunner {
 
  private:
   const PointModel& model_;
-  [[maybe_unused]] const DriverOptions& opt_;  // not read yet (clang -Wunused-private-field)
   Archive& archive_;
   bool keep_rows_;
   tbb::task_arena arena_;
@@ -779,7 +798,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
 
   const std::uint64_t planned = planned_points(model, plan);
   Progress progress(opt.progress && ctx.rank() == 0, planned, evaluated);
-  RoundRunner runner(model, opt, archive, store_rows || needs_results);
+  RoundRunner runner(model, opt.threads, archive, store_rows || needs_results);
   const h5::Handle type = point_record_type();
   std::uint64_t round_points = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64);
 
