@@ -7,11 +7,13 @@ mean, median and max absolute errors equal the JSON's rounded to 0.1%. The figur
 table, the whole-model rows of the model-validation table and the Known gaps lines quote from the suite
 (subsets such as the MLPerf and NIM cases, groups taken together, platform-speedup pairs, single
 cases) are recomputed from the JSON's cases and looked for, as the README words them. It also checks
-that every link from the README's Known gaps into docs/known-gaps.md names a heading there.
+that every link from the README into docs/ names a file there and, with an #anchor, one of its headings
+(the Known gaps lines link docs/known-gaps.md's).
 
 Usage: check_readme_table.py DSE README.md docs/known-gaps.md
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -59,17 +61,23 @@ for group in rows:
     if group not in want:
         bad.append(f"README row {group}: no such group in dse validate --json")
 
-# Known gaps links: each #anchor must be a heading of docs/known-gaps.md (GitHub's slug rule:
-# lower case, punctuation but hyphens dropped, spaces to hyphens).
-gaps = open(gaps_path, encoding="utf-8").read()
-slugs = {re.sub(r"[^a-z0-9 \-]", "", h.lower()).replace(" ", "-")
-         for h in re.findall(r"^## (.+)$", gaps, flags=re.M)}
-links = re.findall(r"\(docs/known-gaps\.md#([^)]+)\)", readme)
-if not links:
+# Links into docs/: each file exists and each #anchor names a heading of it (GitHub's slug rule:
+# lower case, punctuation but hyphens dropped, spaces to hyphens); the Known gaps lines link there.
+docs_dir = os.path.dirname(os.path.abspath(gaps_path))
+links = re.findall(r"\(docs/([\w.\-]+\.md)(?:#([^)]+))?\)", readme)
+if not any(f == os.path.basename(gaps_path) and a for f, a in links):
     bad.append("README: no links into docs/known-gaps.md")
-for a in links:
-    if a not in slugs:
-        bad.append(f"README links docs/known-gaps.md#{a}, which is no heading there")
+slugs = {}
+for f, a in links:
+    path = os.path.join(docs_dir, f)
+    if not os.path.isfile(path):
+        bad.append(f"README links docs/{f}, which does not exist")
+        continue
+    if f not in slugs:
+        headings = re.findall(r"^#{1,6} (.+)$", open(path, encoding="utf-8").read(), flags=re.M)
+        slugs[f] = {re.sub(r"[^a-z0-9 \-]", "", h.lower()).replace(" ", "-") for h in headings}
+    if a and a not in slugs[f]:
+        bad.append(f"README links docs/{f}#{a}, which is no heading there")
 
 # The prose under the table and the whole-model rows of the model-validation table: each figure that
 # `dse validate --json` gives is recomputed here from its cases and pairs, written as the README writes
@@ -225,4 +233,4 @@ for c in claims:
 if bad:
     sys.exit("\n".join(bad))
 print(f"README table: {len(rows)} rows match dse validate --json; {len(claims)} figures in its prose recomputed; "
-      f"{len(links)} Known gaps links resolve")
+      f"{len(links)} links into docs/ resolve")
