@@ -196,45 +196,46 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
   // equal indices: an index evaluated on two ranks (NSGA-II re-asks points; both carry the same
   // record, and equal keys do not remove each other) is kept once, from the lowest rank, as an
   // archive insert does. Source 0 is rank 0's own survivors, source r its message from rank r.
-  std::vector<const char*> base{reinterpret_cast<const char*>(local.data())};
-  std::vector<std::size_t> count{0};
-  std::vector<std::size_t> at{0};
+  std::size_t kept = 0;  // rank 0's survivors, compacted in place
   for (std::size_t i = 0; i < local.size(); ++i) {
     if (keep[i] == 0) continue;
-    if (at[0] != i) std::memcpy(&local[at[0]], &local[i], sizeof(PointRecord));  // compacted in place
-    ++at[0];
+    if (kept != i) std::memcpy(&local[kept], &local[i], sizeof(PointRecord));
+    ++kept;
   }
-  count[0] = at[0];
-  at[0] = 0;
+  struct Source {
+    const char* data;
+    std::size_t count;
+    std::size_t at = 0;  // the next record
+    [[nodiscard]] std::uint64_t index() const {
+      std::uint64_t index = 0;
+      std::memcpy(&index, data + at * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
+      return index;
+    }
+  };
+  std::vector<Source> sources{{reinterpret_cast<const char*>(local.data()), kept}};
   for (const Bytes& b : received) {
     if (b.size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
-    base.push_back(b.data());
-    count.push_back(b.size() / sizeof(PointRecord));
-    at.push_back(0);
+    sources.push_back({b.data(), b.size() / sizeof(PointRecord)});
   }
-  const auto index_at = [&](std::size_t source) {
-    std::uint64_t index = 0;
-    std::memcpy(&index, base[source] + at[source] * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
-    return index;
-  };
   using Head = std::pair<std::uint64_t, std::size_t>;  // (index, source), least first
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::size_t total = 0;
-  for (std::size_t s = 0; s < base.size(); ++s) {
-    total += count[s];
-    if (count[s] > 0) heads.emplace(index_at(s), s);
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    total += sources[s].count;
+    if (sources[s].count > 0) heads.emplace(sources[s].index(), s);
   }
   std::vector<PointRecord> out;
   out.reserve(total);
   while (!heads.empty()) {
     const auto [index, s] = heads.top();
     heads.pop();
+    Source& src = sources[s];
     if (out.empty() || out.back().index != index) {
       out.emplace_back();
-      std::memcpy(&out.back(), base[s] + at[s] * sizeof(PointRecord), sizeof(PointRecord));
+      std::memcpy(&out.back(), src.data + src.at * sizeof(PointRecord), sizeof(PointRecord));
     }
-    if (++at[s] == count[s]) continue;
-    const std::uint64_t next = index_at(s);
+    if (++src.at == src.count) continue;
+    const std::uint64_t next = src.index();
     if (next <= index) throw MpiError("archive records out of index order");
     heads.emplace(next, s);
   }
