@@ -146,14 +146,14 @@ double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool back
 // How much longer the products of FlashAttention-2's forward (k = flash2; 1 for the others)
 // take than its matrix rate gives, where the core's shared memory (sram_bytes_per_cycle_per_core)
 // cannot stream their operands: per key block the thread block writes K and V into shared memory
-// and each warp reads its rows of Q and all of K and V back (evaluate.cpp explains the count).
+// and each warp reads its rows of Q and all of K and V back (attention_fusion.cpp explains the count).
 // >= 1; on the H100 and H200 presets 1 at head dims 64 and 128, 1.39 at 256 (64 x 64 blocks of
 // 4 warps: 11.6 FLOPs per byte against the warp-MMA rate's 16.2 per clock and byte).
 double flash_forward_smem_factor(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim, Precision p);
 // The share of the forward's matrix rate at which a FlashAttention backward's five products run: 0.715 (measured:
 // FlashAttention-2 on the H100 at head dim 128, 128-key blocks) for native kernels and wherever the kernel's
 // blocks hold 128 keys; a kernel whose grid is known (flash2, flash1) pays that shortfall per FLOP in proportion
-// to 128 / its blocks' keys, the dQ accumulation's bytes per FLOP (evaluate.cpp gives the grid and the count):
+// to 128 / its blocks' keys, the dQ accumulation's bytes per FLOP (attention_fusion.cpp gives the grid and the count):
 // 1 / (1 + (1 / 0.715 - 1) x 128 / block_n), 0.5565 on the 64-key blocks of FlashAttention-2 at head dims 160-256.
 double flash_backward_matrix_share(const GpuHardware& hw, AttentionKernel k, std::int64_t head_dim) noexcept;
 

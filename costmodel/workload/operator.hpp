@@ -97,7 +97,7 @@ struct Operator {
   std::vector<Tensor> tensors;
   // Attention under a causal mask (decoder prefill and training: token i attends to
   // tokens 0..i). Counting conventions stay those of the full product; a fused
-  // attention kernel skips the blocks wholly above the diagonal (platform/evaluate.cpp).
+  // attention kernel skips the blocks wholly above the diagonal (platform/attention_fusion.cpp).
   bool causal = false;
   // Training: the backward pass reads this operator's inputs, so the forward keeps them
   // (an addition's gradient passes through unchanged and a collective's backward is the

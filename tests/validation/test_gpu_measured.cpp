@@ -195,7 +195,7 @@ std::vector<Row> row_kernel_rows(const std::string& csv,
 
 // FlashAttention-2 on an H100 SXM5 (scenarios/validation/flash_attention_h100.csv: the
 // FlashAttention-2 bars of the FlashAttention-3 paper's benchmark figures, S). The model's
-// fused attention (costmodel/platform/evaluate.cpp) on the H100 preset with
+// fused attention (costmodel/platform/attention_fusion.cpp) on the H100 preset with
 // --attention-kernel flash2, at the figures' shapes: batch x sequence 16k, hidden 2048, BF16;
 // the causal rows on a decoder layer, the others on an encoder layer (no mask); a layer's
 // fused forward (attn_qk) and fused backward (attn_av.bwd_a) kernels, launch included.
