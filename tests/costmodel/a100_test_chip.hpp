@@ -1,5 +1,6 @@
-// An A100-like chip for the platform tests, written out so that they do not depend
-// on a reader. Its figures are the A100 datasheet figures of
+// An A100-like chip for the platform tests (test_platform.cpp, test_attention_fusion.cpp,
+// test_e2e_validation.cpp), written out so that they do not depend on a reader, and the
+// small graphs they build. Its figures are the A100 datasheet figures of
 // scenarios/hardware/a100-sxm4-80gb.yaml with fixed efficiency constants (HBM 0.8 of
 // peak, full matrix rate, 2 us per graph kernel): the tests' hand arithmetic uses
 // these, so the preset's sourced efficiencies can change without touching them.
@@ -62,6 +63,26 @@ inline costmodel::workload::OperatorGraph one_block(std::vector<costmodel::workl
   b.nodes = std::move(nodes);
   g.blocks.push_back(std::move(b));
   return g;
+}
+
+// An attention chain qk -> softmax -> av: b heads, S tokens, head dim d (default 16, 512, 64).
+inline std::vector<costmodel::workload::Node> attention_chain(costmodel::workload::Precision P, std::int64_t b = 16,
+                                                              std::int64_t S = 512, std::int64_t d = 64) {
+  namespace wl = costmodel::workload;
+  return {wl::Node{wl::make_batched_gemm("qk", wl::LayerType::attention, b, S, S, d, P), {}},
+          wl::Node{wl::make_softmax("sm", wl::LayerType::attention, b * S, S, P), {"qk"}},
+          wl::Node{wl::make_batched_gemm("av", wl::LayerType::attention, b, S, d, S, P), {"sm"}}};
+}
+
+// The graph evaluated under one fusion strategy at precision P.
+inline costmodel::platform::GraphEval evaluate_as(const costmodel::platform::Platform& p,
+                                                  const costmodel::workload::OperatorGraph& g,
+                                                  costmodel::workload::Precision P,
+                                                  costmodel::platform::FusionStrategy f) {
+  costmodel::platform::EvalOptions o;
+  o.phase.precision = P;
+  o.fusion = f;
+  return costmodel::platform::evaluate_graph(p, g, o);
 }
 
 }  // namespace dse::test
