@@ -3,14 +3,23 @@
 # results/<scenario>/ (the result file <scenario>.h5, `dse shortlist` tables and the
 # report: index.html, report.md, PNG figures, CSV mapping sheets).
 #
-#   scripts/make_results.sh [DSE_BINARY]
+#   scripts/make_results.sh [--tables-only] [DSE_BINARY] [OUT_DIR]
 #
 # DSE_BINARY defaults to build/release/dse/dse (scripts/build.sh release); runs one rank
-# (no mpirun needed). Each scenario line below: name, SLA on p99 latency (ms), power
-# budget (W); add a line when a scenario is added to scenarios/.
+# (no mpirun needed). OUT_DIR (default results; relative paths from the project root) gets
+# one folder per scenario. --tables-only: the result file and the two shortlist tables,
+# no report (the ctest results_current writes them elsewhere and compares them with
+# results/: tests/report/check_results_current.sh). Each scenario line below: name, SLA on
+# p99 latency (ms), power budget (W); add a line when a scenario is added to scenarios/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tables_only=0
+if [ "${1:-}" = --tables-only ]; then
+  tables_only=1
+  shift
+fi
 DSE=${1:-build/release/dse/dse}
+OUT_ROOT=${2:-results}
 [[ -x $DSE ]] || { echo "make_results.sh: $DSE not found; build first (scripts/build.sh release) or pass the dse binary" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 SCENARIOS=(
@@ -20,11 +29,12 @@ SCENARIOS=(
 )
 for line in "${SCENARIOS[@]}"; do
   read -r name sla_ms power_w <<<"$line"
-  out=results/$name
+  out=$OUT_ROOT/$name
   rm -rf "$out"
   mkdir -p "$out"
   "$DSE" run "scenarios/$name.yaml" -o "$out/$name.h5" --no-progress
   "$DSE" shortlist "$out/$name.h5" > "$out/pareto_all.txt"
   "$DSE" shortlist "$out/$name.h5" --sla-p99-ms "$sla_ms" --power-w "$power_w" > "$out/shortlist.txt"
+  [ "$tables_only" = 1 ] && continue
   "$DSE" report "$out/$name.h5" -o "$out/report" --sla-p99-ms "$sla_ms" --power-w "$power_w"
 done
