@@ -15,6 +15,7 @@
 #include "dse/error.hpp"
 #include "dse/h5.hpp"
 #include "dse/run.hpp"
+#include "tests/scratch.hpp"
 
 namespace dse {
 namespace {
@@ -87,13 +88,6 @@ struct Fixture {
 
 bool same(const PointRecord& a, const PointRecord& b) { return std::memcmp(&a, &b, sizeof(PointRecord)) == 0; }
 
-std::filesystem::path scratch_dir(const char* name) {
-  const auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // A run never stopped, whose archive the stopped-and-resumed runs must end with.
 DriverResult uninterrupted(const std::filesystem::path& dir) {
   Fixture whole;
@@ -125,7 +119,7 @@ std::string lose_committed_archive(const std::string& path) {
 }
 
 TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive) {
-  const auto dir = scratch_dir("dse_test_driver_checkpoint");
+  const auto dir = dse::test::scratch_dir("driver_checkpoint");
   const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
   ASSERT_EQ(want.evaluated, 20000u);
@@ -166,7 +160,7 @@ TEST(DriverCheckpoint, StoppedAndResumedManyTimesEndsWithTheUninterruptedArchive
 // dataset the next round of the stopped attempt would have written, its header bytes
 // overwritten.
 TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
-  const auto dir = scratch_dir("dse_test_driver_leftover");
+  const auto dir = dse::test::scratch_dir("driver_leftover");
   const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
 
@@ -218,7 +212,7 @@ TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
 // file that drive() leaves is that state; driving it again now finishes from /archive without
 // evaluating a point, with the uninterrupted archive.
 TEST(DriverCheckpoint, KilledAfterTheFinalArchiveResumesFromIt) {
-  const auto dir = scratch_dir("dse_test_driver_finished");
+  const auto dir = dse::test::scratch_dir("driver_finished");
   const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
 
@@ -250,7 +244,7 @@ TEST(DriverCheckpoint, KilledAfterTheFinalArchiveResumesFromIt) {
 // from the committed rows and ends with the uninterrupted archive. Here the link is removed by
 // hand from a stopped run's file.
 TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
-  const auto dir = scratch_dir("dse_test_driver_lost_archive");
+  const auto dir = dse::test::scratch_dir("driver_lost_archive");
   const DriverResult want = uninterrupted(dir);
   ASSERT_FALSE(want.interrupted);
 
@@ -285,7 +279,7 @@ TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
 // Without rows (--store archive) a lost archive checkpoint cannot be rebuilt: the resume
 // stops and says so, where it used to fail on opening the missing dataset.
 TEST(DriverCheckpoint, LostArchiveCheckpointWithoutRowsStopsWithItsReason) {
-  const auto dir = scratch_dir("dse_test_driver_lost_archive_norows");
+  const auto dir = dse::test::scratch_dir("driver_lost_archive_norows");
   const std::string path = (dir / "lost.h5").string();
   Fixture f;
   f.stop_after = 3000;
@@ -348,7 +342,7 @@ std::vector<PointRecord> brute_force_archive(std::uint64_t points, PointRecord (
 // in index order, whether the points arrive in index order (exhaustive) or in a random order
 // (random sampling without replacement, every point once), with many rounds of checkpoints.
 TEST(DriverCheckpoint, ArchiveIsEveryPointNoOtherRemovesWhateverTheArrivalOrder) {
-  const auto dir = scratch_dir("dse_test_driver_brute");
+  const auto dir = dse::test::scratch_dir("driver_brute");
   const std::vector<PointRecord> want = brute_force_archive(20000, point_with_random_metrics);
   ASSERT_GT(want.size(), 200u);  // hundreds of points: the archive is pruned as it changes
   for (const SamplerKind sampler : {SamplerKind::exhaustive, SamplerKind::random}) {

@@ -11,6 +11,7 @@
 #include "dse/context.hpp"
 #include "dse/error.hpp"
 #include "dse/h5.hpp"
+#include "tests/scratch.hpp"
 
 namespace dse {
 namespace {
@@ -31,9 +32,7 @@ h5::Handle row_type() {
 }
 
 TEST(H5Compress, RowsAttributesAndOtherDatasetsSurviveWithAPartialLastChunk) {
-  const auto dir = std::filesystem::temp_directory_path() / "dse_test_h5_compress";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const auto dir = dse::test::scratch_dir("h5_compress");
   const std::string path = (dir / "f.h5").string();
   h5::quiet_errors();
   const std::size_t n = 40000;  // 2 full chunks of 16,384 rows and one of 7,232
@@ -87,7 +86,7 @@ TEST(H5Compress, RowsAttributesAndOtherDatasetsSurviveWithAPartialLastChunk) {
 }
 
 TEST(H5Compress, MissingFileThrowsAndLeavesNothing) {
-  const std::string path = (std::filesystem::temp_directory_path() / "dse_no_such_file.h5").string();
+  const std::string path = dse::test::scratch_file("no_such_file.h5");
   h5::quiet_errors();
   EXPECT_THROW(h5::rewrite_compressed(path, "points", 16384, 1), IoError);
   EXPECT_FALSE(std::filesystem::exists(path + ".compressing"));

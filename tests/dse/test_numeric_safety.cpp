@@ -24,6 +24,7 @@
 #include "dse/timeloop_reader.hpp"
 #include "dse/workload_reader.hpp"
 #include "dse/yaml_reader.hpp"
+#include "tests/scratch.hpp"
 
 namespace dse {
 namespace {
@@ -172,7 +173,7 @@ TEST(NumericSafetyWorkload, TransformerPhasesPast2To63ElementsAreRefused) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = dse::test::scratch_file(name);
   std::ofstream(path) << text;
   return path;
 }

@@ -1,15 +1,14 @@
 // ONNX import of small models that tests/dse/make_tiny_onnx.py writes at test
 // time with python3-onnx's helper API (/usr/bin/python3).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <system_error>
 
 #include "dse/error.hpp"
 #include "dse/onnx_import.hpp"
+#include "tests/scratch.hpp"
 
 namespace wl = dse::costmodel::workload;
 
@@ -17,17 +16,14 @@ namespace {
 
 class OnnxImport : public ::testing::Test {
  protected:
-  // A folder of this process's own: ctest runs each test of the suite as a process of its own,
-  // in parallel, and each writes the models; in one shared folder a test could read a model that
-  // another was rewriting (OnnxImport.BatchAndSequenceAreSymbolic failed so under ctest -j2).
+  // A folder of this process's own (tests/scratch.hpp): ctest runs each test of the suite as a
+  // process of its own, in parallel, and each writes the models; in one shared folder a test could
+  // read a model that another was rewriting (OnnxImport.BatchAndSequenceAreSymbolic failed so
+  // under ctest -j2).
   static void SetUpTestSuite() {
-    dir_ = (std::filesystem::path(::testing::TempDir()) / ("dse_tiny_onnx_" + std::to_string(::getpid()))).string();
+    dir_ = dse::test::scratch_dir("tiny_onnx").string();
     const std::string cmd = "/usr/bin/python3 " + std::string(DSE_SOURCE_DIR) + "/tests/dse/make_tiny_onnx.py " + dir_;
     status_ = std::system(cmd.c_str());
-  }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
   void SetUp() override {
     if (!dse::io::onnx_support_built()) GTEST_SKIP() << "built with DSE_WITH_ONNX=OFF";

@@ -11,6 +11,7 @@
 #include "dse/results.hpp"
 #include "dse/run.hpp"
 #include "search/pareto.hpp"
+#include "tests/scratch.hpp"
 
 namespace dse {
 namespace {
@@ -34,8 +35,7 @@ std::vector<std::uint64_t> brute_force_front(const std::vector<PointRecord>& row
 }
 
 TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
-  const auto dir = std::filesystem::temp_directory_path() / "dse_test_run_local";
-  std::filesystem::remove_all(dir);
+  const auto dir = dse::test::scratch_dir("run_local");
   auto ctx = make_local_context();
   RunOptions opt;
   opt.scenario_path = std::string(DSE_SOURCE_DIR) + "/scenarios/quickstart.yaml";
@@ -96,8 +96,7 @@ TEST(RunLocal, QuickstartWritesAllPointsAndTheFront) {
 // the temporary file's name is taken by a directory), the run still succeeds with a
 // warning and keeps the uncompressed file.
 TEST(RunLocal, CompressionFailureKeepsTheUncompressedResults) {
-  const auto dir = std::filesystem::temp_directory_path() / "dse_test_run_local_nocompress";
-  std::filesystem::remove_all(dir);
+  const auto dir = dse::test::scratch_dir("run_local_nocompress");
   std::filesystem::create_directories(dir / "out.h5.partial.compressing" / "blocker");
   auto ctx = make_local_context();
   RunOptions opt;

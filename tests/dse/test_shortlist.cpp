@@ -19,6 +19,7 @@
 #include "dse/run.hpp"
 #include "dse/shortlist.hpp"
 #include "search/pareto.hpp"
+#include "tests/scratch.hpp"
 
 namespace dse {
 namespace {
@@ -74,9 +75,7 @@ std::size_t expect_same_front(const ResultsFile& f, const Budgets& b, const std:
 class ShortlistFile : public ::testing::Test {
  protected:
   static ResultsFile make(const std::string& name, const std::string& scenario_text) {
-    const auto dir = std::filesystem::temp_directory_path() / ("dse_test_shortlist_" + name);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const auto dir = dse::test::scratch_dir("shortlist_" + name);
     const auto scenario = dir / "scenario.yaml";
     std::ofstream(scenario) << scenario_text;
     auto ctx = make_local_context();

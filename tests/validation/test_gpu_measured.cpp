@@ -33,6 +33,7 @@
 #include "dse/platform_reader.hpp"
 #include "dse/workload_reader.hpp"
 #include "dse/yaml_reader.hpp"
+#include "tests/scratch.hpp"
 
 namespace {
 
@@ -1000,8 +1001,7 @@ TEST(GpuHardwareReader, GemmLibraryTableIsCheckedWithPlace) {
   bad_precision.replace(bad_precision.find("precision: fp16"), 15, "precision: fp12");
   expect_refused(bad_precision, dir + "mi210.yaml", "software.gemm_library.precision");
   // A table with a bad header and one with a bad row, in a scratch folder.
-  const std::string scratch = std::string(::testing::TempDir()) + "dse_gemm_library/";
-  std::filesystem::create_directories(scratch);
+  const std::string scratch = dse::test::scratch_dir("gemm_library").string() + "/";
   const auto write = [&](const std::string& name, const std::string& body) {
     std::ofstream(scratch + name) << body;
   };

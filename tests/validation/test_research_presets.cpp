@@ -5,7 +5,6 @@
 // checked against the Timeloop exercise in ../shared/oracles/timeloop/06-eyeriss-vgg02-layer5,
 // whose architecture YAML is read at test time.
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -22,6 +21,7 @@
 #include "costmodel/systolic_platform.hpp"
 #include "dse/scenario.hpp"
 #include "dse/timeloop_writer.hpp"
+#include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;
 namespace mp = dse::costmodel::mapper;
@@ -218,7 +218,7 @@ TEST(ResearchPresets, EyerissLikeKeepsWhatTheTimeloopMappingKeeps) {
 // `keeps:` entries are weights, inputs or outputs; anything else is refused with the
 // file, line and column of the entry.
 TEST(ResearchPresets, UnknownKeepRoleIsRefusedWithItsPlace) {
-  const std::string path = ::testing::TempDir() + "dse_bad_keeps.yaml";
+  const std::string path = dse::test::scratch_file("bad_keeps.yaml");
   {
     std::ofstream f(path);
     f << "loopnest_hardware:\n  name: bad\n  levels:\n    - name: DRAM\n    - name: buf\n      capacity_words: 64\n"

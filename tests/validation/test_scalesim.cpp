@@ -15,6 +15,7 @@
 #include "costmodel/systolic.hpp"
 #include "dse/error.hpp"
 #include "dse/scalesim_io.hpp"
+#include "tests/scratch.hpp"
 
 namespace {
 
@@ -89,7 +90,7 @@ std::string first_line(const std::filesystem::path& p) {
 // The three reports, with SCALE-Sim v2's headers (as in the golden reports of
 // scalesim-project/scale-sim-v2, test/general/golden_trace/*.csv).
 TEST(ScalesimValidation, WritesTheThreeReportsWithScalesimHeaders) {
-  const auto out = std::filesystem::temp_directory_path() / "dse_test_scalesim";
+  const std::filesystem::path out = dse::test::scratch_file("scalesim");  // run_scalesim makes it
   std::filesystem::remove_all(out);
   const auto cfg = dse::io::read_scalesim_config(kDir + "/s1_alexnet_conv1_32x32_ws.cfg");
   const auto layers = dse::io::read_scalesim_topology(kDir + "/alexnet_conv1.csv", dse::io::TopologyKind::conv);

@@ -13,6 +13,7 @@
 #include "costmodel/loopnest/evaluate.hpp"
 #include "dse/error.hpp"
 #include "dse/timeloop_reader.hpp"
+#include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;
 
@@ -188,7 +189,7 @@ TEST(TimeloopValidation, T06_InstancesAndBypass) {
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = dse::test::scratch_file(name);
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f != nullptr) {
     std::fputs(text.c_str(), f);

@@ -12,6 +12,7 @@
 #include "costmodel/mapper/mapper.hpp"
 #include "dse/timeloop_reader.hpp"
 #include "dse/timeloop_writer.hpp"
+#include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;
 namespace mp = dse::costmodel::mapper;
@@ -113,7 +114,7 @@ TEST(TimeloopMapper, WrittenMappingReadsBack) {
   ASSERT_TRUE(r.feasible);
   std::ostringstream y;
   dse::io::write_timeloop_mapping(y, c.arch, c.problem, r.mapping);
-  const std::string path = ::testing::TempDir() + "/mapper_t03.map.yaml";
+  const std::string path = dse::test::scratch_file("mapper_t03.map.yaml");
   {
     std::ofstream f(path);
     f << y.str();
