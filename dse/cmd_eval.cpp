@@ -134,7 +134,7 @@ int cmd_eval(const Args& args) {
       "no-serving", "skip the serving sweep")("json", "print one JSON object instead of tables")(
       "time", "print the evaluation wall time to stderr");
   po::variables_map vm;
-  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
+  if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
 
   wl::PhaseSpec phase;
   if (phase_name == "train" || phase_name == "training") phase.phase = wl::Phase::training;
@@ -335,14 +335,14 @@ int cmd_eval(const Args& args) {
     std::cerr << "eval wall time " << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
   if (vm.count("json") != 0) io::print_eval_json(e, std::cout);
   else io::print_eval_text(e, std::cout);
-  return e.feasible ? exit_ok : exit_failure;
+  return e.feasible ? kExitOk : kExitFailure;
 }
 
 int cmd_presets(const Args& args) {
   po::options_description named("dse presets\n\nLists the hardware, system and workload presets.\n\noptions");
   named.add_options()("help,h", "print this help");
   po::variables_map vm;
-  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
+  if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
   std::cout << "scenarios folder: " << io::scenarios_dir() << '\n';
   for (const char* sub : {"hardware", "systems"}) {
     std::cout << sub << ":";
@@ -360,7 +360,7 @@ int cmd_presets(const Args& args) {
   std::cout << "\nworkloads (files in scenarios/workloads):";
   for (const auto& n : io::preset_names("workloads")) std::cout << ' ' << n;
   std::cout << '\n';
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

@@ -102,7 +102,7 @@ int cmd_map(const Args& args) {
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
       "json", "print one JSON object instead of text");
   po::variables_map vm;
-  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
+  if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
   // A name that is neither a loop-nest preset (hardware/research, then hardware) nor a file says
@@ -145,7 +145,7 @@ int cmd_map(const Args& args) {
     print_text(s, r, std::cout);
     std::cout << "memo: " << cache.hits() << " hits, " << cache.misses() << " misses\n";
   }
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

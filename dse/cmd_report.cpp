@@ -73,7 +73,7 @@ int cmd_report(const Args& args) {
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return exit_ok;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
   require_result_path("report", input);
   check_results_file(input);  // a truncated or foreign file is refused here, not in Python
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";
@@ -96,7 +96,7 @@ int cmd_report(const Args& args) {
   if (rc == 127) throw IoError("cannot run " + python + " (set DSE_PYTHON to a Python 3 with matplotlib and h5py)");
   if (rc != 0) throw IoError(script.string() + " failed with exit status " + std::to_string(rc));
   std::cout << (std::filesystem::path(out_dir) / "index.html").string() << '\n';
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

@@ -83,7 +83,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return exit_ok;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
   if (!resume.empty()) {
     if (!opt.scenario_path.empty()) throw InputError("dse run: give either SCENARIO.yaml or --resume, not both");
     opt.output_path = resume;
@@ -135,21 +135,21 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       std::cout << line.data() << "\n\n";
       print_shortlist(read_results(s.output_path), std::cout);
     }
-    return exit_ok;
+    return kExitOk;
   } catch (const Interrupted& e) {
     if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
-    return exit_interrupted;
+    return kExitInterrupted;
   } catch (const InputError& e) {
     if (ctx->rank() == 0) print_error_line(e.what());
-    return exit_bad_input;
+    return kExitBadInput;
   } catch (const Error& e) {
     if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
-    return exit_failure;
+    return kExitFailure;
   } catch (const std::exception& e) {
     // A library exception on one rank (an allocation failure, say): the others may be waiting in a
     // collective, so say what and where, and stop every rank.
     print_error_line("dse run: internal error on rank " + std::to_string(ctx->rank()) + ": " + e.what());
-    MpiSession::abort(exit_failure);
+    MpiSession::abort(kExitFailure);
   }
 }
 

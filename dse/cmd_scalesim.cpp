@@ -28,7 +28,7 @@ int cmd_scalesim(const Args& args) {
       "topology kind: conv or gemm")("path,p", po::value<std::string>(&outdir)->default_value("."),
                                      "output folder; reports go to PATH/<run_name>/");
   po::variables_map vm;
-  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
+  if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
   io::TopologyKind kind = io::TopologyKind::conv;
   if (input_type == "gemm") {
     kind = io::TopologyKind::gemm;
@@ -44,7 +44,7 @@ int cmd_scalesim(const Args& args) {
               << " stall cycles\n";
   }
   std::cout << "reports written to " << dir << '\n';
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

@@ -42,7 +42,7 @@ int cmd_shortlist(const Args& args) {
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return exit_ok;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
   Budgets budgets;
   auto positive = [&](const char* name, double v) {
     if (!(v > 0.0))
@@ -71,7 +71,7 @@ int cmd_shortlist(const Args& args) {
               << std::chrono::duration<double>(t1 - t0).count() << " s, shortlisted (" << selected.size()
               << " points) in " << std::chrono::duration<double>(t2 - t1).count() << " s\n";
   }
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

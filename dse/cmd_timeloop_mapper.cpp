@@ -41,7 +41,7 @@ int cmd_timeloop_mapper(const Args& args) {
   po::positional_options_description pos;
   pos.add("arch", 1).add("problem", 1).add("ert", 1).add("constraints", 1);
   po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return exit_ok;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
   lp::Architecture arch = io::read_timeloop_arch(arch_path);
@@ -51,7 +51,7 @@ int cmd_timeloop_mapper(const Args& args) {
   const mp::MapResult r = mp::map_operator(arch, p, c, o);
   if (!r.feasible) {
     std::cout << "no feasible mapping (" << lp::infeasible_name(r.reason) << "); " << r.evaluated << " mappings evaluated\n";
-    return exit_failure;
+    return kExitFailure;
   }
   namespace fs = std::filesystem;
   const fs::path tmp = out_path.empty() ? fs::temp_directory_path() / ("dse-timeloop-mapper-" + std::to_string(::getpid()) + ".map.yaml")

@@ -91,7 +91,7 @@ int cmd_timeloop_model(const Args& args) {
   po::positional_options_description pos;
   pos.add("arch", 1).add("problem", 1).add("mapping", 1).add("ert", 1);
   po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return exit_ok;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
   const io::TimeloopCase c = io::read_timeloop_case(arch, problem, mapping, ert);
   const lp::NestCost r = lp::evaluate(c.arch, c.problem, c.mapping);
   if (vm.count("json") != 0) {
@@ -99,7 +99,7 @@ int cmd_timeloop_model(const Args& args) {
   } else {
     print_text(c, r, std::cout);
   }
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

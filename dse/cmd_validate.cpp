@@ -115,7 +115,7 @@ int cmd_validate(const Args& args) {
       "evaluate only the cases of this group (e.g. end_to_end; repeatable): the tables, statistics, rank "
       "orders and speedups are those of these cases");
   po::variables_map vm;
-  if (!parse_options(args, named, no_positionals(), vm)) return exit_ok;
+  if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
 
   const std::vector<CaseResult> cases = validation::evaluate_suite(suite, only);
 
@@ -176,7 +176,7 @@ int cmd_validate(const Args& args) {
                 << ", \"error\": " << io::json_number(x.error) << "}";
     }
     std::cout << "], \"platform_speedup_errors\": {" << stats_json(speedup_stats) << "}}\n";
-    return exit_ok;
+    return kExitOk;
   }
   // The case and group columns are as wide as the longest name, so columns never run together.
   std::size_t name_width = 45, group_width = 13;
@@ -222,7 +222,7 @@ int cmd_validate(const Args& args) {
     std::cout << "speedups: " << st.n << " pairs, mean|err| " << fmt(100 * st.mean, 3) << "%, median "
               << fmt(100 * st.median, 3) << "%, max " << fmt(100 * st.max, 3) << "%\n";
   }
-  return exit_ok;
+  return kExitOk;
 }
 
 }  // namespace dse::cli

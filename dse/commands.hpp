@@ -23,7 +23,7 @@ inline const boost::program_options::positional_options_description& no_position
 }
 
 // Reads a command's options into `vm` (positional words as `positional` maps them). With --help it
-// prints the options and returns false: the command then returns exit_ok. Otherwise it runs
+// prints the options and returns false: the command then returns kExitOk. Otherwise it runs
 // notify(), which checks required options and typed values, and returns true.
 inline bool parse_options(const Args& args, const boost::program_options::options_description& named,
                           const boost::program_options::positional_options_description& positional,

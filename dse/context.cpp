@@ -31,15 +31,15 @@ class LocalContext final : public Context {
 std::unique_ptr<Context> make_local_context() { return std::make_unique<LocalContext>(); }
 
 Bytes tree_reduce(Context& ctx, Bytes local, const std::function<Bytes(Bytes, Bytes)>& combine) {
-  constexpr int tag = 7301;
+  constexpr int kTag = 7301;
   const int rank = ctx.rank();
   const int size = ctx.size();
   for (int step = 1; step < size; step <<= 1) {
     if (rank % (2 * step) == 0) {
       const int partner = rank + step;
-      if (partner < size) local = combine(std::move(local), ctx.receive(partner, tag));
+      if (partner < size) local = combine(std::move(local), ctx.receive(partner, kTag));
     } else {
-      ctx.send(local, rank - step, tag);
+      ctx.send(local, rank - step, kTag);
       return {};
     }
   }

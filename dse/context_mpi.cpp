@@ -109,7 +109,7 @@ MpiSession::MpiSession(int& argc, char**& argv) {
 
 MpiSession::~MpiSession() {
   if (std::uncaught_exceptions() > 0) {
-    MPI_Abort(MPI_COMM_WORLD, exit_failure);
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   MPI_Finalize();
 }

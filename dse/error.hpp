@@ -47,9 +47,9 @@ struct Interrupted : Error {
 void print_error_line(const std::string& text);
 
 // Exit codes of the command line.
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;
-inline constexpr int exit_bad_input = 2;
-inline constexpr int exit_interrupted = 130;
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 130;
 
 }  // namespace dse

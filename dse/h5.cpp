@@ -125,7 +125,7 @@ void check_collective(hid_t loc, herr_t rc, const std::string& what) {
     print_error_line(line + "; stopping all ranks");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  MpiSession::abort(exit_failure);
+  MpiSession::abort(kExitFailure);
 }
 
 // check_collective for a call that makes a dataset (parallel HDF5 allocates, and may write,

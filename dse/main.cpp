@@ -61,15 +61,15 @@ int main(int argc, char** argv) {
   const std::vector<std::string> all(argv + 1, argv + argc);
   if (all.empty()) {
     usage(std::cerr);
-    return dse::exit_bad_input;
+    return dse::kExitBadInput;
   }
   if (all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
     usage(std::cout);
-    return dse::exit_ok;
+    return dse::kExitOk;
   }
   if (all[0] == "--version") {
     std::cout << "dse " << dse::version_string() << '\n';
-    return dse::exit_ok;
+    return dse::kExitOk;
   }
   const std::string name = all[0];
   const Args args(all.begin() + 1, all.end());
@@ -79,20 +79,20 @@ int main(int argc, char** argv) {
     }
     std::cerr << "dse: unknown command '" << name << "'\n";
     usage(std::cerr);
-    return dse::exit_bad_input;
+    return dse::kExitBadInput;
   } catch (const po::error& e) {
     dse::print_error_line("dse " + name + ": " + e.what() + " (see 'dse " + name + " --help')");
-    return dse::exit_bad_input;
+    return dse::kExitBadInput;
   } catch (const dse::InputError& e) {
     dse::print_error_line(e.what());
-    return dse::exit_bad_input;
+    return dse::kExitBadInput;
   } catch (const dse::Error& e) {
     dse::print_error_line("dse " + name + ": " + e.what());
-    return dse::exit_failure;
+    return dse::kExitFailure;
   } catch (const std::exception& e) {
     // A library exception that no reader turned into one of the above (a std::filesystem or
     // allocation failure): one line and exit 1, not std::terminate's abort.
     dse::print_error_line("dse " + name + ": internal error: " + e.what());
-    return dse::exit_failure;
+    return dse::kExitFailure;
   }
 }

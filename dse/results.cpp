@@ -23,7 +23,7 @@ void write_run_info(hid_t file, const RunInfo& info) {
     if (h5::has_attribute(file, name)) h5::check_status(H5Adelete(file, name), std::string("H5Adelete ") + name);
     h5::write_attribute(file, name, v);
   };
-  set_attribute(file, "layout_version", results_layout_version);
+  set_attribute(file, "layout_version", kResultsLayoutVersion);
   set_string("scenario", info.scenario_text);
   set_string("scenario_file", info.scenario_file);
   set_attribute(file, "seed", static_cast<std::int64_t>(info.seed));
@@ -44,9 +44,9 @@ void check_layout(hid_t file, const std::string& path) {
     throw IoError(path + ": not a DSE result file (no layout_version attribute)");
   }
   const std::int64_t layout = h5::read_int_attribute(file, "layout_version");
-  if (layout != results_layout_version) {
+  if (layout != kResultsLayoutVersion) {
     throw IoError(path + ": result layout version " + std::to_string(layout) + " is not supported (this dse reads " +
-                  std::to_string(results_layout_version) + ")");
+                  std::to_string(kResultsLayoutVersion) + ")");
   }
 }
 

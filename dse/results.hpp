@@ -21,7 +21,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t results_layout_version = 2;
+inline constexpr std::int64_t kResultsLayoutVersion = 2;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {

@@ -152,7 +152,7 @@ std::string read_scenario_of_partial(const std::string& partial) {
   h5::quiet_errors();
   const h5::Handle f = h5::open_file_readonly(partial);
   if (!h5::has_attribute(f, "layout_version") ||
-      h5::read_int_attribute(f, "layout_version") != results_layout_version) {
+      h5::read_int_attribute(f, "layout_version") != kResultsLayoutVersion) {
     throw InputError(partial + ": not a checkpoint of this dse version");
   }
   return h5::read_string_attribute(f, "store") + "\n" + h5::read_string_attribute(f, "scenario_file") + "\n" +

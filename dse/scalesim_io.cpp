@@ -51,15 +51,15 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
 
 // Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
 // from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
-constexpr std::int64_t max_array_side = std::int64_t{1} << 20;
-constexpr std::int64_t max_offset = std::int64_t{1} << 53;
+constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
 
 // A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
 std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
   const std::int64_t kib = parse_int(v, file, line, key, 1);
-  constexpr std::int64_t max_kib = std::numeric_limits<std::int64_t>::max() / 1024;
-  if (kib > max_kib) {
-    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(max_kib) + " kB", v);
+  constexpr std::int64_t kMaxKib = std::numeric_limits<std::int64_t>::max() / 1024;
+  if (kib > kMaxKib) {
+    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(kMaxKib) + " kB", v);
   }
   return kib;
 }
@@ -85,9 +85,9 @@ void refuse_oversized_layer(const costmodel::ConvLayer& c, const std::string& fi
       ofmap_h * ofmap_w * d(c.num_filters),           // ofmap words
       d(c.ifmap_h) + d(c.stride_h), d(c.ifmap_w) + d(c.stride_w),
   };
-  constexpr double limit = 9007199254740992.0;  // 2^53
+  constexpr double kLimit = 9007199254740992.0;  // 2^53
   for (const double x : counts) {
-    if (!(x <= limit)) {
+    if (!(x <= kLimit)) {
       throw ConfigError(file, line, 1, "topology", "expected a layer whose MAC and word counts are at most 2^53",
                         format_count(x));
     }
@@ -168,9 +168,9 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       c.run_name = value;
       have_run_name = true;
     } else if (key == "arrayheight") {
-      a.rows = parse_int(value, file, line_no, path, 1, max_array_side);
+      a.rows = parse_int(value, file, line_no, path, 1, kMaxArraySide);
     } else if (key == "arraywidth") {
-      a.cols = parse_int(value, file, line_no, path, 1, max_array_side);
+      a.cols = parse_int(value, file, line_no, path, 1, kMaxArraySide);
     } else if (key == "ifmapsramszkb") {
       a.ifmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
     } else if (key == "filtersramszkb") {
@@ -178,11 +178,11 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
     } else if (key == "ofmapsramszkb") {
       a.ofmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
     } else if (key == "ifmapoffset") {
-      a.ifmap_offset = parse_int(value, file, line_no, path, 0, max_offset);
+      a.ifmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
     } else if (key == "filteroffset") {
-      a.filter_offset = parse_int(value, file, line_no, path, 0, max_offset);
+      a.filter_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
     } else if (key == "ofmapoffset") {
-      a.ofmap_offset = parse_int(value, file, line_no, path, 0, max_offset);
+      a.ofmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
     } else if (key == "dataflow") {
       const std::string d = lower(value);
       if (d == "ws") a.dataflow = costmodel::Dataflow::weight_stationary;

@@ -37,9 +37,9 @@ std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool p
   const double to = check(r[1], m.place(key).item(1));
   const std::int64_t steps = io::as_positive_integer(r[2], m.place(key).item(2));
   // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
-  constexpr std::int64_t max_steps = 1'000'000;
-  if (steps > max_steps) {
-    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(max_steps) + " steps",
+  constexpr std::int64_t kMaxSteps = 1'000'000;
+  if (steps > kMaxSteps) {
+    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps",
              std::to_string(steps));
   }
   if (log && (from <= 0 || to <= 0)) io::fail(m.place(key), r, "expected positive bounds for a log range", io::describe(r));
@@ -549,24 +549,24 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   // The design space (hardware variants x workloads x batch sizes) must be indexable by a
   // signed 64-bit integer: refuse it here rather than let a count wrap.
   {
-    constexpr std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    constexpr std::uint64_t kLimit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < s.hardware.size(); ++i) {
       std::uint64_t n = 1;
       for (const auto& k : s.hardware[i].knobs) {
-        if (n > limit / k.values.size()) {
+        if (n > kLimit / k.values.size()) {
           io::fail(m.place("hardware").item(i), hw[i], "expected at most 2^63-1 hardware variants",
                    "more (knob " + k.key + ")");
         }
         n *= k.values.size();
       }
-      if (n > limit - total) {
+      if (n > kLimit - total) {
         io::fail(m.place("hardware"), hw, "expected at most 2^63-1 hardware variants in all", "more");
       }
       total += n;
     }
     const std::uint64_t other = static_cast<std::uint64_t>(s.workloads.size()) * s.batch_sizes.size();
-    if (other != 0 && total > limit / other) {
+    if (other != 0 && total > kLimit / other) {
       io::fail(top, root, "expected a design space of at most 2^63-1 points (hardware x workloads x batch sizes)",
                "more");
     }

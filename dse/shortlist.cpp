@@ -136,10 +136,10 @@ bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& ro
     std::uint32_t mask = 0;
     if (H5Dread_chunk(ds, H5P_DEFAULT, offset, &mask, raw[c].data()) < 0 || mask != 0) return false;
   }
-  constexpr std::size_t size = sizeof(PointRecord);
+  constexpr std::size_t kRecordSize = sizeof(PointRecord);
   std::atomic<bool> ok{true};
   dse::parallel_for(std::size_t{0}, n_chunks, [&](std::size_t c) {
-    std::vector<unsigned char> shuffled(chunk_rows * size);
+    std::vector<unsigned char> shuffled(chunk_rows * kRecordSize);
     uLongf got = static_cast<uLongf>(shuffled.size());
     if (uncompress(shuffled.data(), &got, raw[c].data(), static_cast<uLong>(raw[c].size())) != Z_OK ||
         got != shuffled.size()) {
@@ -149,9 +149,9 @@ bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& ro
     const std::size_t first = c * chunk_rows;
     const std::size_t count = std::min(chunk_rows, rows.size() - first);
     auto* out = reinterpret_cast<unsigned char*>(rows.data() + first);
-    for (std::size_t b = 0; b < size; ++b) {  // byte b of element i sits at b * chunk_rows + i
+    for (std::size_t b = 0; b < kRecordSize; ++b) {  // byte b of element i sits at b * chunk_rows + i
       const unsigned char* plane = shuffled.data() + b * chunk_rows;
-      for (std::size_t i = 0; i < count; ++i) out[i * size + b] = plane[i];
+      for (std::size_t i = 0; i < count; ++i) out[i * kRecordSize + b] = plane[i];
     }
   });
   return ok;
@@ -287,9 +287,9 @@ std::vector<PointRecord> read_archive_rows(const std::string& path) {
     throw IoError(path + ": not a DSE result file (no layout_version attribute)");
   }
   const std::int64_t layout = h5::read_int_attribute(file, "layout_version");
-  if (layout != results_layout_version) {
+  if (layout != kResultsLayoutVersion) {
     throw IoError(path + ": result layout version " + std::to_string(layout) + " is not supported (this dse reads " +
-                  std::to_string(results_layout_version) + ")");
+                  std::to_string(kResultsLayoutVersion) + ")");
   }
   if (!h5::has_link(file, "archive")) throw IoError(path + ": no /archive dataset");
   const h5::Handle type = point_record_type();

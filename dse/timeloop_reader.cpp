@@ -186,8 +186,8 @@ void mesh_of(const YAML::Node& node, const Place& at, std::int64_t& mx, std::int
   const MapReader s(sp, at.child("spatial"), {"meshX", "meshY", "get_fanout", "fanout"});
   mx = s.positive_integer_or("meshX", 1);
   my = s.positive_integer_or("meshY", 1);
-  constexpr std::int64_t max_mesh = std::int64_t{1} << 20;  // per side; keeps mesh products in int64
-  if (mx > max_mesh || my > max_mesh)
+  constexpr std::int64_t kMaxMesh = std::int64_t{1} << 20;  // per side; keeps mesh products in int64
+  if (mx > kMaxMesh || my > kMaxMesh)
     fail(at.child("spatial"), sp, "expected meshX and meshY of at most 2^20", describe(sp));
 }
 

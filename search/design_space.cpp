@@ -6,10 +6,10 @@
 namespace dse::search {
 
 DesignSpace::DesignSpace(std::vector<Knob> knobs) : knobs_(std::move(knobs)) {
-  constexpr std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  constexpr std::uint64_t kLimit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   for (const auto& k : knobs_) {
     if (k.radix == 0) throw std::invalid_argument("design space knob '" + k.name + "' has no values");
-    if (size_ > limit / k.radix) {
+    if (size_ > kLimit / k.radix) {
       throw std::overflow_error("design space has more than 2^63-1 points (knob '" + k.name +
                                 "' overflows); sample it instead of enumerating it");
     }

@@ -115,10 +115,10 @@ std::string validate(const Problem& p) {
   if (rw != 1) return "expected exactly one read-write (output) tensor";
   // points() and tensor_elements() count in int64: refuse problems whose counts (taken
   // here in double) would pass 2^62 rather than let them wrap.
-  constexpr double limit = 4611686018427387904.0;  // 2^62
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
   double n = 1.0;
   for (int d = 0; d < p.num_dims; ++d) n *= static_cast<double>(p.dim_sizes[static_cast<std::size_t>(d)]);
-  if (!(n <= limit)) return "the iteration space has more than 2^62 points";
+  if (!(n <= kLimit)) return "the iteration space has more than 2^62 points";
   for (int t = 0; t < p.num_tensors; ++t) {
     const Tensor& ten = p.tensors[static_cast<std::size_t>(t)];
     double e = 1.0;
@@ -131,7 +131,7 @@ std::string validate(const Problem& p) {
       }
       e *= extent;
     }
-    if (!(e <= limit)) return "tensor " + ten.name + " has more than 2^62 elements";
+    if (!(e <= kLimit)) return "tensor " + ten.name + " has more than 2^62 elements";
   }
   return "";
 }
