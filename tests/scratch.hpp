@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -43,5 +44,12 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
 
 // The path of a file `name` in this process's scratch folder (not created).
 inline std::string scratch_file(const std::string& name) { return (scratch_root() / name).string(); }
+
+// `text` written to the file `name` in this process's scratch folder; its path.
+inline std::string write_scratch_file(const std::string& name, const std::string& text) {
+  const std::string path = scratch_file(name);
+  std::ofstream(path) << text;
+  return path;
+}
 
 }  // namespace dse::test

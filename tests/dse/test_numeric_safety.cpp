@@ -7,8 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -172,12 +170,6 @@ TEST(NumericSafetyWorkload, TransformerPhasesPast2To63ElementsAreRefused) {
   EXPECT_TRUE(std::isfinite(totals.bytes) && totals.bytes > 0.0);
 }
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = dse::test::scratch_file(name);
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(NumericSafetyTimeloop, ProblemsPast2To62AreRefused) {
   auto problem = [](const std::string& r, const std::string& p) {
     return "problem:\n  shape:\n    name: Conv1D\n    dimensions: [ R, P ]\n    data_spaces:\n"
@@ -186,16 +178,20 @@ TEST(NumericSafetyTimeloop, ProblemsPast2To62AreRefused) {
            "    - name: Outputs\n      projection:\n      - [ [P] ]\n      read_write: True\n"
            "  instance:\n    R: " + r + "\n    P: " + p + "\n";
   };
-  const auto ok = io::read_timeloop_problem(write_temp("ok.prob.yaml", problem("3", "16")));
+  const auto ok = io::read_timeloop_problem(dse::test::write_scratch_file("ok.prob.yaml", problem("3", "16")));
   EXPECT_EQ(costmodel::loopnest::points(ok), 48);  // 3 x 16
   // 2^40 x 2^40 = 2^80 iteration points: refused rather than wrapped.
-  EXPECT_THROW((void)io::read_timeloop_problem(write_temp("big.prob.yaml", problem("1099511627776", "1099511627776"))),
+  EXPECT_THROW((void)io::read_timeloop_problem(
+                   dse::test::write_scratch_file("big.prob.yaml", problem("1099511627776", "1099511627776"))),
                ConfigError);
   // 2^31 x 2^31 = 2^62 points: at the limit, accepted and exact.
-  const auto edge = io::read_timeloop_problem(write_temp("edge.prob.yaml", problem("2147483648", "2147483648")));
+  const auto edge =
+      io::read_timeloop_problem(dse::test::write_scratch_file("edge.prob.yaml", problem("2147483648", "2147483648")));
   EXPECT_EQ(costmodel::loopnest::points(edge), std::int64_t{1} << 62);
   for (const char* v : {"0", "-3", ".nan", ".inf", "99999999999999999999"}) {
-    EXPECT_THROW((void)io::read_timeloop_problem(write_temp("bad.prob.yaml", problem(v, "16"))), ConfigError) << v;
+    EXPECT_THROW((void)io::read_timeloop_problem(dse::test::write_scratch_file("bad.prob.yaml", problem(v, "16"))),
+                 ConfigError)
+        << v;
   }
 }
 

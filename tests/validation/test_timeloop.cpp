@@ -6,7 +6,6 @@
 // exactly; energies (fJ/MAC by level and total) within 0.2 %.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -188,16 +187,6 @@ TEST(TimeloopValidation, T06_InstancesAndBypass) {
 
 namespace {
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = dse::test::scratch_file(name);
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f != nullptr) {
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-  }
-  return path;
-}
-
 std::string error_of(const std::string& path) {
   try {
     (void)dse::io::read_timeloop_arch(path);
@@ -210,21 +199,23 @@ std::string error_of(const std::string& path) {
 }  // namespace
 
 TEST(TimeloopReader, RefusesSparsityWithFileAndLine) {
-  const std::string path = write_temp("sparse.arch.yaml",
-                                      "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
-                                      "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8, metadata_storage_width: 4}\n"
-                                      "  - !Component\n    name: MACC\n    class: intmac\n");
+  const std::string path = dse::test::write_scratch_file(
+      "sparse.arch.yaml",
+      "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
+      "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8, metadata_storage_width: 4}\n"
+      "  - !Component\n    name: MACC\n    class: intmac\n");
   const std::string msg = error_of(path);
   EXPECT_NE(msg.find(path + ":7:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("sparsity"), std::string::npos) << msg;
 }
 
 TEST(TimeloopReader, RefusesCompoundComponentsBeyondStorageAndCompute) {
-  const std::string path = write_temp("noc.arch.yaml",
-                                      "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
-                                      "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8}\n"
-                                      "  - !Component\n    name: Router\n    class: mesh_noc_router\n"
-                                      "  - !Component\n    name: MACC\n    class: intmac\n");
+  const std::string path =
+      dse::test::write_scratch_file("noc.arch.yaml",
+                                    "architecture:\n  version: 0.4\n  nodes:\n  - !Component\n    name: Buffer\n"
+                                    "    class: regfile\n    attributes: {depth: 64, width: 8, datawidth: 8}\n"
+                                    "  - !Component\n    name: Router\n    class: mesh_noc_router\n"
+                                    "  - !Component\n    name: MACC\n    class: intmac\n");
   const std::string msg = error_of(path);
   EXPECT_NE(msg.find(path + ":10:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("mesh_noc_router"), std::string::npos) << msg;
