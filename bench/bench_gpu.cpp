@@ -5,11 +5,11 @@
 
 #include <cstdint>
 
-#include "costmodel/gpu.hpp"
+#include "costmodel/gpu/gpu.hpp"
 #include "costmodel/platform/evaluate.hpp"
 #include "costmodel/workload/presets.hpp"
-#include "dse/gpu_hardware_reader.hpp"
-#include "dse/platform_reader.hpp"
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/platform_reader.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "costmodel/mapper/memo.hpp"
-#include "dse/timeloop_reader.hpp"
-#include "dse/timeloop_writer.hpp"
+#include "dse/io/timeloop_reader.hpp"
+#include "dse/io/timeloop_writer.hpp"
 
 namespace lp = dse::costmodel::loopnest;
 namespace mp = dse::costmodel::mapper;

@@ -1,5 +1,5 @@
 // Speed of the systolic-array models on a 50-layer SCALE-Sim topology: the
-// four transformer GEMMs of ../shared/oracles/scalesim/transformer_gemms.csv
+// four transformer GEMMs of data/oracles/scalesim/transformer_gemms.csv
 // repeated to 50 layers, on the 256x256 TPU-like config s10_tpu_256x256_ws.cfg
 // and on the 32x32 config s_gemm_32x32_ws.cfg.
 #include <benchmark/benchmark.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "costmodel/systolic.hpp"
-#include "dse/scalesim_io.hpp"
+#include "costmodel/systolic/systolic.hpp"
+#include "dse/io/scalesim_io.hpp"
 
 namespace {
 

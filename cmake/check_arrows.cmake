@@ -21,7 +21,7 @@ function(dse_forbid_links target)
   foreach(lib IN LISTS links)
     if(lib MATCHES "(MPI|mpi|hdf5|HDF5|yaml|Boost)")
       message(FATAL_ERROR "${target} may not link ${lib}: the cost model and search are pure "
-                          "(see DESIGN.md, 'Layout'); move the I/O into dse/")
+                          "(see docs/design.md, 'Layout'); move the I/O into dse/")
     endif()
   endforeach()
 endfunction()

@@ -7,7 +7,7 @@
 
 #include "costmodel/layer.hpp"
 #include "costmodel/roofline.hpp"
-#include "costmodel/systolic_platform.hpp"
+#include "costmodel/systolic/systolic_platform.hpp"
 
 namespace dse::costmodel {
 

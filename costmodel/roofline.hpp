@@ -9,7 +9,7 @@
 
 namespace dse::costmodel {
 
-// What limits a kernel. Names match the bottleneck classes of DESIGN.md.
+// What limits a kernel. Names match the bottleneck classes of docs/design.md.
 enum class Bottleneck { compute, memory, overhead, interconnect, capacity };
 std::string_view to_string(Bottleneck b);
 

@@ -1,5 +1,5 @@
 // The project's small exception hierarchy. Library code throws; only the
-// command line (dse/main.cpp) catches and picks the exit code.
+// command line (dse/cli/main.cpp) catches and picks the exit code.
 #pragma once
 
 #include <stdexcept>

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "dse/error.hpp"
-#include "dse/gpu_hardware_reader.hpp"
-#include "dse/onnx_import.hpp"
-#include "dse/scalesim_io.hpp"
-#include "dse/scenario.hpp"
-#include "dse/timeloop_reader.hpp"
-#include "dse/workload_reader.hpp"
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/onnx_import.hpp"
+#include "dse/io/scalesim_io.hpp"
+#include "dse/io/scenario.hpp"
+#include "dse/io/timeloop_reader.hpp"
+#include "dse/io/workload_reader.hpp"
 
 namespace dse::fuzz {
 

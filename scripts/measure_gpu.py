@@ -3,7 +3,7 @@
 
 Runs on a machine with a CUDA (or ROCm) GPU and PyTorch, e.g. the H200 that the
 `device` tool lends to some sessions, and writes CSV files in the formats of
-../shared/oracles/measured (LLMCompass's real_hardware files), so that
+data/oracles/measured (LLMCompass's real_hardware files), so that
 `dse validate` reads them with `kind: operator_csv` cases (`dir: suite`):
 
   <prefix>_matmul.csv      M, N, K, <ms>ms, <TFLOP/s>Tflops   LLMCompass's method: 3 warm-ups, median of

@@ -9,7 +9,7 @@ DIR/index.html (self-contained: figures referenced relatively), DIR/report.md, t
 figures (all FIG_W_PX x FIG_H_PX pixels), DIR/shortlist.csv and one mapping sheet CSV
 per shortlisted point (DIR/mapping_<index>.csv). Usually run by `dse report`.
 
-The shortlist is the same filter-and-front as `dse shortlist` (dse/shortlist.cpp):
+The shortlist is the same filter-and-front as `dse shortlist` (dse/h5/shortlist.cpp):
 archived feasible points within the budgets, non-dominated per workload over the
 objectives (throughput max; latency, energy, risk min), ties kept.
 """
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover
 
 OBJECTIVES = [("throughput_samples_per_s", "max"), ("latency_s", "min"),
               ("energy_per_sample_j", "min"), ("engineering_risk", "min")]
-# The knob order of a hardware entry (dse/scenario.cpp, parse_hardware: the fields
+# The knob order of a hardware entry (dse/io/scenario.cpp, parse_hardware: the fields
 # table order, first knob fastest in the variant number "NAME#v").
 KNOB_ORDER = ["peak_flops_per_s", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
               "kernel_overhead_s", "energy_per_flop_j", "energy_per_byte_j", "static_power_w",

@@ -1,4 +1,4 @@
-// The ask/tell interface every search strategy implements (STYLE.md practice 8).
+// The ask/tell interface every search strategy implements (docs/style.md practice 8).
 //
 // A driver loops:   ids = s.ask(n);  evaluate ids (any rank, any thread);  s.tell(results)
 // until s.done(). Samplers know nothing of hardware, MPI or files; they hand out

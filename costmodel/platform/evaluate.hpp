@@ -1,6 +1,6 @@
 // Whole-graph evaluation on a GPU-class chip (GPUs, and TPUs / Gaudi described
 // as many-core matrix-engine chips): every operator of an OperatorGraph is
-// lowered to a GPU kernel of costmodel/gpu.hpp (GEMM, batched GEMM, implicit-
+// lowered to a GPU kernel of costmodel/gpu/gpu.hpp (GEMM, batched GEMM, implicit-
 // GEMM convolution, element-wise, softmax, norm, reduction, gather) or to a
 // collective of costmodel/system/collectives.hpp; a fusion planner merges
 // kernels; per-layer and total latency, FLOPs, DRAM traffic, MFU and energy
@@ -73,7 +73,7 @@
 #include <tuple>
 #include <vector>
 
-#include "costmodel/gpu.hpp"
+#include "costmodel/gpu/gpu.hpp"
 #include "costmodel/roofline.hpp"
 #include "costmodel/system/collectives.hpp"
 #include "costmodel/workload/footprint.hpp"

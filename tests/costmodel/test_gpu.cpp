@@ -1,7 +1,7 @@
-// Hand-checked cases of the GPU-class timing model (costmodel/gpu.hpp) on a
+// Hand-checked cases of the GPU-class timing model (costmodel/gpu/gpu.hpp) on a
 // toy GPU whose numbers make the arithmetic easy. Every expected value is
 // worked out in the comment next to it.
-#include "costmodel/gpu.hpp"
+#include "costmodel/gpu/gpu.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Hand-checked small cases of the systolic-array model. Every expected number
 // is derived in the comment next to it from SCALE-Sim's counting rules
-// (../shared/oracles/scalesim/README.md and the header of costmodel/systolic.hpp).
+// (data/oracles/scalesim/README.md and the header of costmodel/systolic/systolic.hpp).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "costmodel/systolic.hpp"
+#include "costmodel/systolic/systolic.hpp"
 
 namespace dse::costmodel {
 namespace {

@@ -405,7 +405,7 @@ if best > 896:
     sys.exit(f"validate: static batch {best} above the case's max_batch 896")
 # `dir: suite` reads an operator file beside the suite (what scripts/measure_gpu.py writes): the
 # same rows through both folders give the same cases.
-oracles = os.environ.get("DSE_ORACLES_DIR", os.path.join(os.path.dirname(__file__), "../../../shared/oracles"))
+oracles = os.environ.get("DSE_ORACLES_DIR", os.path.join(os.path.dirname(__file__), "../../data/oracles"))
 with open(os.path.join(oracles, "measured", "llmcompass_matmul_A100.csv")) as f:
     rows = f.read().splitlines()[:2]
 with tempfile.TemporaryDirectory() as tmp:

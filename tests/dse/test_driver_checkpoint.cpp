@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "dse/context.hpp"
-#include "dse/driver.hpp"
+#include "dse/driver/context.hpp"
+#include "dse/driver/driver.hpp"
 #include "dse/error.hpp"
-#include "dse/h5.hpp"
-#include "dse/run.hpp"
+#include "dse/h5/h5.hpp"
+#include "dse/driver/run.hpp"
 #include "tests/scratch.hpp"
 
 namespace dse {
@@ -71,7 +71,7 @@ struct Fixture {
   DriverResult drive_file(const std::string& path, bool fresh) {
     auto ctx = make_local_context();
     h5::quiet_errors();
-    const h5::Handle file = fresh ? h5::create_file(path, *ctx) : h5::open_file_readwrite(path, *ctx);
+    const h5::Handle file = fresh ? h5::create_file(path, ctx->file_access()) : h5::open_file_readwrite(path, ctx->file_access());
     if (fresh) init_driver_file(file, store);
     DriverOptions o;
     o.threads = 1;
@@ -111,7 +111,7 @@ std::string committed_archive(hid_t file) {
 // once left a file) and returns its name.
 std::string lose_committed_archive(const std::string& path) {
   auto ctx = make_local_context();
-  const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+  const h5::Handle file = h5::open_file_readwrite(path, ctx->file_access());
   const std::string committed = committed_archive(file);
   EXPECT_TRUE(h5::has_link(file, committed));
   EXPECT_GE(H5Ldelete(file, committed.c_str(), H5P_DEFAULT), 0);
@@ -172,7 +172,7 @@ TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
   haddr_t header = HADDR_UNDEF;
   {
     auto ctx = make_local_context();
-    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+    const h5::Handle file = h5::open_file_readwrite(path, ctx->file_access());
     const std::int64_t attempt = h5::read_int_attribute(file, kAttempt);
     const std::int64_t rounds = h5::read_int_attribute(file, kRoundsDone);
     EXPECT_EQ(attempt, 1);
@@ -199,7 +199,7 @@ TEST(DriverCheckpoint, ResumeSkipsAHalfWrittenDatasetOfAKilledAttempt) {
   expect_same_archive(got, want);
   {  // the leftover is truly unusable: unlinking it fails (what resuming did before attempts were counted)
     auto ctx = make_local_context();
-    const h5::Handle file = h5::open_file_readwrite(path, *ctx);
+    const h5::Handle file = h5::open_file_readwrite(path, ctx->file_access());
     EXPECT_LT(H5Ldelete(file, leftover.c_str(), H5P_DEFAULT), 0);
   }
   std::filesystem::remove_all(dir);

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include "dse/context.hpp"
+#include "dse/driver/context.hpp"
 #include "dse/error.hpp"
-#include "dse/h5.hpp"
+#include "dse/h5/h5.hpp"
 #include "tests/scratch.hpp"
 
 namespace dse {
@@ -46,7 +46,7 @@ TEST(H5Compress, RowsAttributesAndOtherDatasetsSurviveWithAPartialLastChunk) {
   std::iota(other.begin(), other.end(), 1000);
   {
     auto ctx = make_local_context();
-    const h5::Handle f = h5::create_file(path, *ctx);
+    const h5::Handle f = h5::create_file(path, ctx->file_access());
     const h5::Handle type = row_type();
     const h5::Handle ds = h5::create_extensible_1d(f, "points", type, 4096, 0);
     h5::set_rows(ds, n);

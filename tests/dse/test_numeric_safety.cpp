@@ -16,12 +16,12 @@
 #include "costmodel/workload/presets.hpp"
 #include "costmodel/workload/spec.hpp"
 #include "dse/error.hpp"
-#include "dse/gpu_hardware_reader.hpp"
-#include "dse/scalesim_io.hpp"
-#include "dse/scenario.hpp"
-#include "dse/timeloop_reader.hpp"
-#include "dse/workload_reader.hpp"
-#include "dse/yaml_reader.hpp"
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/scalesim_io.hpp"
+#include "dse/io/scenario.hpp"
+#include "dse/io/timeloop_reader.hpp"
+#include "dse/io/workload_reader.hpp"
+#include "dse/io/yaml_reader.hpp"
 #include "tests/scratch.hpp"
 
 namespace dse {

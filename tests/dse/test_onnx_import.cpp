@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dse/error.hpp"
-#include "dse/onnx_import.hpp"
+#include "dse/io/onnx_import.hpp"
 #include "tests/scratch.hpp"
 
 namespace wl = dse::costmodel::workload;

@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <set>
 
-#include "dse/context.hpp"
+#include "dse/driver/context.hpp"
 #include "dse/error.hpp"
-#include "dse/h5.hpp"
-#include "dse/results.hpp"
-#include "dse/run.hpp"
+#include "dse/h5/h5.hpp"
+#include "dse/h5/results.hpp"
+#include "dse/driver/run.hpp"
 #include "search/pareto.hpp"
 #include "tests/scratch.hpp"
 

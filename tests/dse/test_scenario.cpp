@@ -5,8 +5,8 @@
 #include <string>
 
 #include "dse/error.hpp"
-#include "dse/scenario.hpp"
-#include "dse/yaml_reader.hpp"
+#include "dse/io/scenario.hpp"
+#include "dse/io/yaml_reader.hpp"
 
 namespace dse {
 namespace {

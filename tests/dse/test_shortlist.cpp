@@ -13,11 +13,11 @@
 #include <set>
 #include <sstream>
 
-#include "dse/context.hpp"
+#include "dse/driver/context.hpp"
 #include "dse/error.hpp"
-#include "dse/results.hpp"
-#include "dse/run.hpp"
-#include "dse/shortlist.hpp"
+#include "dse/h5/results.hpp"
+#include "dse/driver/run.hpp"
+#include "dse/h5/shortlist.hpp"
 #include "search/pareto.hpp"
 #include "tests/scratch.hpp"
 

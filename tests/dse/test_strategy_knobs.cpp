@@ -9,8 +9,8 @@
 
 #include "costmodel/platform/system.hpp"
 #include "dse/error.hpp"
-#include "dse/run.hpp"
-#include "dse/scenario.hpp"
+#include "dse/driver/run.hpp"
+#include "dse/io/scenario.hpp"
 
 namespace dse {
 namespace {
@@ -30,7 +30,7 @@ batch_sizes: [8]
 namespace pf = costmodel::platform;
 
 // What evaluate_point asks of evaluate_system for kKnobs' chat workload at batch 8
-// (dse/run.cpp evaluate_served), at the given degrees.
+// (dse/driver/run.cpp evaluate_served), at the given degrees.
 pf::SystemRequest knobs_request(const Scenario& s, costmodel::system::ParallelismDegrees degrees) {
   pf::SystemRequest req;
   req.spec = s.workloads[0].model->spec;

@@ -8,7 +8,7 @@
 
 #include "costmodel/workload/presets.hpp"
 #include "dse/error.hpp"
-#include "dse/workload_reader.hpp"
+#include "dse/io/workload_reader.hpp"
 
 namespace wl = dse::costmodel::workload;
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes a synthetic result file with N archive rows (default 1,000,000) in the layout
-of `dse run` (dse/driver.cpp: /archive chunked by 1024 rows, uncompressed), to
+of `dse run` (dse/driver/driver.cpp: /archive chunked by 1024 rows, uncompressed), to
 time `dse shortlist --timing` on a million archived points.
 
 usage: make_big_archive.py OUT.h5 [N]"""
@@ -42,7 +42,7 @@ with h5py.File(out, "w") as f:
     f.attrs["layout_version"] = np.int64(2)
     for k in ("scenario", "scenario_file", "version", "start_time", "store", "sampler"):
         f.attrs[k] = np.bytes_({"scenario": "name: big-synthetic\n", "store": "archive"}.get(k, "synthetic"))
-    # The exact file type of dse/driver.cpp point_record_type() (NUL-terminated strings),
+    # The exact file type of dse/driver/driver.cpp point_record_type() (NUL-terminated strings),
     # so that reading needs no type conversion, as with files written by `dse run`.
     tid = h5py.h5t.create(h5py.h5t.COMPOUND, dt.itemsize)
     for name in dt.names:

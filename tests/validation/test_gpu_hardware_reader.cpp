@@ -1,4 +1,4 @@
-// The GPU-class hardware reader (dse/gpu_hardware_reader.hpp) on the shipped presets: the keys
+// The GPU-class hardware reader (dse/io/gpu_hardware_reader.hpp) on the shipped presets: the keys
 // the timing model's validation relies on (pipeline stages, per-precision sustained fractions,
 // the warp-MMA fraction, shared-memory bandwidth, tile k by precision, a library's selection
 // table), their checks, and refusals with the file, line and key.
@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "costmodel/gpu.hpp"
+#include "costmodel/gpu/gpu.hpp"
 #include "dse/error.hpp"
-#include "dse/gpu_hardware_reader.hpp"
-#include "dse/yaml_reader.hpp"
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/yaml_reader.hpp"
 #include "tests/scratch.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Validation of the GPU-class timing model (costmodel/gpu.hpp) against
+// Validation of the GPU-class timing model (costmodel/gpu/gpu.hpp) against
 // measured silicon: the LLMCompass A100 / MI210 sweeps in
 // oracles/measured (read from the original files at test time). The hardware
 // descriptions are the preset files scenarios/hardware/*.yaml, built from
@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "costmodel/gpu.hpp"
+#include "costmodel/gpu/gpu.hpp"
 #include "costmodel/platform/attention_benchmark.hpp"
 #include "costmodel/platform/evaluate.hpp"
-#include "dse/gpu_hardware_reader.hpp"
-#include "dse/platform_reader.hpp"
-#include "dse/workload_reader.hpp"
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/platform_reader.hpp"
+#include "dse/io/workload_reader.hpp"
 
 namespace {
 
@@ -76,7 +76,7 @@ std::vector<std::vector<std::pair<double, std::string>>> read_csv_file(const std
   return rows;
 }
 
-// A file of ../shared/oracles/measured.
+// A file of data/oracles/measured.
 std::vector<std::vector<std::pair<double, std::string>>> read_csv(const std::string& name) {
   return read_csv_file(std::string(DSE_ORACLES_DIR) + "/measured/" + name);
 }

@@ -2,7 +2,7 @@
 // each loads, maps one representative operator, and agrees with figures derived by
 // hand from its sources (PE counts, peak rates, buffer capacities, energy per MAC by
 // the stated scaling rule, the mapper's lower bound). The Eyeriss-like preset is also
-// checked against the Timeloop exercise in ../shared/oracles/timeloop/06-eyeriss-vgg02-layer5,
+// checked against the Timeloop exercise in data/oracles/timeloop/06-eyeriss-vgg02-layer5,
 // whose architecture YAML is read at test time.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -18,9 +18,9 @@
 #include "costmodel/loopnest/architecture.hpp"
 #include "costmodel/loopnest/problem.hpp"
 #include "costmodel/mapper/mapper.hpp"
-#include "costmodel/systolic_platform.hpp"
-#include "dse/scenario.hpp"
-#include "dse/timeloop_writer.hpp"
+#include "costmodel/systolic/systolic_platform.hpp"
+#include "dse/io/scenario.hpp"
+#include "dse/io/timeloop_writer.hpp"
 #include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;

@@ -1,5 +1,5 @@
 // Validation of the SCALE-Sim compatible systolic model against SCALE-Sim v2
-// itself: every case of ../shared/oracles/scalesim/expected.csv (SCALE-Sim
+// itself: every case of data/oracles/scalesim/expected.csv (SCALE-Sim
 // v2 outputs, commit 22f88b17) is re-run from its original .cfg and topology
 // files, read at test time, and must match exactly on total and stall cycles
 // and the six SRAM/DRAM counts, and within 0.01 percentage points on the
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "costmodel/systolic.hpp"
+#include "costmodel/systolic/systolic.hpp"
 #include "dse/error.hpp"
-#include "dse/scalesim_io.hpp"
+#include "dse/io/scalesim_io.hpp"
 #include "tests/scratch.hpp"
 
 namespace {

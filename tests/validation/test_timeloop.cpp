@@ -1,6 +1,6 @@
-// Timeloop reference cases (../shared/oracles/timeloop): the original YAML
+// Timeloop reference cases (data/oracles/timeloop): the original YAML
 // inputs are read at test time and evaluated with the loop-nest model. Every
-// expected number below is typed from ../shared/oracles/timeloop/expected.md
+// expected number below is typed from data/oracles/timeloop/expected.md
 // (reference outputs of the public Timeloop exercises; Timeloop v3.0.3
 // reproduces the cycles and counts). Counts are per instance and must match
 // exactly; energies (fJ/MAC by level and total) within 0.2 %.
@@ -11,7 +11,7 @@
 
 #include "costmodel/loopnest/evaluate.hpp"
 #include "dse/error.hpp"
-#include "dse/timeloop_reader.hpp"
+#include "dse/io/timeloop_reader.hpp"
 #include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;

@@ -1,4 +1,4 @@
-// The mapper on Timeloop v0.4 reference cases (../shared/oracles/timeloop,
+// The mapper on Timeloop v0.4 reference cases (data/oracles/timeloop,
 // read at test time). Targets: the best energy Timeloop's own search reaches
 // on the same mapspace (figures from the issue / expected.md, see each test).
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "costmodel/loopnest/evaluate.hpp"
 #include "costmodel/mapper/mapper.hpp"
-#include "dse/timeloop_reader.hpp"
-#include "dse/timeloop_writer.hpp"
+#include "dse/io/timeloop_reader.hpp"
+#include "dse/io/timeloop_writer.hpp"
 #include "tests/scratch.hpp"
 
 namespace lp = dse::costmodel::loopnest;

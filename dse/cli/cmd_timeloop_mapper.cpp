@@ -1,0 +1,77 @@
+// `dse timeloop-mapper`: the mapper on Timeloop v0.4 inputs. Prints the best
+// mapping as Timeloop mapping YAML, then its figures exactly as
+// `dse timeloop-model` prints them (the written mapping is read back and
+// evaluated by that command, so the YAML and the figures cannot disagree).
+#include <boost/program_options.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "costmodel/mapper/mapper.hpp"
+#include "dse/cli/commands.hpp"
+#include "dse/error.hpp"
+#include "dse/io/timeloop_reader.hpp"
+#include "dse/io/timeloop_writer.hpp"
+
+namespace po = boost::program_options;
+namespace lp = dse::costmodel::loopnest;
+namespace mp = dse::costmodel::mapper;
+
+namespace dse::cli {
+
+int cmd_timeloop_mapper(const Args& args) {
+  std::string arch_path, problem_path, ert_path, constraints_path, objective = "energy", out_path;
+  po::options_description named(
+      "dse timeloop-mapper ARCH.yaml PROBLEM.yaml ERT.yaml [CONSTRAINTS.yaml] [--objective O] [--json] [-o MAP.yaml]\n\n"
+      "Runs the mapper on Timeloop v0.4 inputs under the architecture's own constraints\n"
+      "(and those of CONSTRAINTS.yaml), prints the best mapping in Timeloop's mapping\n"
+      "YAML, the search used, the mappings evaluated and the gap to the lower bound,\n"
+      "then the figures in the form of `dse timeloop-model`.\n\noptions");
+  named.add_options()("help,h", "print this help")("json", "figures as one JSON object (as timeloop-model --json)")(
+      "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
+      "output,o", po::value<std::string>(&out_path), "also write the mapping YAML to this file")(
+      "arch", po::value<std::string>(&arch_path)->required(), "architecture YAML (positional 1)")(
+      "problem", po::value<std::string>(&problem_path)->required(), "problem YAML (positional 2)")(
+      "ert", po::value<std::string>(&ert_path)->required(), "energy reference table YAML (positional 3)")(
+      "constraints", po::value<std::string>(&constraints_path), "constraints YAML (positional 4, optional)");
+  po::positional_options_description pos;
+  pos.add("arch", 1).add("problem", 1).add("ert", 1).add("constraints", 1);
+  po::variables_map vm;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
+  mp::MapperOptions o;
+  if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
+  lp::Architecture arch = io::read_timeloop_arch(arch_path);
+  io::read_timeloop_ert(ert_path, arch);
+  const lp::Problem p = io::read_timeloop_problem(problem_path);
+  const mp::Constraints c = io::read_timeloop_constraints(arch_path, constraints_path, arch, p);
+  const mp::MapResult r = mp::map_operator(arch, p, c, o);
+  if (!r.feasible) {
+    std::cout << "no feasible mapping (" << lp::infeasible_name(r.reason) << "); " << r.evaluated << " mappings evaluated\n";
+    return kExitFailure;
+  }
+  namespace fs = std::filesystem;
+  const fs::path tmp = out_path.empty() ? fs::temp_directory_path() / ("dse-timeloop-mapper-" + std::to_string(::getpid()) + ".map.yaml")
+                                        : fs::path(out_path);
+  {
+    std::ofstream f(tmp);
+    if (!f) throw IoError("cannot write " + tmp.string());
+    io::write_timeloop_mapping(f, arch, p, r.mapping);
+  }
+  const bool json = vm.count("json") != 0;
+  if (!json) {
+    io::write_timeloop_mapping(std::cout, arch, p, r.mapping);
+    std::cout << "\n# search: " << mp::strategy_name(r.strategy) << ", " << r.evaluated << " mappings evaluated, objective "
+              << mp::objective_name(o.objective) << ", gap to lower bound " << 100.0 * r.gap << " %\n\n";
+  }
+  Args model_args = {arch_path, problem_path, tmp.string(), ert_path};
+  if (json) model_args.push_back("--json");
+  const int rc = cmd_timeloop_model(model_args);
+  if (out_path.empty()) fs::remove(tmp);
+  return rc;
+}
+
+}  // namespace dse::cli

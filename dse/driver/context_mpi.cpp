@@ -1,0 +1,124 @@
+// The only file that includes <mpi.h>. Every MPI return code is checked.
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <exception>
+#include <limits>
+#include <string>
+
+#include "dse/driver/context.hpp"
+#include "dse/error.hpp"
+
+namespace dse {
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+int to_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw MpiError("message larger than 2 GiB");
+  }
+  return static_cast<int>(n);
+}
+
+class MpiContext final : public Context {
+ public:
+  MpiContext() {
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  }
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] bool distributed() const override { return true; }
+  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+  Bytes broadcast(Bytes data, int root) override {
+    unsigned long long n = data.size();
+    check(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
+    data.resize(static_cast<std::size_t>(n));
+    if (n > 0) check(MPI_Bcast(data.data(), to_count(data.size()), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+    return data;
+  }
+
+  void send(const Bytes& data, int dest, int tag) override {
+    check(MPI_Send(data.data(), to_count(data.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+  }
+
+  Bytes receive(int source, int tag) override {
+    MPI_Status status;
+    check(MPI_Probe(source, tag, MPI_COMM_WORLD, &status), "MPI_Probe");
+    int count = 0;
+    check(MPI_Get_count(&status, MPI_CHAR, &count), "MPI_Get_count");
+    Bytes data(static_cast<std::size_t>(count));
+    check(MPI_Recv(data.data(), count, MPI_CHAR, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    return data;
+  }
+
+  int poll(int tag) override {
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+    return flag != 0 ? status.MPI_SOURCE : -1;
+  }
+
+  int wait_any(int tag) override {
+    MPI_Status status;
+    check(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &status), "MPI_Probe");
+    return status.MPI_SOURCE;
+  }
+
+  std::uint64_t sum(std::uint64_t value) override {
+    unsigned long long in = value;
+    unsigned long long out = 0;
+    check(MPI_Allreduce(&in, &out, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    return out;
+  }
+
+  std::int64_t max(std::int64_t value) override {
+    long long in = value;
+    long long out = 0;
+    check(MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return out;
+  }
+
+  void configure_hdf5_access(std::int64_t fapl) const override {
+    if (H5Pset_fapl_mpio(static_cast<hid_t>(fapl), MPI_COMM_WORLD, MPI_INFO_NULL) < 0) {
+      throw IoError("H5Pset_fapl_mpio failed");
+    }
+  }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_FUNNELED) throw MpiError("MPI does not provide MPI_THREAD_FUNNELED");
+}
+
+MpiSession::~MpiSession() {
+  if (std::uncaught_exceptions() > 0) {
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+  }
+  MPI_Finalize();
+}
+
+std::unique_ptr<Context> MpiSession::world() const { return std::make_unique<MpiContext>(); }
+
+void MpiSession::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::terminate();
+}
+
+}  // namespace dse

@@ -1,0 +1,105 @@
+// The distributed search driver: a sampler (exhaustive, random or NSGA-II) asks
+// for points; each round's points are handed to ranks in dynamic chunks (rank 0
+// serves the chunks and also works), evaluated with TBB inside each rank,
+// written collectively to HDF5 at their row, and folded into a constraint-robust
+// Pareto archive per workload. Every round ends with a checkpoint in the output
+// file, so an interrupted or killed run resumes from the last completed round.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dse/h5/h5.hpp"
+#include "dse/h5/results.hpp"
+#include "dse/plan.hpp"
+#include "search/design_space.hpp"
+#include "search/pareto.hpp"
+#include "search/sampler.hpp"
+
+namespace dse {
+
+class Context;
+
+// How to evaluate a point and read its objectives; `evaluate` must be thread-safe.
+struct PointModel {
+  search::DesignSpace space;
+  std::vector<search::Sense> senses;       // objective senses
+  std::size_t metric_count = 0;            // constraint metrics, each minimised
+  std::function<PointRecord(std::uint64_t index)> evaluate;
+  std::function<search::Evaluation(const PointRecord&)> to_evaluation;
+};
+
+struct DriverOptions {
+  int threads = 1;
+  Store store = Store::all;
+  double round_s = 2.0;                    // target wall time of one round (one checkpoint each)
+  std::uint64_t max_round_points = 1u << 20;
+  // Appended archive-checkpoint rows allowed beyond twice the archive before the local
+  // archives are written afresh (kArchiveRows).
+  std::uint64_t checkpoint_slack_rows = 65536;
+  bool progress = true;
+  const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
+  // Called on rank 0 with a problem the run recovered from (none when empty).
+  std::function<void(const std::string&)> warn;
+};
+
+struct DriverResult {
+  std::uint64_t evaluated = 0;             // over all ranks, this session and earlier ones
+  std::uint64_t feasible = 0;
+  bool interrupted = false;
+  std::vector<PointRecord> archive;        // the merged archive, ordered by index (rank 0; empty elsewhere)
+  std::uint64_t archive_size = 0;          // its size (every rank)
+  // Wall time of the phases on this rank (for the run summary): evaluating rounds
+  // (including waits for other ranks at the end of a round), writing checkpoints and
+  // rows, and merging the local archives at the end.
+  double evaluate_s = 0.0;
+  double checkpoint_s = 0.0;
+  double merge_s = 0.0;
+  // Checkpoint datasets that an earlier, killed attempt was writing when it died (kAttempt):
+  // left in the file untouched (their object headers may be half written, and HDF5 reads a
+  // header to unlink it); the finished output leaves them out when it is rewritten.
+  std::vector<std::string> stale_checkpoints;
+};
+
+// Checkpoint attributes in the output file (besides /points, /archive, /sampler_state).
+inline constexpr const char* kRowsDone = "checkpoint_rows";
+inline constexpr const char* kRoundsDone = "checkpoint_rounds";
+inline constexpr const char* kEvaluated = "checkpoint_evaluated";
+inline constexpr const char* kFeasible = "checkpoint_feasible";
+// The archive checkpoint is append-only: each round adds the points that entered a local
+// archive in that round to dataset checkpoint_archive_<round> (the round that created
+// it); the first `rows` rows are committed. Re-inserting them gives the same archive,
+// since a point that left the archive was removed by one that is (or whose remover is)
+// still there. When the rows pass twice the archive, the archives are written afresh.
+inline constexpr const char* kArchiveRound = "checkpoint_archive_round";
+inline constexpr const char* kArchiveRows = "checkpoint_archive_rows";
+// Every drive() over a file is a new attempt (kAttempt, counted and flushed before it
+// writes anything), and the checkpoint datasets it creates carry its number in their
+// names (checkpoint_name), so a resumed run never opens, overwrites or unlinks what a
+// killed attempt left half written. kStateAttempt / kArchiveAttempt: the attempts that
+// wrote the committed sampler state and archive checkpoint.
+inline constexpr const char* kAttempt = "checkpoint_attempt";
+inline constexpr const char* kStateAttempt = "checkpoint_state_attempt";
+inline constexpr const char* kArchiveAttempt = "checkpoint_archive_attempt";
+// 1 once the final archive (/archive) is written and flushed, before the checkpoints are
+// deleted: a run killed from then until the output is renamed (run.cpp) resumes from
+// /archive and only finishes. (It failed: the committed checkpoint was gone while the
+// counters still named it.)
+inline constexpr const char* kFinished = "checkpoint_finished";
+
+// "BASE_ROUND" for attempt 0 (files written before attempts were counted), else
+// "BASE_ROUND_aATTEMPT".
+std::string checkpoint_name(const char* base, std::int64_t round, std::int64_t attempt);
+
+// Prepare a fresh output file for the driver (collective): datasets and counters.
+void init_driver_file(hid_t file, Store store);
+
+// Run the search over `file`, continuing from its checkpoint. Collective.
+DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan, const DriverOptions& options,
+                   hid_t file);
+
+}  // namespace dse

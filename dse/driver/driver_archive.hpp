@@ -1,0 +1,90 @@
+// The driver's archive (internal to dse/driver/driver.cpp): one constraint-robust archive per workload
+// with the records it keeps, the exact merge of the ranks' archives, and the byte packing of the
+// driver's MPI messages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "dse/driver/context.hpp"
+#include "dse/driver/driver.hpp"
+#include "dse/error.hpp"
+#include "search/constraint_archive.hpp"
+
+namespace dse::driver_detail {
+
+// ---- plain byte packing of POD values ---------------------------------------------------------
+
+template <class T>
+void put(Bytes& b, const T& v) {
+  const std::size_t at = b.size();
+  b.resize(at + sizeof(T));
+  std::memcpy(b.data() + at, &v, sizeof(T));
+}
+
+inline void append(Bytes& a, const Bytes& b) {
+  const std::size_t at = a.size();
+  a.resize(at + b.size());
+  if (!b.empty()) std::memcpy(a.data() + at, b.data(), b.size());
+}
+
+template <class T>
+T get(const Bytes& b, std::size_t& off) {
+  if (off + sizeof(T) > b.size()) throw MpiError("truncated message");
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof(T));
+  off += sizeof(T);
+  return v;
+}
+
+// Every rank's bytes, concatenated in the reduction tree's order, on every rank (collective).
+Bytes all_gather_bytes(Context& ctx, Bytes mine);
+
+// ---- the archive: one constraint-robust archive per workload, with the records -------------
+
+// Each part keeps its records in one vector whose storage is reused from flush to flush (it is
+// compacted in place, never rebuilt): half a million 230-byte records are ~120 MB, and a fresh
+// buffer of that size costs a page fault per 4 KiB page every time it is filled.
+class Archive {
+ public:
+  explicit Archive(const PointModel& m) : model_(&m) {}
+
+  // Queued: the archive files points in batches (ConstraintArchive::add).
+  void insert(const PointRecord& r);
+
+  // Files every queued point and drops the records no longer archived.
+  void settle();
+
+  // The archived records (settle() first), in no set order: the one part's records in place, or
+  // the parts' records copied one after another into `scratch`.
+  std::span<const PointRecord> view(std::vector<PointRecord>& scratch) const;
+
+  // The archived records, ordered by index; the archive is left empty.
+  std::vector<PointRecord> take_sorted();
+
+ private:
+  struct Part {
+    search::ConstraintArchive archive;
+    std::vector<PointRecord> records;  // the archived points and the queued ones
+
+    // Keep the records of archived points only (the first record of an index), in place and in
+    // their order.
+    void prune();
+  };
+
+  const PointModel* model_;
+  std::map<std::uint32_t, Part> parts_;
+};
+
+// The global archive from every rank's local archive (collective; rank 0 gets it,
+// ordered by index, the other ranks get it empty). The keys of all local archives go to every rank; each rank keeps
+// its own records that no other rank's key removes -- exact, since a local archive
+// holds no record another of its records removes -- and the survivors are gathered.
+// The filtering runs on all ranks at once, not along a reduction tree.
+std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local);
+
+}  // namespace dse::driver_detail

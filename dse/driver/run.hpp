@@ -1,0 +1,67 @@
+// `dse run`: the scenario's design space searched over MPI ranks and TBB threads
+// (see dse/driver/driver.hpp), the archive and Pareto front written to HDF5.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "costmodel/breakdown.hpp"
+#include "dse/driver/driver.hpp"
+#include "dse/h5/results.hpp"
+#include "dse/io/scenario.hpp"
+#include "search/design_space.hpp"
+
+namespace dse {
+
+class Context;
+
+struct RunOptions {
+  std::string scenario_path;       // empty with resume
+  std::string output_path;
+  int threads = 0;                 // 0: TBB's default (all cores)
+  Store store = Store::all;
+  bool resume = false;             // continue OUTPUT.partial
+  double checkpoint_interval_s = 2.0;
+  bool progress = true;
+  const std::atomic<bool>* cancel = nullptr;
+  // Called on rank 0, when it happens, with a problem that did not fail the run: a resume
+  // that rebuilt a lost checkpoint, a compression of /points that failed.
+  std::function<void(const std::string&)> warn;
+};
+
+struct RunSummary {
+  std::uint64_t points = 0;        // evaluated
+  std::uint64_t feasible = 0;
+  std::uint64_t archive = 0;
+  std::uint64_t pareto = 0;
+  double wall_time_s = 0.0;
+  // Rank 0's time per phase (DriverResult) and for the mapping sheets.
+  double evaluate_s = 0.0;
+  double checkpoint_s = 0.0;
+  double merge_s = 0.0;
+  double sheets_s = 0.0;
+  double compress_s = 0.0;         // compressing /points after the run (rank 0, --store all)
+  std::string output_path;
+};
+
+// Knobs in index order (fastest first): hardware, workload, batch.
+search::DesignSpace design_space(const Scenario& s);
+PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
+// The per-layer mapping sheet of point `index`.
+std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
+                                                       std::uint64_t index);
+// The objectives (throughput max, latency min, energy min, risk min) and constraint
+// metrics (p99 latency, power, area, memory) of a row.
+search::Evaluation to_evaluation(const PointRecord& r);
+// The Pareto indices over the objectives among feasible rows, per workload; ascending.
+std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);
+
+// Collective over the context. Throws InputError for a bad scenario (on every rank,
+// before any file is created), IoError for output problems, Interrupted when
+// cancelled (the partial file keeps the last checkpoint for --resume).
+RunSummary run(Context& ctx, const RunOptions& options);
+
+}  // namespace dse

@@ -1,0 +1,97 @@
+// The HDF5 result file: layout, writer (collective over ranks) and reader.
+//
+//   /points         one compound row per evaluated point, in evaluation order (row =
+//                   point index for exhaustive search); only with --store all
+//   /archive        the constraint-robust archive: rows of the points that are
+//                   non-dominated over objectives + constraint metrics, by index
+//   /pareto         uint64 indices of the Pareto points (no budgets; per workload)
+//   /sampler_state  bytes of the sampler's checkpoint (NSGA-II)
+//   root attributes: layout_version, scenario, scenario_file, seed, version,
+//                    ranks, threads, start_time, wall_time_s, objectives, metrics,
+//                    store, sampler, complete, checkpoint_* counters
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dse/h5/h5.hpp"
+
+namespace dse {
+
+class Context;
+
+inline constexpr std::int64_t kResultsLayoutVersion = 2;
+
+// One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
+struct PointRecord {
+  std::uint64_t index = 0;
+  std::uint32_t hardware_id = 0;
+  std::uint32_t workload_id = 0;
+  std::int64_t batch = 0;
+  char hardware[32] = {};
+  char workload[32] = {};
+  double throughput_samples_per_s = 0.0;
+  double latency_s = 0.0;
+  double energy_per_sample_j = 0.0;
+  double engineering_risk = 0.0;
+  double flops = 0.0;
+  double dram_bytes = 0.0;
+  double memory_bytes = 0.0;
+  // Constraint metrics (each minimised; budgets apply to them later).
+  double p99_latency_s = 0.0;
+  double power_w = 0.0;
+  double area_mm2 = 0.0;
+  std::uint8_t feasible = 0;
+  char bottleneck[16] = {};
+};
+
+// Copy a name into a fixed field, truncating and NUL-terminating.
+template <std::size_t N>
+void set_name(char (&field)[N], const std::string& s) {
+  const std::size_t n = s.size() < N - 1 ? s.size() : N - 1;
+  for (std::size_t i = 0; i < n; ++i) field[i] = s[i];
+  for (std::size_t i = n; i < N; ++i) field[i] = '\0';
+}
+
+struct RunInfo {
+  std::string scenario_text;
+  std::string scenario_file;
+  std::uint64_t seed = 0;
+  std::string version;
+  std::int64_t ranks = 1;
+  std::int64_t threads = 1;
+  std::string start_time;
+  double wall_time_s = 0.0;
+};
+
+struct ResultsFile {
+  RunInfo info;
+  std::string store;
+  bool complete = false;
+  std::vector<PointRecord> points;   // empty unless stored
+  std::vector<PointRecord> archive;
+  std::vector<std::uint64_t> pareto;
+  // The archive row of point `index`, or nullptr.
+  [[nodiscard]] const PointRecord* find(std::uint64_t index) const;
+};
+
+// Provenance attributes, written collectively with the same value on every rank.
+void write_run_info(hid_t file, const RunInfo& info);
+
+// Read a whole result file; refuses files of another layout with an IoError.
+ResultsFile read_results(const std::string& path);
+// Open a result file and check its layout version only; IoError when it is not a
+// readable DSE result file of this layout (truncated, foreign, another version).
+void check_results_file(const std::string& path);
+// A result file named to `dse COMMAND`: a missing path or a directory is bad input (InputError:
+// "dse COMMAND: PATH: no such file", "...: a directory (expected a result file of dse run)").
+void require_result_path(const std::string& command, const std::string& path);
+
+// The compound HDF5 type of PointRecord.
+h5::Handle point_record_type();
+
+// Overwrite-or-create scalar attributes (collective in parallel files).
+void set_attribute(hid_t loc, const std::string& name, std::int64_t value);
+
+}  // namespace dse

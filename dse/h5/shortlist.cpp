@@ -1,0 +1,392 @@
+#include "dse/h5/shortlist.hpp"
+
+#include <oneapi/tbb/parallel_sort.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iomanip>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "dse/error.hpp"
+#include "dse/parallel.hpp"
+
+namespace dse {
+
+namespace {
+
+struct Quantity {
+  const char* field;
+  const char* short_name;
+  search::Sense sense;
+  double PointRecord::*member;
+};
+
+// The archive's objectives and constraint metrics, with the senses it was built with.
+const std::vector<Quantity>& archive_quantities() {
+  static const std::vector<Quantity> q = {
+      {"throughput_samples_per_s", "throughput", search::Sense::maximize, &PointRecord::throughput_samples_per_s},
+      {"latency_s", "latency", search::Sense::minimize, &PointRecord::latency_s},
+      {"energy_per_sample_j", "energy", search::Sense::minimize, &PointRecord::energy_per_sample_j},
+      {"engineering_risk", "risk", search::Sense::minimize, &PointRecord::engineering_risk},
+      {"p99_latency_s", "p99", search::Sense::minimize, &PointRecord::p99_latency_s},
+      {"power_w", "power", search::Sense::minimize, &PointRecord::power_w},
+      {"area_mm2", "area", search::Sense::minimize, &PointRecord::area_mm2},
+      {"memory_bytes", "memory", search::Sense::minimize, &PointRecord::memory_bytes},
+  };
+  return q;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::string sci(double v) {
+  std::ostringstream s;
+  s << std::scientific << std::setprecision(3) << v;
+  return s.str();
+}
+
+std::string exact(double v) {
+  std::ostringstream s;
+  s << std::setprecision(17) << v;
+  return s.str();
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) { return std::isfinite(v) ? exact(v) : "null"; }
+
+std::string name_of(const char* field, std::size_t n) {
+  std::size_t len = 0;
+  while (len < n && field[len] != '\0') ++len;
+  return {field, len};
+}
+
+std::string budgets_text(const Budgets& b) {
+  std::ostringstream s;
+  bool any = false;
+  auto add = [&](const char* what, const std::optional<double>& v, double scale, const char* unit) {
+    if (!v) return;
+    s << (any ? ", " : "") << what << " <= " << *v * scale << ' ' << unit;
+    any = true;
+  };
+  add("p99 latency", b.p99_latency_s, 1e3, "ms");
+  add("power", b.power_w, 1.0, "W");
+  add("area", b.area_mm2, 1.0, "mm2");
+  add("memory", b.memory_bytes, 1e-9, "GB");
+  return any ? s.str() : "none";
+}
+
+// The archive as written by `dse run` (chunked, shuffle then deflate, the file type
+// equal to PointRecord's): raw chunks read serially (HDF5 is not thread-safe), then
+// inflated and unshuffled in parallel. Returns false, reading nothing, for any other
+// layout, which read_archive_rows then reads with plain H5Dread.
+bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& rows) {
+  const h5::Handle file_type(H5Dget_type(ds), H5Tclose);
+  if (file_type.id() < 0 || H5Tequal(file_type, mem_type) <= 0) return false;
+  const h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+  if (dcpl.id() < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_nfilters(dcpl) != 2) return false;
+  unsigned flags = 0;
+  std::size_t nelem = 0;
+  unsigned cd[8];
+  if (H5Pget_filter2(dcpl, 0, &flags, &nelem, cd, 0, nullptr, nullptr) != H5Z_FILTER_SHUFFLE) return false;
+  nelem = 8;
+  if (H5Pget_filter2(dcpl, 1, &flags, &nelem, cd, 0, nullptr, nullptr) != H5Z_FILTER_DEFLATE) return false;
+  hsize_t chunk[1] = {0};
+  if (H5Pget_chunk(dcpl, 1, chunk) != 1 || chunk[0] == 0) return false;
+  const std::size_t chunk_rows = chunk[0];
+  const std::size_t n_chunks = (rows.size() + chunk_rows - 1) / chunk_rows;
+  std::vector<std::vector<unsigned char>> raw(n_chunks);
+  for (std::size_t c = 0; c < n_chunks; ++c) {
+    const hsize_t offset[1] = {c * chunk_rows};
+    hsize_t bytes = 0;
+    if (H5Dget_chunk_storage_size(ds, offset, &bytes) < 0 || bytes == 0) return false;
+    raw[c].resize(bytes);
+    std::uint32_t mask = 0;
+    if (H5Dread_chunk(ds, H5P_DEFAULT, offset, &mask, raw[c].data()) < 0 || mask != 0) return false;
+  }
+  constexpr std::size_t kRecordSize = sizeof(PointRecord);
+  std::atomic<bool> ok{true};
+  dse::parallel_for(std::size_t{0}, n_chunks, [&](std::size_t c) {
+    std::vector<unsigned char> shuffled(chunk_rows * kRecordSize);
+    uLongf got = static_cast<uLongf>(shuffled.size());
+    if (uncompress(shuffled.data(), &got, raw[c].data(), static_cast<uLong>(raw[c].size())) != Z_OK ||
+        got != shuffled.size()) {
+      ok = false;
+      return;
+    }
+    const std::size_t first = c * chunk_rows;
+    const std::size_t count = std::min(chunk_rows, rows.size() - first);
+    auto* out = reinterpret_cast<unsigned char*>(rows.data() + first);
+    for (std::size_t b = 0; b < kRecordSize; ++b) {  // byte b of element i sits at b * chunk_rows + i
+      const unsigned char* plane = shuffled.data() + b * chunk_rows;
+      for (std::size_t i = 0; i < count; ++i) out[i * kRecordSize + b] = plane[i];
+    }
+  });
+  return ok;
+}
+
+}  // namespace
+
+std::vector<ObjectiveSpec> default_objectives() { return parse_objectives("throughput,latency,energy,risk"); }
+
+std::vector<ObjectiveSpec> parse_objectives(std::string_view csv) {
+  std::vector<ObjectiveSpec> out;
+  std::size_t start = 0;
+  while (start <= csv.size()) {
+    const std::size_t comma = std::min(csv.find(',', start), csv.size());
+    const std::string item = trim(csv.substr(start, comma - start));
+    start = comma + 1;
+    // An optional :max or :min, as the shortlist's header writes each objective; it must be the
+    // quantity's own sense (the archive was built with it).
+    std::string name = item;
+    std::optional<search::Sense> asked;
+    if (const auto colon = item.rfind(':'); colon != std::string::npos) {
+      const std::string sense = item.substr(colon + 1);
+      if (sense != "max" && sense != "min")
+        throw InputError("--objectives: '" + item + "': expected :max or :min after the name");
+      asked = sense == "max" ? search::Sense::maximize : search::Sense::minimize;
+      name = trim(item.substr(0, colon));
+    }
+    const auto& qs = archive_quantities();
+    const auto it = std::find_if(qs.begin(), qs.end(), [&](const Quantity& q) {
+      return name == q.field || name == q.short_name;
+    });
+    if (it == qs.end()) {
+      std::string allowed;
+      for (const auto& q : qs) allowed += std::string(allowed.empty() ? "" : ", ") + q.short_name;
+      throw InputError("--objectives: '" + name + "' is not an archived quantity (expected some of: " + allowed +
+                       ")");
+    }
+    if (asked && *asked != it->sense) {
+      throw InputError("--objectives: '" + item + "': " + it->short_name + " is " +
+                       (it->sense == search::Sense::maximize ? "maximised" : "minimised") +
+                       " (the archive keeps the front in that sense)");
+    }
+    if (std::any_of(out.begin(), out.end(), [&](const ObjectiveSpec& o) { return o.name == it->field; })) {
+      throw InputError("--objectives: '" + name + "' is listed twice");
+    }
+    out.push_back({it->field, it->sense, it->member});
+  }
+  return out;
+}
+
+bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
+  return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) && (!b.power_w || r.power_w <= *b.power_w) &&
+         (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
+}
+
+std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
+                                   const std::vector<ObjectiveSpec>& objectives, std::size_t top) {
+  const std::size_t k = objectives.size();
+  if (k == 0) throw InputError("shortlist: at least one objective is needed");
+  // Candidates and their objective keys, all turned into minimisation.
+  std::vector<std::size_t> cand;
+  std::vector<std::uint32_t> workload;
+  std::vector<double> keys;
+  cand.reserve(rows.size());
+  workload.reserve(rows.size());
+  keys.reserve(rows.size() * k);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PointRecord& r = rows[i];
+    if (r.feasible == 0 || !within_budgets(r, budgets)) continue;
+    bool finite = true;
+    for (const auto& o : objectives) finite = finite && std::isfinite(r.*o.field);
+    if (!finite) continue;
+    cand.push_back(i);
+    workload.push_back(r.workload_id);
+    for (const auto& o : objectives) keys.push_back(o.sense == search::Sense::maximize ? -(r.*o.field) : r.*o.field);
+  }
+  // Lexicographic order (workload, keys, index): a point can be dominated only by one before it.
+  std::vector<std::uint32_t> order(cand.size());
+  std::iota(order.begin(), order.end(), 0u);
+  tbb::parallel_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (workload[a] != workload[b]) return workload[a] < workload[b];
+    const double* ka = &keys[std::size_t{a} * k];
+    const double* kb = &keys[std::size_t{b} * k];
+    for (std::size_t j = 0; j < k; ++j) {
+      if (ka[j] != kb[j]) return ka[j] < kb[j];
+    }
+    return rows[cand[a]].index < rows[cand[b]].index;
+  });
+  // One run of `order` per workload, scanned independently.
+  std::vector<std::size_t> starts;
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    if (n == 0 || workload[order[n]] != workload[order[n - 1]]) starts.push_back(n);
+  }
+  starts.push_back(order.size());
+  std::vector<std::vector<std::size_t>> kept(starts.size() - 1);
+  dse::parallel_for(std::size_t{0}, kept.size(), [&](std::size_t g) {
+    std::vector<double> front;              // keys of the front so far, k per point
+    std::vector<std::size_t> hits;           // front members, most recent dominator first
+    for (std::size_t n = starts[g]; n < starts[g + 1]; ++n) {
+      if (top > 0 && kept[g].size() >= top) break;
+      const std::uint32_t c = order[n];
+      const double* kc = &keys[std::size_t{c} * k];
+      bool dominated = false;
+      for (std::size_t h = 0; h < hits.size() && !dominated; ++h) {
+        const double* kf = &front[hits[h] * k];
+        bool no_worse = true;
+        bool better = false;
+        for (std::size_t j = 0; j < k && no_worse; ++j) {
+          no_worse = kf[j] <= kc[j];
+          better = better || kf[j] < kc[j];
+        }
+        if (no_worse && better) {
+          dominated = true;
+          // Move the dominator forward: it is likely to dominate the next points too.
+          if (h > 0) std::swap(hits[h], hits[h / 2]);
+        }
+      }
+      if (dominated) continue;
+      hits.push_back(front.size() / k);
+      front.insert(front.end(), kc, kc + k);
+      kept[g].push_back(cand[c]);
+    }
+  });
+  std::vector<std::size_t> out;
+  for (const auto& v : kept) out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+
+std::vector<PointRecord> read_archive_rows(const std::string& path) {
+  h5::quiet_errors();
+  const h5::Handle file = h5::open_file_readonly(path);
+  if (!h5::has_attribute(file, "layout_version")) {
+    throw IoError(path + ": not a DSE result file (no layout_version attribute)");
+  }
+  const std::int64_t layout = h5::read_int_attribute(file, "layout_version");
+  if (layout != kResultsLayoutVersion) {
+    throw IoError(path + ": result layout version " + std::to_string(layout) + " is not supported (this dse reads " +
+                  std::to_string(kResultsLayoutVersion) + ")");
+  }
+  if (!h5::has_link(file, "archive")) throw IoError(path + ": no /archive dataset");
+  const h5::Handle type = point_record_type();
+  const h5::Handle ds = h5::open_dataset(file, "archive");
+  std::vector<PointRecord> rows(h5::dataset_rows(ds));
+  if (!rows.empty() && !read_deflated_chunks(ds, type, rows)) h5::read_all(ds, type, rows.data());
+  return rows;
+}
+
+ShortlistFormat parse_shortlist_format(const std::string& s) {
+  if (s == "table") return ShortlistFormat::table;
+  if (s == "csv") return ShortlistFormat::csv;
+  if (s == "json") return ShortlistFormat::json;
+  throw InputError("--format: expected table, csv or json (got '" + s + "')");
+}
+
+void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
+                     const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
+                     std::ostream& out) {
+  std::string objective_list;
+  for (const auto& o : objectives) {
+    objective_list += (objective_list.empty() ? "" : ",") + o.name +
+                      (o.sense == search::Sense::maximize ? ":max" : ":min");
+  }
+  if (format == ShortlistFormat::csv) {
+    out << "index,workload,hardware,batch,throughput_samples_per_s,latency_s,energy_per_sample_j,"
+           "engineering_risk,p99_latency_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,bottleneck\n";
+    for (const auto i : selected) {
+      const PointRecord& r = rows[i];
+      out << r.index << ',' << name_of(r.workload, sizeof(r.workload)) << ','
+          << name_of(r.hardware, sizeof(r.hardware)) << ',' << r.batch << ',' << exact(r.throughput_samples_per_s)
+          << ',' << exact(r.latency_s) << ',' << exact(r.energy_per_sample_j) << ',' << exact(r.engineering_risk)
+          << ',' << exact(r.p99_latency_s) << ',' << exact(r.power_w) << ',' << exact(r.area_mm2) << ','
+          << exact(r.memory_bytes) << ',' << exact(r.flops) << ',' << exact(r.dram_bytes) << ','
+          << name_of(r.bottleneck, sizeof(r.bottleneck)) << '\n';
+    }
+    return;
+  }
+  if (format == ShortlistFormat::json) {
+    auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
+    out << "{\"objectives\": " << json_string(objective_list) << ", \"budgets\": {\"p99_latency_s\": "
+        << opt(budgets.p99_latency_s) << ", \"power_w\": " << opt(budgets.power_w)
+        << ", \"area_mm2\": " << opt(budgets.area_mm2) << ", \"memory_bytes\": " << opt(budgets.memory_bytes)
+        << "}, \"archive_rows\": " << rows.size() << ", \"shortlist\": [";
+    bool first = true;
+    for (const auto i : selected) {
+      const PointRecord& r = rows[i];
+      out << (first ? "\n  " : ",\n  ") << "{\"index\": " << r.index << ", \"workload\": "
+          << json_string(name_of(r.workload, sizeof(r.workload)))
+          << ", \"hardware\": " << json_string(name_of(r.hardware, sizeof(r.hardware))) << ", \"batch\": " << r.batch
+          << ", \"throughput_samples_per_s\": " << json_number(r.throughput_samples_per_s)
+          << ", \"latency_s\": " << json_number(r.latency_s)
+          << ", \"energy_per_sample_j\": " << json_number(r.energy_per_sample_j)
+          << ", \"engineering_risk\": " << json_number(r.engineering_risk)
+          << ", \"p99_latency_s\": " << json_number(r.p99_latency_s) << ", \"power_w\": " << json_number(r.power_w)
+          << ", \"area_mm2\": " << json_number(r.area_mm2) << ", \"memory_bytes\": " << json_number(r.memory_bytes)
+          << ", \"bottleneck\": " << json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) << "}";
+      first = false;
+    }
+    out << (first ? "" : "\n") << "]}\n";
+    return;
+  }
+  const std::vector<std::string> header = {"index",      "workload",   "hardware",       "batch",   "throughput_samples_per_s",
+                                           "latency_ms", "p99_ms",     "energy_mj",      "power_w", "area_mm2",
+                                           "memory_gb",  "risk",       "bottleneck"};
+  std::vector<std::vector<std::string>> table;
+  for (const auto i : selected) {
+    const PointRecord& r = rows[i];
+    table.push_back({std::to_string(r.index), name_of(r.workload, sizeof(r.workload)),
+                     name_of(r.hardware, sizeof(r.hardware)), std::to_string(r.batch),
+                     fixed(r.throughput_samples_per_s, 1), fixed(r.latency_s * 1e3, 4), fixed(r.p99_latency_s * 1e3, 4),
+                     sci(r.energy_per_sample_j * 1e3), fixed(r.power_w, 1), fixed(r.area_mm2, 1),
+                     fixed(r.memory_bytes * 1e-9, 3), fixed(r.engineering_risk, 2),
+                     name_of(r.bottleneck, sizeof(r.bottleneck))});
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : table) width[c] = std::max(width[c], row[c].size());
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const bool text = c == 1 || c == 2 || c == 12;
+      out << (c ? "  " : "") << (text ? std::left : std::right) << std::setw(static_cast<int>(width[c])) << row[c];
+    }
+    out << '\n';
+  };
+  out << "Pareto shortlist: " << selected.size() << " points (objectives " << objective_list << "; budgets "
+      << budgets_text(budgets) << "; per workload; from " << rows.size() << " archived rows)\n";
+  print_row(header);
+  for (const auto& row : table) print_row(row);
+}
+
+void print_shortlist(const ResultsFile& results, std::ostream& out) {
+  const auto objectives = default_objectives();
+  const Budgets none;
+  write_shortlist(results.archive, shortlist(results.archive, none, objectives), none, objectives,
+                  ShortlistFormat::table, out);
+}
+
+}  // namespace dse

@@ -1,0 +1,73 @@
+// `dse shortlist`: the Pareto front of a result file re-derived for budgets.
+//
+// /archive holds, per workload, every feasible point that is non-dominated over the
+// objectives AND the constraint metrics (p99 latency, power, area, memory). For any
+// budgets on those metrics, and any subset of those eight quantities taken as
+// objectives, the front of all evaluated points that meet the budgets is therefore
+// contained in the archive up to ties: a point left out of the archive is weakly
+// dominated, in every objective and metric, by an archived point that also meets the
+// budgets. So filtering the archive and taking its front needs no rerun.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dse/h5/results.hpp"
+#include "search/pareto.hpp"
+
+namespace dse {
+
+// Upper bounds on the constraint metrics; an unset budget does not filter.
+struct Budgets {
+  std::optional<double> p99_latency_s;
+  std::optional<double> power_w;
+  std::optional<double> area_mm2;
+  std::optional<double> memory_bytes;
+};
+
+// One quantity to optimise: a double field of PointRecord and its sense.
+struct ObjectiveSpec {
+  std::string name;             // the PointRecord / HDF5 field name
+  search::Sense sense = search::Sense::minimize;
+  double PointRecord::*field = nullptr;
+};
+
+// The four objectives of `dse run` (throughput max, latency, energy, risk min).
+std::vector<ObjectiveSpec> default_objectives();
+// A comma-separated list of the archive's eight quantities, by field name or short
+// name (throughput, latency, energy, risk, p99, power, area, memory). Their senses are
+// those of the archive (throughput maximised, all else minimised), the only ones for
+// which the archive is guaranteed to hold the front. Throws InputError otherwise.
+std::vector<ObjectiveSpec> parse_objectives(std::string_view csv);
+
+[[nodiscard]] bool within_budgets(const PointRecord& r, const Budgets& b) noexcept;
+
+// The positions in `rows` of the feasible rows within the budgets that are
+// non-dominated over `objectives` among such rows of the same workload (equal
+// objective vectors do not dominate each other, so ties are all kept). Ordered by
+// workload id, then best first by the objectives in order, then by index. With
+// top > 0 only the first `top` of each workload are kept.
+std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
+                                   const std::vector<ObjectiveSpec>& objectives, std::size_t top = 0);
+
+// Only the /archive rows of a result file (not /points), ordered as stored.
+std::vector<PointRecord> read_archive_rows(const std::string& path);
+
+enum class ShortlistFormat { table, csv, json };
+ShortlistFormat parse_shortlist_format(const std::string& s);  // throws InputError
+
+// Writes the selected rows (positions into `rows`). `archive_rows` is the number
+// of rows the shortlist was derived from.
+void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
+                     const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
+                     std::ostream& out);
+
+// Prints the Pareto rows of `results` (no budgets, default objectives), grouped by
+// workload, best throughput first (the summary `dse run` ends with).
+void print_shortlist(const ResultsFile& results, std::ostream& out);
+
+}  // namespace dse

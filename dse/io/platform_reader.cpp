@@ -1,0 +1,305 @@
+#include "dse/io/platform_reader.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dse/io/gpu_hardware_reader.hpp"
+#include "dse/io/yaml_reader.hpp"
+
+#ifndef DSE_SCENARIOS_DIR
+#define DSE_SCENARIOS_DIR "scenarios"
+#endif
+
+namespace dse::io {
+
+namespace pf = dse::costmodel::platform;
+namespace sys = dse::costmodel::system;
+namespace fs = std::filesystem;
+
+std::string scenarios_dir() {
+  if (const char* e = std::getenv("DSE_SCENARIOS_DIR"); e != nullptr && *e != '\0') return e;
+  return DSE_SCENARIOS_DIR;
+}
+
+std::vector<std::string> preset_names(const std::string& sub) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(scenarios_dir()) / sub, ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+bool is_top_key(const std::string& line, const std::string& key) {
+  return line.rfind(key + ":", 0) == 0;
+}
+
+// The text with the top-level sections `names` blanked (line numbers kept).
+std::string without_sections(const std::string& text, const std::vector<std::string>& names) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool skipping = false;
+  while (std::getline(in, line)) {
+    const bool top = !line.empty() && line[0] != ' ' && line[0] != '#' && line[0] != '\t';
+    if (top) {
+      skipping = false;
+      for (const auto& n : names)
+        if (is_top_key(line, n)) skipping = true;
+    }
+    out += skipping ? std::string() : line;
+    out += '\n';
+  }
+  return out;
+}
+
+// The keys read_links reads, and a mapping's own keys beside them.
+std::vector<std::string> link_keys(std::initializer_list<const char*> own = {}) {
+  std::vector<std::string> keys(own.begin(), own.end());
+  for (const char* k : {"link_bandwidth_bytes_per_s", "link_latency_s", "links", "achievable_fraction"})
+    keys.emplace_back(k);
+  return keys;
+}
+
+// A chip's links (bandwidth, latency, count, achievable fraction) from a mapping whose reader
+// allows link_keys().
+sys::Interconnect read_links(const MapReader& m) {
+  sys::Interconnect ic = sys::make_switch(1, m.positive("link_bandwidth_bytes_per_s"),
+                                          m.non_negative_or("link_latency_s", 0.0),
+                                          static_cast<int>(m.positive_integer_or("links", 1)));
+  if (m.has("achievable_fraction")) ic.achievable_fraction = m.positive_fraction("achievable_fraction");
+  return ic;
+}
+
+sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
+  return read_links(MapReader(n, at, link_keys()));
+}
+
+}  // namespace
+
+namespace {
+
+// The `energy:` and `platform:` sections of `root` (a hardware file or its sidecar).
+void read_sections(const YAML::Node& root, const std::string& file, pf::Platform& p) {
+  const Place top{file, ""};
+  if (root["energy"]) {
+    MapReader e(root["energy"], top.child("energy"),
+                {"matrix_flop_fp32_j", "matrix_flop_fp16_j", "matrix_flop_int8_j", "vector_flop_j", "hbm_byte_j",
+                 "l2_byte_j", "static_power_w", "tdp_w", "process_nm"});
+    p.energy.matrix_flop_fp32_j = e.non_negative("matrix_flop_fp32_j");
+    p.energy.matrix_flop_fp16_j = e.non_negative("matrix_flop_fp16_j");
+    p.energy.matrix_flop_int8_j = e.non_negative("matrix_flop_int8_j");
+    p.energy.vector_flop_j = e.non_negative("vector_flop_j");
+    p.energy.hbm_byte_j = e.non_negative("hbm_byte_j");
+    p.energy.l2_byte_j = e.non_negative_or("l2_byte_j", 0.0);
+    p.energy.static_power_w = e.non_negative("static_power_w");
+    p.energy.tdp_w = e.non_negative("tdp_w");
+  }
+  if (root["platform"]) {
+    MapReader m(root["platform"], top.child("platform"),
+                {"graph_kernel_overhead_s", "stack_maturity", "fusions", "links"});
+    p.graph_kernel_overhead_s = m.non_negative_or("graph_kernel_overhead_s", 0.0);
+    if (m.has("stack_maturity")) p.stack_maturity = m.fraction("stack_maturity");
+    if (m.has("fusions")) {
+      p.supported_fusions.clear();
+      const YAML::Node seq = m.sequence("fusions");
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const Place at = m.place("fusions").item(i);
+        const std::string s = as_string(seq[i], at);
+        const auto f = pf::fusion_kind_from_string(s);
+        if (!f) fail(at, seq[i], "expected " + pf::fusion_kind_names(), s);
+        p.supported_fusions.push_back(*f);
+      }
+    }
+    if (m.has("links")) p.links = read_links(m.node("links"), m.place("links"));
+  }
+}
+
+}  // namespace
+
+pf::Platform parse_platform(const std::string& text, const std::string& file) {
+  pf::Platform p;
+  p.gpu = parse_gpu_hardware(without_sections(text, {"energy", "platform"}), file);
+  p.links = sys::make_switch(1, 1e11, 1e-6, 1);
+  read_sections(parse_yaml(text, file), file, p);
+  return p;
+}
+
+pf::Platform load_platform(const std::string& path) {
+  pf::Platform p = parse_platform(read_text_file(path, "hardware file"), path);
+  const fs::path side = fs::path(path).parent_path() / "platform" / fs::path(path).filename();
+  std::error_code ec;
+  if (fs::exists(side, ec)) {
+    const std::string file = side.string();
+    const YAML::Node root = parse_yaml(read_text_file(file, "platform file"), file);
+    const MapReader check(root, Place{file, ""}, {"energy", "platform"});
+    read_sections(root, file, p);
+  }
+  return p;
+}
+
+namespace {
+// fs::exists without the exception: a name the system cannot look up (one past NAME_MAX, say)
+// is one that does not exist, and the caller says what was expected.
+bool exists_quietly(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+std::string resolve_path(const std::string& name_or_path, const std::string& sub) {
+  const fs::path preset = fs::path(scenarios_dir()) / sub / (name_or_path + ".yaml");
+  if (name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos &&
+      exists_quietly(preset))
+    return preset.string();
+  return name_or_path;
+}
+
+// The preset names a mistyped one may have meant: those it begins (a family name such as
+// "h100" or "a100", at most four), else the nearest by edit distance ("h100" is one edit from
+// "h200", so the prefix goes first).
+std::string preset_hint(const std::string& name, const std::vector<std::string>& names) {
+  std::string out;
+  int n = 0;
+  for (const auto& c : names)
+    if (c.size() > name.size() && c.compare(0, name.size(), name) == 0 && n++ < 4)
+      out += (out.empty() ? "'" : ", '") + c + "'";
+  if (!out.empty()) return out;
+  const std::string near = did_you_mean(name, names);
+  return near.empty() ? near : "'" + near + "'";
+}
+
+std::string resolve_preset_or_file(const std::string& name_or_path, const std::string& sub,
+                                   const std::string& what) {
+  if (const std::string why = unknown_preset(name_or_path, sub); !why.empty())
+    throw ConfigError(name_or_path, 1, 1, what, why, "\"" + name_or_path + "\"");
+  return resolve_path(name_or_path, sub);
+}
+}  // namespace
+
+std::string unknown_preset(const std::string& name_or_path, const std::string& sub) {
+  return unknown_preset(name_or_path, std::vector<std::string>{sub});
+}
+
+std::string unknown_preset(const std::string& name_or_path, const std::vector<std::string>& subs) {
+  const bool bare = name_or_path.find('/') == std::string::npos && name_or_path.find(".yaml") == std::string::npos;
+  if (!bare || exists_quietly(name_or_path)) return {};
+  std::vector<std::string> names;
+  std::string where;
+  for (const auto& sub : subs) {
+    if (resolve_path(name_or_path, sub) != name_or_path) return {};
+    const auto more = preset_names(sub);
+    names.insert(names.end(), more.begin(), more.end());
+    where += (where.empty() ? "" : " or ") + sub;
+  }
+  const std::string hint = name_or_path.empty() ? std::string() : preset_hint(name_or_path, names);
+  return "expected a preset of " + where + " ('dse presets') or a readable file" +
+         (hint.empty() ? std::string() : ", did you mean " + hint + "?");
+}
+
+std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub) {
+  const std::string name = m.string(key);
+  if (const std::string why = unknown_preset(name, sub); !why.empty())
+    fail(m.place(key), m.node(key), why, "\"" + name + "\"");
+  return name;
+}
+
+pf::Platform resolve_platform(const std::string& name_or_path) {
+  return load_platform(resolve_preset_or_file(name_or_path, "hardware", "hardware"));
+}
+
+std::string resolve_loopnest_hardware_path(const std::string& name_or_path) {
+  const std::string research = resolve_path(name_or_path, "hardware/research");
+  return research != name_or_path ? research : resolve_path(name_or_path, "hardware");
+}
+
+SystemFile load_system(const std::string& path) {
+  const std::string text = read_text_file(path, "system file");
+  const YAML::Node root = parse_yaml(text, path);
+  const Place top{path, ""};
+  MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power"});
+  if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
+  SystemFile out;
+  out.chip_name = preset_at(m, "chip", "hardware");
+  out.chip = resolve_platform(out.chip_name);
+  pf::SystemSpec& s = out.system;
+  s.name = m.string("name");
+  s.chips = static_cast<int>(m.positive_integer("chips"));
+  MapReader ic(m.node("interconnect"), m.place("interconnect"), link_keys({"topology", "dims", "scale_out"}));
+  const std::string topo = ic.string("topology");
+  std::array<int, 3> dims{s.chips, 1, 1};
+  if (ic.has("dims")) {
+    const YAML::Node dn = ic.sequence("dims");
+    if (dn.size() > 3) fail(ic.place("dims"), dn, "expected 1 to 3 dimensions", describe(dn));
+    for (std::size_t i = 0; i < dn.size(); ++i)
+      dims[i] = static_cast<int>(as_positive_integer(dn[i], ic.place("dims").item(i)));
+  }
+  const double bw = ic.positive("link_bandwidth_bytes_per_s");
+  const double lat = ic.non_negative_or("link_latency_s", 0.0);
+  const int links = static_cast<int>(ic.positive_integer_or("links", 1));
+  if (topo == "switch") s.interconnect = sys::make_switch(s.chips, bw, lat, links);
+  else if (topo == "ring") s.interconnect = sys::make_ring(s.chips, bw, lat, links);
+  else if (topo == "torus_2d" || topo == "torus_3d") {
+    s.interconnect = sys::make_torus(dims, bw, lat, links);
+    s.interconnect.topology = topo == "torus_2d" ? sys::Topology::torus_2d : sys::Topology::torus_3d;
+  } else {
+    fail(ic.place("topology"), ic.node("topology"), "expected switch, ring, torus_2d or torus_3d", topo);
+  }
+  if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = ic.positive_fraction("achievable_fraction");
+  const bool torus_nodes = ic.has("scale_out") && topo != "switch";
+  if (!torus_nodes && sys::chip_count(s.interconnect) != s.chips)
+    fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(s.chips),
+         std::to_string(sys::chip_count(s.interconnect)));
+  // A second level: nodes of chips_per_node on the switch above, or copies of the torus
+  // above (each `dims`, TPU slices), joined by a network in which every chip has its own
+  // port (collectives.hpp, ScaleOut).
+  if (ic.has("scale_out")) {
+    MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
+    if (topo == "ring")  // a ring file's chips are its one ring (no dims of one node)
+      fail(ic.place("topology"), ic.node("topology"),
+           "expected switch, torus_2d or torus_3d (the nodes of a scale_out system)", topo);
+    const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
+    sys::ScaleOut& out_so = s.interconnect.scale_out;
+    out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));
+    if (s.chips % out_so.chips_per_node != 0)
+      fail(so.place("chips_per_node"), so.node("chips_per_node"),
+           "expected a divisor of chips = " + std::to_string(s.chips), std::to_string(out_so.chips_per_node));
+    if (torus_nodes) {
+      const int node = sys::chip_count(s.interconnect);  // one node's dims, before nodes is set
+      if (node != out_so.chips_per_node)
+        fail(so.place("chips_per_node"), so.node("chips_per_node"),
+             "expected the product of dims (one node's " + topo + ") = " + std::to_string(node),
+             std::to_string(out_so.chips_per_node));
+      out_so.nodes = s.chips / out_so.chips_per_node;
+    }
+    out_so.link_bandwidth_bytes_per_s = ports.link_bandwidth_bytes_per_s;
+    out_so.link_latency_s = ports.link_latency_s;
+    out_so.links = ports.links;
+    out_so.achievable_fraction = ports.achievable_fraction;
+  }
+  s.power.tdp_w = out.chip.energy.tdp_w;
+  s.power.static_power_w = out.chip.energy.static_power_w;
+  s.power.min_clock_fraction = 0.3;
+  if (m.has("power")) {
+    MapReader pw(m.node("power"), m.place("power"), {"tdp_w", "static_power_w", "dvfs", "min_clock_fraction"});
+    s.power.tdp_w = pw.number_or("tdp_w", s.power.tdp_w);
+    s.power.static_power_w = pw.non_negative_or("static_power_w", s.power.static_power_w);
+    if (pw.has("min_clock_fraction")) s.power.min_clock_fraction = pw.fraction("min_clock_fraction");
+    const std::string dv = pw.string_or("dvfs", "voltage_and_frequency");
+    if (dv == "frequency_only") s.power.rule = sys::DvfsRule::frequency_only;
+    else if (dv != "voltage_and_frequency")
+      fail(pw.place("dvfs"), pw.node("dvfs"), "expected frequency_only or voltage_and_frequency", dv);
+  }
+  return out;
+}
+
+SystemFile resolve_system(const std::string& name_or_path) {
+  return load_system(resolve_preset_or_file(name_or_path, "systems", "system"));
+}
+
+}  // namespace dse::io

@@ -1,0 +1,72 @@
+// Readers for the platform evaluation (`dse eval`, `dse validate`):
+//  * hardware files: a `kind: gpu` file (dse/io/gpu_hardware_reader.hpp) plus two
+//    optional top-level sections read here, either inline (blanked before the
+//    GPU reader sees the text) or in a sidecar file with the same name in a
+//    `platform/` folder beside it (scenarios/hardware/platform/*.yaml, so the
+//    presets stay loadable by the GPU reader alone):
+//      energy:
+//        matrix_flop_fp32_j, matrix_flop_fp16_j, matrix_flop_int8_j: NUMBER >= 0  # per FLOP
+//        vector_flop_j, hbm_byte_j, l2_byte_j: NUMBER >= 0
+//        static_power_w, tdp_w: NUMBER >= 0
+//        process_nm: NUMBER > 0            # informative (the scaling rule's input)
+//      platform:
+//        graph_kernel_overhead_s: NUMBER >= 0   # per kernel under CUDA/HPU graphs or XLA
+//        stack_maturity: NUMBER in [0, 1]
+//        fusions: [gemm_epilogue | norm_residual | flash_attention | conv_stage, ...]
+//        links: {link_bandwidth_bytes_per_s: NUMBER > 0, link_latency_s: NUMBER >= 0, links: INT,
+//                achievable_fraction: NUMBER in (0, 1]}   # sustained share in collectives, default 1
+//  * system files (scenarios/systems/*.yaml):
+//      kind: system
+//      name: STRING
+//      chip: PRESET-OR-PATH        # a hardware preset name or file
+//      chips: INT
+//      interconnect: {topology: switch|ring|torus_2d|torus_3d, dims: [INT, ...],
+//                     link_bandwidth_bytes_per_s, link_latency_s, links, achievable_fraction}
+//      power: {tdp_w, static_power_w, dvfs: frequency_only|voltage_and_frequency,
+//              min_clock_fraction}
+// Presets are looked up in the scenarios folder: env DSE_SCENARIOS_DIR, else
+// the compile definition DSE_SCENARIOS_DIR (the source tree's scenarios/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "costmodel/platform/evaluate.hpp"
+#include "costmodel/platform/system.hpp"
+#include "dse/io/yaml_reader.hpp"
+
+namespace dse::io {
+
+std::string scenarios_dir();
+// Names (file stems) of the YAML files in scenarios/<sub>.
+std::vector<std::string> preset_names(const std::string& sub);
+
+// "" when NAME_OR_PATH is a preset of scenarios/<sub>, an existing file or a path (a missing
+// path is read_text_file's to report); otherwise what was expected, with the presets it may
+// have meant ("did you mean 'h100-sxm5'?"), for the caller to report at its own place.
+std::string unknown_preset(const std::string& name_or_path, const std::string& sub);
+// The same over the presets of several folders, looked up in order ("expected a preset of
+// hardware/research or hardware ..."), the hint from all of their names.
+std::string unknown_preset(const std::string& name_or_path, const std::vector<std::string>& subs);
+// The string at `key` of m, a preset of scenarios/<sub> or a file; one that is neither is refused
+// at the key (unknown_preset's message).
+std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub);
+
+costmodel::platform::Platform parse_platform(const std::string& text, const std::string& file);
+costmodel::platform::Platform load_platform(const std::string& path);
+// A preset name of scenarios/hardware or a file path.
+costmodel::platform::Platform resolve_platform(const std::string& name_or_path);
+// The file of a loop-nest hardware preset (`dse map --hw`): scenarios/hardware/research/NAME.yaml,
+// else scenarios/hardware/NAME.yaml; a path (or a name of neither) is returned as it is.
+std::string resolve_loopnest_hardware_path(const std::string& name_or_path);
+
+struct SystemFile {
+  costmodel::platform::SystemSpec system;
+  costmodel::platform::Platform chip;
+  std::string chip_name;
+};
+SystemFile load_system(const std::string& path);
+// A preset name of scenarios/systems or a file path.
+SystemFile resolve_system(const std::string& name_or_path);
+
+}  // namespace dse::io

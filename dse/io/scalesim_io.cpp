@@ -1,0 +1,340 @@
+#include "dse/io/scalesim_io.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <ostream>
+#include <sstream>
+
+#include "dse/error.hpp"
+#include "dse/io/yaml_reader.hpp"
+
+namespace dse::io {
+
+namespace {
+
+using costmodel::SystolicResult;
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::int64_t parse_int(const std::string& v, const std::string& file, int line, const std::string& key,
+                       std::int64_t min_value, std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
+  std::int64_t x = 0;
+  const auto* end = v.data() + v.size();
+  const auto [p, ec] = std::from_chars(v.data(), end, x);
+  if (ec != std::errc() || p != end || v.empty()) {
+    throw ConfigError(file, line, 1, key, "expected an integer", "\"" + v + "\"");
+  }
+  if (x < min_value) {
+    throw ConfigError(file, line, 1, key, "expected an integer >= " + std::to_string(min_value), v);
+  }
+  if (x > max_value) {
+    throw ConfigError(file, line, 1, key, "expected an integer <= " + std::to_string(max_value), v);
+  }
+  return x;
+}
+
+// Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
+// from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
+constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
+
+// A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
+std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
+  const std::int64_t kib = parse_int(v, file, line, key, 1);
+  constexpr std::int64_t kMaxKib = std::numeric_limits<std::int64_t>::max() / 1024;
+  if (kib > kMaxKib) {
+    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(kMaxKib) + " kB", v);
+  }
+  return kib;
+}
+
+std::string format_count(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// The simulator counts cycles, MACs and addresses in int64: refuse a layer whose counts
+// (computed here in double) pass 2^53, beyond which they are neither exact nor safe from
+// wrapping in the products the simulator forms (SCALE-Sim itself has no such limit).
+void refuse_oversized_layer(const costmodel::ConvLayer& c, const std::string& file, int line) {
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  const double ofmap_h = std::floor((d(c.ifmap_h) - d(c.filter_h)) / d(c.stride_h)) + 1.0;
+  const double ofmap_w = std::floor((d(c.ifmap_w) - d(c.filter_w)) / d(c.stride_w)) + 1.0;
+  const double window = d(c.filter_h) * d(c.filter_w) * d(c.channels);
+  const double counts[] = {
+      ofmap_h * ofmap_w * window * d(c.num_filters),  // MACs
+      d(c.ifmap_h) * d(c.ifmap_w) * d(c.channels),    // ifmap words
+      window * d(c.num_filters),                      // filter words
+      ofmap_h * ofmap_w * d(c.num_filters),           // ofmap words
+      d(c.ifmap_h) + d(c.stride_h), d(c.ifmap_w) + d(c.stride_w),
+  };
+  constexpr double kLimit = 9007199254740992.0;  // 2^53
+  for (const double x : counts) {
+    if (!(x <= kLimit)) {
+      throw ConfigError(file, line, 1, "topology", "expected a layer whose MAC and word counts are at most 2^53",
+                        format_count(x));
+    }
+  }
+}
+
+// Python's repr of a float: shortest round-trip, with ".0" on whole numbers.
+std::string py_float(double x) {
+  char buf[64];
+  const auto [p, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  std::string s(buf, p);
+  if (s.find_first_of(".einn") == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
+ScalesimConfig parse_scalesim_config(const std::string& text, const std::string& file) {
+  ScalesimConfig c;
+  struct Key {
+    const char* section;
+    const char* name;
+  };
+  static const Key allowed[] = {
+      {"general", "run_name"},
+      {"architecture_presets", "arrayheight"},
+      {"architecture_presets", "arraywidth"},
+      {"architecture_presets", "ifmapsramszkb"},
+      {"architecture_presets", "filtersramszkb"},
+      {"architecture_presets", "ofmapsramszkb"},
+      {"architecture_presets", "ifmapoffset"},
+      {"architecture_presets", "filteroffset"},
+      {"architecture_presets", "ofmapoffset"},
+      {"architecture_presets", "dataflow"},
+      {"architecture_presets", "bandwidth"},
+      {"architecture_presets", "memorybanks"},
+      {"run_presets", "interfacebandwidth"},
+  };
+  std::vector<std::string> names;
+  for (const auto& k : allowed) names.emplace_back(k.name);
+
+  std::istringstream in(text);
+  std::string raw;
+  std::string section;
+  int line_no = 0;
+  bool have_run_name = false;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    const std::string l = trim(raw);
+    if (l.empty() || l[0] == '#' || l[0] == ';') continue;
+    if (l.front() == '[') {
+      if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", "\"" + l + "\"");
+      section = lower(trim(l.substr(1, l.size() - 2)));
+      if (section != "general" && section != "architecture_presets" && section != "run_presets") {
+        throw ConfigError(file, line_no, 1, section,
+                          "unsupported section; expected one of general, architecture_presets, run_presets",
+                          "\"" + section + "\"");
+      }
+      continue;
+    }
+    const auto sep = l.find_first_of(":=");
+    if (sep == std::string::npos) throw ConfigError(file, line_no, 1, l, "expected 'key: value'", "\"" + l + "\"");
+    const std::string key_raw = trim(l.substr(0, sep));
+    const std::string key = lower(key_raw);
+    const std::string value = trim(l.substr(sep + 1));
+    if (section.empty()) throw ConfigError(file, line_no, 1, key_raw, "expected a [section] before the key", key_raw);
+    const bool known = std::any_of(std::begin(allowed), std::end(allowed),
+                                   [&](const Key& k) { return section == k.section && key == k.name; });
+    if (!known) {
+      const std::string hint = did_you_mean(key, names);
+      throw ConfigError(file, line_no, 1, section + "." + key_raw,
+                        "unsupported key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"),
+                        "\"" + key_raw + "\"");
+    }
+    const std::string path = section + "." + key_raw;
+    auto& a = c.array;
+    if (key == "run_name") {
+      c.run_name = value;
+      have_run_name = true;
+    } else if (key == "arrayheight") {
+      a.rows = parse_int(value, file, line_no, path, 1, kMaxArraySide);
+    } else if (key == "arraywidth") {
+      a.cols = parse_int(value, file, line_no, path, 1, kMaxArraySide);
+    } else if (key == "ifmapsramszkb") {
+      a.ifmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+    } else if (key == "filtersramszkb") {
+      a.filter_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+    } else if (key == "ofmapsramszkb") {
+      a.ofmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+    } else if (key == "ifmapoffset") {
+      a.ifmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+    } else if (key == "filteroffset") {
+      a.filter_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+    } else if (key == "ofmapoffset") {
+      a.ofmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+    } else if (key == "dataflow") {
+      const std::string d = lower(value);
+      if (d == "ws") a.dataflow = costmodel::Dataflow::weight_stationary;
+      else if (d == "os") a.dataflow = costmodel::Dataflow::output_stationary;
+      else if (d == "is") a.dataflow = costmodel::Dataflow::input_stationary;
+      else throw ConfigError(file, line_no, 1, path, "expected ws, os or is", "\"" + value + "\"");
+    } else if (key == "bandwidth") {
+      if (value.find(',') != std::string::npos) {
+        throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
+                          "\"" + value + "\"");
+      }
+      a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
+    } else if (key == "memorybanks") {
+      if (parse_int(value, file, line_no, path, 1) != 1) {
+        throw ConfigError(file, line_no, 1, path, "expected 1 (multi-bank SRAM layouts are unsupported)", value);
+      }
+    } else if (key == "interfacebandwidth") {
+      const std::string m = lower(value);
+      if (m == "calc") a.bandwidth_mode = costmodel::DramBandwidthMode::unconstrained;
+      else if (m == "user") a.bandwidth_mode = costmodel::DramBandwidthMode::limited;
+      else throw ConfigError(file, line_no, 1, path, "expected CALC or USER", "\"" + value + "\"");
+    }
+  }
+  if (!have_run_name || c.run_name.empty()) {
+    throw ConfigError(file, 1, 1, "general.run_name", "expected a run name", "nothing");
+  }
+  if (c.run_name.find_first_of("/\\") != std::string::npos || c.run_name == "." || c.run_name == "..") {
+    throw ConfigError(file, 1, 1, "general.run_name", "expected a plain directory name", "\"" + c.run_name + "\"");
+  }
+  return c;
+}
+
+ScalesimConfig read_scalesim_config(const std::string& path) {
+  return parse_scalesim_config(read_text_file(path, "config"), path);
+}
+
+std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, const std::string& file,
+                                                   TopologyKind kind) {
+  std::vector<ScalesimLayer> layers;
+  std::istringstream in(text);
+  std::string raw;
+  int line_no = 0;
+  const std::size_t needed = kind == TopologyKind::gemm ? 4 : 8;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    if (line_no == 1) continue;  // header
+    if (trim(raw).empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream row(raw);
+    std::string cell;
+    while (std::getline(row, cell, ',')) f.push_back(trim(cell));
+    while (!f.empty() && f.back().empty()) f.pop_back();  // trailing comma
+    if (f.size() < needed) {
+      throw ConfigError(file, line_no, 1, "topology",
+                        kind == TopologyKind::gemm ? "expected 'name, M, N, K'"
+                                                   : "expected 'name, H, W, R, S, C, K, stride'",
+                        std::to_string(f.size()) + " fields");
+    }
+    if (f.size() > needed) {
+      throw ConfigError(file, line_no, 1, "topology", "expected " + std::to_string(needed) + " fields",
+                        std::to_string(f.size()) + " fields");
+    }
+    ScalesimLayer layer;
+    layer.name = f[0];
+    auto num = [&](std::size_t i, const char* what) { return parse_int(f[i], file, line_no, what, 1); };
+    if (kind == TopologyKind::gemm) {
+      layer.conv = costmodel::gemm_as_conv(num(1, "M"), num(2, "N"), num(3, "K"));
+    } else {
+      auto& c = layer.conv;
+      c.ifmap_h = num(1, "IFMAP Height");
+      c.ifmap_w = num(2, "IFMAP Width");
+      c.filter_h = num(3, "Filter Height");
+      c.filter_w = num(4, "Filter Width");
+      c.channels = num(5, "Channels");
+      c.num_filters = num(6, "Num Filter");
+      c.stride_h = num(7, "Strides");
+      c.stride_w = c.stride_h;
+      if (c.filter_h > c.ifmap_h || c.filter_w > c.ifmap_w) {
+        throw ConfigError(file, line_no, 1, "topology", "expected a filter no larger than the ifmap",
+                          std::to_string(c.filter_h) + "x" + std::to_string(c.filter_w));
+      }
+    }
+    refuse_oversized_layer(layer.conv, file, line_no);
+    layers.push_back(layer);
+  }
+  if (layers.empty()) throw ConfigError(file, 1, 1, "topology", "expected at least one layer", "none");
+  return layers;
+}
+
+std::vector<ScalesimLayer> read_scalesim_topology(const std::string& path, TopologyKind kind) {
+  return parse_scalesim_topology(read_text_file(path, "topology"), path, kind);
+}
+
+void write_compute_report(std::ostream& out, const std::vector<SystolicResult>& layers) {
+  out << "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n";
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& r = layers[i];
+    out << i << ", " << r.total_cycles << ", " << r.stall_cycles << ", " << py_float(r.overall_util_pct) << ", "
+        << py_float(r.mapping_eff_pct) << ", " << py_float(r.compute_util_pct) << ",\n";
+  }
+}
+
+void write_bandwidth_report(std::ostream& out, const std::vector<SystolicResult>& layers) {
+  out << "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, "
+         "Avg FILTER DRAM BW, Avg OFMAP DRAM BW,\n";
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& r = layers[i];
+    out << i << ", " << py_float(r.avg_sram_ifmap_bw()) << ", " << py_float(r.avg_sram_filter_bw()) << ", "
+        << py_float(r.avg_sram_ofmap_bw()) << ", " << py_float(r.avg_dram_ifmap_bw()) << ", "
+        << py_float(r.avg_dram_filter_bw()) << ", " << py_float(r.avg_dram_ofmap_bw()) << ",\n";
+  }
+}
+
+void write_detailed_access_report(std::ostream& out, const std::vector<SystolicResult>& layers) {
+  out << "LayerID, SRAM IFMAP Start Cycle, SRAM IFMAP Stop Cycle, SRAM IFMAP Reads, SRAM Filter Start Cycle, "
+         "SRAM Filter Stop Cycle, SRAM Filter Reads, SRAM OFMAP Start Cycle, SRAM OFMAP Stop Cycle, SRAM OFMAP "
+         "Writes, DRAM IFMAP Start Cycle, DRAM IFMAP Stop Cycle, DRAM IFMAP Reads, DRAM Filter Start Cycle, DRAM "
+         "Filter Stop Cycle, DRAM Filter Reads, DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n";
+  auto cyc = [](std::int64_t c) { return std::to_string(c) + ".0"; };
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& r = layers[i];
+    out << i << ", " << cyc(r.sram_ifmap_start) << ", " << cyc(r.sram_ifmap_stop) << ", " << r.sram_ifmap_reads
+        << ", " << cyc(r.sram_filter_start) << ", " << cyc(r.sram_filter_stop) << ", " << r.sram_filter_reads << ", "
+        << cyc(r.sram_ofmap_start) << ", " << cyc(r.sram_ofmap_stop) << ", " << r.sram_ofmap_writes << ", "
+        << cyc(r.dram_ifmap_start) << ", " << cyc(r.dram_ifmap_stop) << ", " << r.dram_ifmap_reads << ", "
+        << cyc(r.dram_filter_start) << ", " << cyc(r.dram_filter_stop) << ", " << r.dram_filter_reads << ", "
+        << cyc(r.dram_ofmap_start) << ", " << cyc(r.dram_ofmap_stop) << ", " << r.dram_ofmap_writes << ",\n";
+  }
+}
+
+std::string run_scalesim(const ScalesimConfig& config, const std::vector<ScalesimLayer>& layers,
+                         const std::string& outdir, std::vector<SystolicResult>* results) {
+  std::vector<SystolicResult> res;
+  res.reserve(layers.size());
+  for (const auto& l : layers) res.push_back(costmodel::simulate_scalesim(config.array, l.conv));
+  const std::filesystem::path dir = std::filesystem::path(outdir) / config.run_name;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create " + dir.string() + ": " + ec.message());
+  auto write = [&](const char* name, void (*fn)(std::ostream&, const std::vector<SystolicResult>&)) {
+    const auto p = dir / name;
+    std::ofstream f(p);
+    if (!f) throw IoError("cannot write " + p.string());
+    fn(f, res);
+    f.flush();
+    if (!f) throw IoError("error writing " + p.string());
+  };
+  write("COMPUTE_REPORT.csv", write_compute_report);
+  write("BANDWIDTH_REPORT.csv", write_bandwidth_report);
+  write("DETAILED_ACCESS_REPORT.csv", write_detailed_access_report);
+  if (results != nullptr) *results = std::move(res);
+  return dir.string();
+}
+
+}  // namespace dse::io

@@ -1,0 +1,52 @@
+// SCALE-Sim v2 file formats: the .cfg configuration, conv and GEMM topology
+// CSVs, and the three CSV reports (COMPUTE_REPORT, BANDWIDTH_REPORT,
+// DETAILED_ACCESS_REPORT) with SCALE-Sim's own header names and column order.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "costmodel/systolic/systolic.hpp"
+
+namespace dse::io {
+
+struct ScalesimConfig {
+  std::string run_name;
+  costmodel::SystolicArray array;
+};
+
+// Reads a SCALE-Sim v2 .cfg file. Accepted keys: [general] run_name;
+// [architecture_presets] ArrayHeight, ArrayWidth, IfmapSramSzkB,
+// FilterSramSzkB, OfmapSramSzkB, IfmapOffset, FilterOffset, OfmapOffset,
+// Dataflow (ws|os|is), Bandwidth, MemoryBanks (1 only); [run_presets]
+// InterfaceBandwidth (CALC|USER). Anything else is a ConfigError naming
+// file:line and the key.
+ScalesimConfig read_scalesim_config(const std::string& path);
+ScalesimConfig parse_scalesim_config(const std::string& text, const std::string& file);
+
+struct ScalesimLayer {
+  std::string name;
+  costmodel::ConvLayer conv;
+};
+
+enum class TopologyKind { conv, gemm };
+
+// Conv rows: name, IFMAP H, IFMAP W, Filter H, Filter W, Channels, Num
+// Filter, Strides. GEMM rows: name, M, N, K (converted with gemm_as_conv).
+// The first line is a header.
+std::vector<ScalesimLayer> read_scalesim_topology(const std::string& path, TopologyKind kind);
+std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, const std::string& file,
+                                                   TopologyKind kind);
+
+// Report writers: one header line then one line per layer, as SCALE-Sim writes them.
+void write_compute_report(std::ostream& out, const std::vector<costmodel::SystolicResult>& layers);
+void write_bandwidth_report(std::ostream& out, const std::vector<costmodel::SystolicResult>& layers);
+void write_detailed_access_report(std::ostream& out, const std::vector<costmodel::SystolicResult>& layers);
+
+// Evaluates every layer and writes OUTDIR/<run_name>/{COMPUTE,BANDWIDTH,DETAILED_ACCESS}_REPORT.csv.
+// Returns the directory written.
+std::string run_scalesim(const ScalesimConfig& config, const std::vector<ScalesimLayer>& layers,
+                         const std::string& outdir, std::vector<costmodel::SystolicResult>* results = nullptr);
+
+}  // namespace dse::io

@@ -1,0 +1,583 @@
+#include "dse/io/scenario.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "dse/io/workload_reader.hpp"
+#include "dse/io/yaml_reader.hpp"
+
+namespace dse {
+
+namespace {
+
+using io::MapReader;
+using io::Place;
+
+// A figure that may be swept: a scalar, or one of
+//   {choices: [a, b, ...]}, {linear: [from, to, steps]}, {log: [from, to, steps]}.
+std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool positive) {
+  auto check = [&](const YAML::Node& n, const Place& p) { return positive ? io::as_positive(n, p) : io::as_number(n, p); };
+  if (!node.IsMap()) return {check(node, at)};
+  const MapReader m(node, at, {"choices", "linear", "log"});
+  if (node.size() != 1) io::fail(at, node, "expected exactly one of choices, linear, log", io::describe(node));
+  if (m.has("choices")) {
+    const YAML::Node c = m.sequence("choices");
+    std::vector<double> v;
+    for (std::size_t i = 0; i < c.size(); ++i) v.push_back(check(c[i], m.place("choices").item(i)));
+    return v;
+  }
+  const bool log = m.has("log");
+  const char* key = log ? "log" : "linear";
+  const YAML::Node r = m.node(key);
+  if (!r.IsSequence() || r.size() != 3) io::fail(m.place(key), r, "expected [from, to, steps]", io::describe(r));
+  const double from = check(r[0], m.place(key).item(0));
+  const double to = check(r[1], m.place(key).item(1));
+  const std::int64_t steps = io::as_positive_integer(r[2], m.place(key).item(2));
+  // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
+  constexpr std::int64_t kMaxSteps = 1'000'000;
+  if (steps > kMaxSteps) {
+    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps",
+             std::to_string(steps));
+  }
+  if (log && (from <= 0 || to <= 0)) io::fail(m.place(key), r, "expected positive bounds for a log range", io::describe(r));
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    const double t = steps == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(steps - 1);
+    const double x = log ? from * std::pow(to / from, t) : from + (to - from) * t;
+    // Finite bounds can still give an infinite span (1e308 to -1e308) and NaN points.
+    if (!std::isfinite(x) || (positive && !(x > 0.0))) {
+      io::fail(m.place(key), r, "expected a range whose points are finite", io::describe(r));
+    }
+    v.push_back(x);
+  }
+  return v;
+}
+
+struct FieldDef {
+  const char* key;
+  bool required;
+  bool positive;   // > 0 (else >= 0)
+  double fallback;
+};
+
+// The figures of each kind, in storage order. Keep build_* below in step.
+const std::vector<FieldDef>& roofline_fields() {
+  static const std::vector<FieldDef> f = {
+      {"peak_flops_per_s", true, true, 0}, {"memory_bandwidth_bytes_per_s", true, true, 0},
+      {"memory_capacity_bytes", true, true, 0}, {"kernel_overhead_s", true, false, 0},
+      {"energy_per_flop_j", true, false, 0}, {"energy_per_byte_j", true, false, 0},
+      {"static_power_w", true, false, 0}, {"engineering_risk", true, false, 0},
+      {"area_mm2", false, false, 0},
+  };
+  return f;
+}
+
+const std::vector<FieldDef>& systolic_fields() {
+  static const std::vector<FieldDef> f = {
+      {"array_rows", true, true, 0}, {"array_cols", true, true, 0},
+      {"dataflow", true, false, 0},  // ws 0, os 1, is 2
+      {"ifmap_sram_kib", true, true, 0}, {"filter_sram_kib", true, true, 0},
+      {"ofmap_sram_kib", true, true, 0}, {"dram_words_per_cycle", true, true, 0},
+      {"word_bytes", false, true, 1}, {"clock_hz", true, true, 0},
+      {"energy_per_mac_j", true, false, 0}, {"energy_per_sram_word_j", true, false, 0},
+      {"energy_per_dram_word_j", true, false, 0}, {"static_power_w", true, false, 0},
+      {"memory_capacity_bytes", true, true, 0}, {"vector_ops_per_cycle", false, false, 0},
+      {"area_per_pe_mm2", false, false, 0}, {"area_per_sram_kib_mm2", false, false, 0},
+      {"fixed_area_mm2", false, false, 0}, {"engineering_risk", true, false, 0},
+  };
+  return f;
+}
+
+const std::vector<FieldDef>& system_fields() {
+  static const std::vector<FieldDef> f = {
+      {"tp", false, true, 1},
+      {"precision", false, false, 0},  // bf16 0, fp16 1, fp8 2, int8 3
+      {"fusion", false, false, 1},     // none 0, standard 1, aggressive 2
+      {"pp", false, true, 1},
+      {"dp", false, true, 0},          // 0: fill the system (chips / (tp x pp))
+      {"ep", false, true, 1},
+      {"batching", false, false, 0},   // continuous 0, static 1
+      {"batch_timeout_s", false, false, 0},
+  };
+  return f;
+}
+
+// Field positions in system_fields().
+constexpr std::size_t kTp = 0, kPrecision = 1, kFusion = 2, kPp = 3, kDp = 4, kEp = 5, kBatching = 6,
+                      kBatchTimeout = 7;
+
+const std::vector<FieldDef>& fields_of(HardwareKind k) {
+  switch (k) {
+    case HardwareKind::roofline: return roofline_fields();
+    case HardwareKind::systolic: return systolic_fields();
+    case HardwareKind::system: return system_fields();
+  }
+  return roofline_fields();
+}
+
+// A categorical figure: one of `names` (stored as its position), or {choices: [...]}.
+std::vector<double> parse_category(const YAML::Node& node, const Place& at, const std::vector<std::string>& names) {
+  std::string expected = "expected one of";
+  for (const auto& n : names) expected += " " + n;
+  auto one = [&](const YAML::Node& n, const Place& p) {
+    const std::string v = io::as_string(n, p);
+    const auto it = std::find(names.begin(), names.end(), v);
+    if (it == names.end()) io::fail(p, n, expected, "\"" + v + "\"");
+    return static_cast<double>(it - names.begin());
+  };
+  if (!node.IsMap()) return {one(node, at)};
+  const MapReader m(node, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
+
+const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8", "int8"};
+const std::vector<std::string> kFusions = {"none", "standard", "aggressive"};
+const std::vector<std::string> kBatchings = {"continuous", "static"};
+
+// The values a system figure takes (its knob's, or the one fixed figure).
+std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
+  for (const auto& k : e.knobs) {
+    if (k.field == field) return k.values;
+  }
+  return {e.figures[field]};
+}
+
+// Parallelism degrees of a system entry: whole numbers, and every combination of
+// the swept values must map onto the system's chips (tp x pp x dp divides the chip
+// count; ep divides tp x dp, the chips that hold experts).
+void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
+  const int chips = e.system->system.chips;
+  const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
+  const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
+  for (const std::size_t f : {kTp, kPp, kDp, kEp}) {
+    const char* key = system_fields()[f].key;
+    for (const double v : values_of(e, f)) {
+      if (f == kDp && v == 0.0 && !m.has(key)) continue;  // the default: fill the system
+      if (v != std::floor(v) || v < 1.0 || v > chips) {
+        io::fail(m.place(key), m.node(key), "expected whole numbers from 1 to " + std::to_string(chips) + of,
+                 io::format_number(v));
+      }
+    }
+  }
+  for (const double tp : values_of(e, kTp)) {
+    for (const double pp : values_of(e, kPp)) {
+      const auto used = static_cast<std::int64_t>(tp * pp);
+      const bool fill = !m.has("dp");
+      if (chips % used != 0) {
+        const char* key = m.has("pp") ? "pp" : "tp";
+        io::fail(m.place(key), m.node(key), "expected tp x pp to divide the chip count" + of,
+                 "tp " + str(tp) + " x pp " + str(pp) + " = " + std::to_string(used));
+      }
+      for (const double dp_value : values_of(e, kDp)) {
+        const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
+        if (chips % (used * dp) != 0) {
+          io::fail(m.place("dp"), m.node("dp"), "expected tp x pp x dp to divide the chip count" + of,
+                   "tp " + str(tp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
+                       std::to_string(used * dp));
+        }
+        for (const double ep : values_of(e, kEp)) {
+          if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
+            io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
+                     "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
+                         std::to_string(static_cast<std::int64_t>(tp) * dp));
+          }
+        }
+      }
+    }
+  }
+  const bool static_batching = std::ranges::any_of(values_of(e, kBatching), [](double v) { return v == 1.0; });
+  if (m.has("batch_timeout_s") && !static_batching) {
+    io::fail(m.place("batch_timeout_s"), m.node("batch_timeout_s"), "batch_timeout_s only with batching: static",
+             "batching continuous");
+  }
+}
+
+// A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
+std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
+  auto one = [](const YAML::Node& n, const Place& p) {
+    const std::string v = io::as_string(n, p);
+    if (v == "ws") return 0.0;
+    if (v == "os") return 1.0;
+    if (v == "is") return 2.0;
+    io::fail(p, n, "expected ws, os or is", "\"" + v + "\"");
+  };
+  if (!node.IsMap()) return {one(node, at)};
+  const MapReader m(node, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
+
+HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
+  if (!node.IsMap()) io::fail(at, node, "expected a mapping", io::describe(node));
+  HardwareEntry e;
+  const YAML::Node kind_node = node["kind"];
+  const std::string kind = kind_node.IsDefined() ? io::as_string(kind_node, at.child("kind")) : "roofline";
+  if (kind == "roofline") {
+    e.kind = HardwareKind::roofline;
+  } else if (kind == "systolic") {
+    e.kind = HardwareKind::systolic;
+  } else if (kind == "system") {
+    e.kind = HardwareKind::system;
+  } else {
+    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", "\"" + kind + "\"");
+  }
+  const auto& defs = fields_of(e.kind);
+  std::vector<std::string> allowed = {"name", "kind"};
+  if (e.kind == HardwareKind::system) allowed.emplace_back("system");
+  for (const auto& f : defs) allowed.emplace_back(f.key);
+  const MapReader m(node, at, allowed);
+  e.name = m.string("name");
+  if (e.kind == HardwareKind::system) {
+    const std::string preset = io::preset_at(m, "system", "systems");
+    try {
+      e.system = std::make_shared<const io::SystemFile>(io::resolve_system(preset));
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", "\"" + preset + "\": " + err.what());
+    }
+  }
+  for (std::size_t i = 0; i < defs.size(); ++i) {
+    const FieldDef& f = defs[i];
+    if (!f.required && !m.has(f.key)) {
+      e.figures.push_back(f.fallback);
+      continue;
+    }
+    const YAML::Node n = m.node(f.key, f.positive ? "a number > 0" : "a number >= 0");
+    const std::string key = f.key;
+    std::vector<double> values = key == "dataflow"    ? parse_dataflows(n, m.place(f.key))
+                                 : key == "precision" ? parse_category(n, m.place(f.key), kPrecisions)
+                                 : key == "fusion"    ? parse_category(n, m.place(f.key), kFusions)
+                                 : key == "batching"  ? parse_category(n, m.place(f.key), kBatchings)
+                                                      : parse_values(n, m.place(f.key), f.positive);
+    for (const double v : values) {
+      const bool risk = std::string(f.key) == "engineering_risk";
+      if (v < 0.0 || (risk && v > 1.0)) {
+        io::fail(m.place(f.key), n, risk ? "expected a number in [0, 1]" : "expected a number >= 0",
+                 io::format_number(v));
+      }
+    }
+    e.figures.push_back(values.front());
+    if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
+  }
+  if (e.kind == HardwareKind::system) check_system_degrees(e, m);
+  return e;
+}
+
+costmodel::RooflineHardware build_roofline(const std::string& name, const std::vector<double>& f) {
+  costmodel::RooflineHardware h;
+  h.name = name;
+  h.peak_flops_per_s = f[0];
+  h.memory_bandwidth_bytes_per_s = f[1];
+  h.memory_capacity_bytes = f[2];
+  h.kernel_overhead_s = f[3];
+  h.energy_per_flop_j = f[4];
+  h.energy_per_byte_j = f[5];
+  h.static_power_w = f[6];
+  h.engineering_risk = f[7];
+  h.area_mm2 = f[8];
+  return h;
+}
+
+costmodel::SystolicHardware build_systolic(const std::string& name, const std::vector<double>& f) {
+  auto i64 = [](double v) { return static_cast<std::int64_t>(v); };
+  costmodel::SystolicHardware h;
+  h.name = name;
+  h.array.rows = i64(f[0]);
+  h.array.cols = i64(f[1]);
+  h.array.dataflow = f[2] == 0 ? costmodel::Dataflow::weight_stationary
+                     : f[2] == 1 ? costmodel::Dataflow::output_stationary
+                                 : costmodel::Dataflow::input_stationary;
+  h.array.ifmap_sram_bytes = i64(f[3] * 1024.0);
+  h.array.filter_sram_bytes = i64(f[4] * 1024.0);
+  h.array.ofmap_sram_bytes = i64(f[5] * 1024.0);
+  h.array.bandwidth_mode = costmodel::DramBandwidthMode::limited;
+  h.array.dram_words_per_cycle = std::max<std::int64_t>(1, i64(f[6]));
+  h.array.word_bytes = std::max<std::int64_t>(1, i64(f[7]));
+  h.clock_hz = f[8];
+  h.energy_per_mac_j = f[9];
+  h.energy_per_sram_word_j = f[10];
+  h.energy_per_dram_word_j = f[11];
+  h.static_power_w = f[12];
+  h.memory_capacity_bytes = f[13];
+  h.vector_ops_per_cycle = f[14];
+  h.area_per_pe_mm2 = f[15];
+  h.area_per_sram_kib_mm2 = f[16];
+  h.fixed_area_mm2 = f[17];
+  h.engineering_risk = f[18];
+  return h;
+}
+
+costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
+  // The kind decides which keys are allowed; read it first from a loose view.
+  if (!node.IsMap()) io::fail(at, node, "expected a mapping", io::describe(node));
+  const YAML::Node kind_node = node["kind"];
+  if (!kind_node.IsDefined()) {
+    io::fail(at.child("kind"), node, "missing required key", "nothing");
+  }
+  const std::string kind = io::as_string(kind_node, at.child("kind"));
+  costmodel::LayerSpec l;
+  if (kind == "gemm") {
+    const MapReader m(node, at, {"name", "kind", "rows_per_sample", "n", "k", "bytes_per_element"});
+    l.name = m.string("name");
+    l.kind = costmodel::LayerKind::gemm;
+    l.rows_per_sample = m.positive_integer("rows_per_sample");
+    l.n = m.positive_integer("n");
+    l.k = m.positive_integer("k");
+    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+  } else if (kind == "elementwise") {
+    const MapReader m(node, at,
+                      {"name", "kind", "elements_per_sample", "flops_per_element", "tensors_touched",
+                       "bytes_per_element"});
+    l.name = m.string("name");
+    l.kind = costmodel::LayerKind::elementwise;
+    l.elements_per_sample = m.positive_integer("elements_per_sample");
+    l.flops_per_element = m.has("flops_per_element") ? m.positive("flops_per_element") : 1.0;
+    l.tensors_touched = static_cast<int>(m.positive_integer_or("tensors_touched", 2));
+    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+  } else {
+    io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", "\"" + kind + "\"");
+  }
+  if (l.bytes_per_element > 16) {
+    io::fail(at.child("bytes_per_element"), node["bytes_per_element"], "expected at most 16 bytes",
+             std::to_string(l.bytes_per_element));
+  }
+  return l;
+}
+
+WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
+  if (node.IsMap() && node["model"].IsDefined()) {
+    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests",
+                                 "static_kv_tokens", "prompt_bucket_tokens"});
+    WorkloadEntry w;
+    w.name = m.string("name");
+    ModelWorkload mw;
+    const std::string model = m.string("model");
+    if (const std::string why = io::unknown_workload(model); !why.empty())
+      io::fail(m.place("model"), m.node("model"), why, "\"" + model + "\"");
+    try {
+      mw.spec = io::resolve_workload(model);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", "\"" + model + "\": " + err.what());
+    }
+    mw.prompt_tokens = m.positive_integer_or("prompt_tokens", 1024);
+    mw.output_tokens = m.positive_integer_or("output_tokens", 256);
+    mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
+    mw.requests = static_cast<int>(m.positive_integer_or("requests", 1000));
+    mw.static_kv_tokens = m.positive_integer_or("static_kv_tokens", 0);
+    mw.prompt_bucket_tokens = m.positive_integer_or("prompt_bucket_tokens", 0);
+    if (mw.static_kv_tokens > 0 && mw.static_kv_tokens < mw.prompt_tokens + mw.output_tokens)
+      io::fail(m.place("static_kv_tokens"), m.node("static_kv_tokens"),
+               "expected at least prompt_tokens + output_tokens (" + std::to_string(mw.prompt_tokens + mw.output_tokens) + ")",
+               std::to_string(mw.static_kv_tokens));
+    w.model = std::move(mw);
+    return w;
+  }
+  const MapReader m(node, at, {"name", "layers"});
+  WorkloadEntry w;
+  w.name = m.string("name");
+  const YAML::Node layers = m.sequence("layers");
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    w.layers.push_back(parse_layer(layers[i], m.place("layers").item(i)));
+  }
+  return w;
+}
+
+const std::string& name_of(const HardwareEntry& e) { return e.name; }
+const std::string& name_of(const WorkloadEntry& w) { return w.name; }
+
+template <class T>
+void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, const Place& at) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!seen.insert(name_of(items[i])).second) {
+      io::fail(at.item(i).child("name"), seq[i]["name"], "expected a name not used before",
+               "\"" + name_of(items[i]) + "\"");
+    }
+  }
+}
+
+SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t seed) {
+  const MapReader m(node, at, {"sampler", "samples", "population", "generations"});
+  SearchPlan p;
+  p.seed = seed;
+  const std::string kind = m.string_or("sampler", "exhaustive");
+  if (kind == "exhaustive") {
+    p.sampler = SamplerKind::exhaustive;
+  } else if (kind == "random") {
+    p.sampler = SamplerKind::random;
+    p.samples = static_cast<std::uint64_t>(m.positive_integer("samples"));
+  } else if (kind == "nsga2") {
+    p.sampler = SamplerKind::nsga2;
+    p.population = static_cast<std::size_t>(m.positive_integer("population"));
+    p.generations = static_cast<std::size_t>(m.positive_integer("generations"));
+  } else {
+    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", "\"" + kind + "\"");
+  }
+  return p;
+}
+
+}  // namespace
+
+std::uint64_t HardwareEntry::variants() const {
+  std::uint64_t n = 1;
+  for (const auto& k : knobs) n *= k.values.size();
+  return n;
+}
+
+SystemVariant build_system(const std::string& name, const std::vector<double>& f,
+                           const std::shared_ptr<const io::SystemFile>& sys) {
+  namespace wl = costmodel::workload;
+  SystemVariant v;
+  v.name = name;
+  v.system = sys;
+  v.tp = static_cast<int>(f[kTp]);
+  v.pp = static_cast<int>(f[kPp]);
+  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.pp);
+  v.ep = static_cast<int>(f[kEp]);
+  v.batching = f[kBatching] == 1 ? Batching::static_timeout : Batching::continuous;
+  v.batch_timeout_s = f[kBatchTimeout];
+  static const wl::Precision precisions[] = {wl::Precision::bf16, wl::Precision::fp16, wl::Precision::fp8,
+                                             wl::Precision::int8};
+  v.precision = precisions[static_cast<std::size_t>(f[kPrecision])];
+  static const costmodel::platform::FusionStrategy fusions[] = {costmodel::platform::FusionStrategy::none,
+                                                                costmodel::platform::FusionStrategy::standard,
+                                                                costmodel::platform::FusionStrategy::aggressive};
+  v.fusion = fusions[static_cast<std::size_t>(f[kFusion])];
+  return v;
+}
+
+HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
+  std::vector<double> f = figures;
+  std::string n = name;
+  if (!knobs.empty()) n += "#" + std::to_string(v);
+  for (const auto& k : knobs) {
+    f[k.field] = k.values[v % k.values.size()];
+    v /= k.values.size();
+  }
+  HardwareVariant out;
+  out.kind = kind;
+  if (kind == HardwareKind::roofline) {
+    out.roofline = build_roofline(n, f);
+  } else if (kind == HardwareKind::systolic) {
+    out.systolic = build_systolic(n, f);
+  } else {
+    out.system = build_system(n, f, system);
+  }
+  return out;
+}
+
+const std::string& HardwareVariant::name() const {
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.name;
+    case HardwareKind::systolic: return systolic.name;
+    case HardwareKind::system: return system.name;
+  }
+  return roofline.name;
+}
+
+double HardwareVariant::engineering_risk() const {
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.engineering_risk;
+    case HardwareKind::systolic: return systolic.engineering_risk;
+    case HardwareKind::system: return 0.0;  // assessed per point (costmodel/system/risk)
+  }
+  return 0.0;
+}
+
+double HardwareVariant::area_mm2() const {
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.area_mm2;
+    case HardwareKind::systolic: return systolic.area_mm2();
+    case HardwareKind::system: return 0.0;  // die areas are not in the system presets
+  }
+  return 0.0;
+}
+
+std::uint64_t hardware_variants(const Scenario& s) {
+  std::uint64_t n = 0;
+  for (const auto& e : s.hardware) n += e.variants();
+  return n;
+}
+
+std::pair<std::size_t, std::uint64_t> locate_hardware(const Scenario& s, std::uint64_t h) {
+  for (std::size_t i = 0; i < s.hardware.size(); ++i) {
+    const std::uint64_t n = s.hardware[i].variants();
+    if (h < n) return {i, h};
+    h -= n;
+  }
+  throw std::out_of_range("hardware variant out of range");
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  const YAML::Node root = io::parse_yaml(text, file);
+  const Place top{file, ""};
+  if (!root.IsMap()) io::fail({file, "(root)"}, root, "expected a mapping", io::describe(root));
+  const MapReader m(root, top, {"name", "seed", "hardware", "workloads", "batch_sizes", "search"});
+  Scenario s;
+  s.file = file;
+  s.text = text;
+  s.name = m.string("name");
+  s.seed = m.unsigned_or("seed", 0);
+
+  const YAML::Node hw = m.sequence("hardware");
+  for (std::size_t i = 0; i < hw.size(); ++i) s.hardware.push_back(parse_hardware(hw[i], m.place("hardware").item(i)));
+  require_unique_names(s.hardware, hw, m.place("hardware"));
+
+  const YAML::Node wl = m.sequence("workloads");
+  for (std::size_t i = 0; i < wl.size(); ++i) s.workloads.push_back(parse_workload_entry(wl[i], m.place("workloads").item(i)));
+  require_unique_names(s.workloads, wl, m.place("workloads"));
+
+  const YAML::Node bs = m.sequence("batch_sizes");
+  for (std::size_t i = 0; i < bs.size(); ++i) {
+    const auto b = io::as_positive_integer(bs[i], m.place("batch_sizes").item(i));
+    // A repeated size would evaluate the same points twice under two indices.
+    if (std::find(s.batch_sizes.begin(), s.batch_sizes.end(), b) != s.batch_sizes.end())
+      io::fail(m.place("batch_sizes").item(i), bs[i], "expected a batch size not listed before", std::to_string(b));
+    s.batch_sizes.push_back(b);
+  }
+  // The design space (hardware variants x workloads x batch sizes) must be indexable by a
+  // signed 64-bit integer: refuse it here rather than let a count wrap.
+  {
+    constexpr std::uint64_t kLimit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < s.hardware.size(); ++i) {
+      std::uint64_t n = 1;
+      for (const auto& k : s.hardware[i].knobs) {
+        if (n > kLimit / k.values.size()) {
+          io::fail(m.place("hardware").item(i), hw[i], "expected at most 2^63-1 hardware variants",
+                   "more (knob " + k.key + ")");
+        }
+        n *= k.values.size();
+      }
+      if (n > kLimit - total) {
+        io::fail(m.place("hardware"), hw, "expected at most 2^63-1 hardware variants in all", "more");
+      }
+      total += n;
+    }
+    const std::uint64_t other = static_cast<std::uint64_t>(s.workloads.size()) * s.batch_sizes.size();
+    if (other != 0 && total > kLimit / other) {
+      io::fail(top, root, "expected a design space of at most 2^63-1 points (hardware x workloads x batch sizes)",
+               "more");
+    }
+  }
+  s.search.seed = s.seed;
+  if (m.has("search")) s.search = parse_search(m.node("search"), m.place("search"), s.seed);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  return parse_scenario(io::read_text_file(path, "scenario"), path);
+}
+
+}  // namespace dse

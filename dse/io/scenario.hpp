@@ -1,0 +1,115 @@
+// A scenario: what to explore (hardware choices x workloads x batch sizes),
+// parsed once into validated value types. See scenarios/README.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/layer.hpp"
+#include "dse/plan.hpp"
+#include "costmodel/roofline.hpp"
+#include "costmodel/platform/evaluate.hpp"
+#include "costmodel/systolic/systolic_platform.hpp"
+#include "costmodel/workload/spec.hpp"
+#include "dse/io/platform_reader.hpp"
+
+namespace dse {
+
+// A hardware entry of one kind (roofline or systolic): its figures, of which some
+// may be swept by knobs (ranges in the scenario). Variant v decodes as a mixed-radix
+// number over the knobs, the first knob fastest; an entry without knobs has one
+// variant. Figures are stored by index into the kind's field table (scenario.cpp).
+enum class HardwareKind { roofline, systolic, system };
+
+struct HardwareKnob {
+  std::string key;
+  std::size_t field = 0;
+  std::vector<double> values;
+};
+
+// How the served system forms batches (costmodel/system/serving.hpp): continuous
+// (iteration-level) or static with a timeout; the point's batch size is the most
+// requests in flight (continuous) or per batch (static) on each replica.
+enum class Batching { continuous, static_timeout };
+
+// A real multi-chip system (a preset of scenarios/systems) with strategy knobs.
+// The chips used are tp x pp x dp (dp defaults to filling the system); ep groups
+// MoE experts within tp x dp. parse_scenario checks that every combination fits.
+struct SystemVariant {
+  std::string name;
+  std::shared_ptr<const io::SystemFile> system;  // shared by all variants of an entry
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
+  costmodel::workload::Precision precision = costmodel::workload::Precision::bf16;
+  costmodel::platform::FusionStrategy fusion = costmodel::platform::FusionStrategy::standard;
+  Batching batching = Batching::continuous;
+  double batch_timeout_s = 0.0;  // static_timeout: the oldest request waits at most this
+};
+
+// One concrete hardware point.
+struct HardwareVariant {
+  HardwareKind kind = HardwareKind::roofline;
+  costmodel::RooflineHardware roofline;
+  costmodel::SystolicHardware systolic;
+  SystemVariant system;
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] double engineering_risk() const;
+  [[nodiscard]] double area_mm2() const;
+};
+
+struct HardwareEntry {
+  std::string name;
+  HardwareKind kind = HardwareKind::roofline;
+  std::vector<double> figures;  // the base value of every field of the kind
+  std::vector<HardwareKnob> knobs;
+  std::shared_ptr<const io::SystemFile> system;  // kind: system
+  [[nodiscard]] std::uint64_t variants() const;
+  // Variant v (< variants()); its name is "NAME" or "NAME#v".
+  [[nodiscard]] HardwareVariant variant(std::uint64_t v) const;
+};
+
+// A model served under load (kind: system hardware): a workload preset or file of the
+// workload library, with the request shape and the arrival rate.
+struct ModelWorkload {
+  costmodel::workload::WorkloadSpec spec;
+  std::int64_t prompt_tokens = 1024;
+  std::int64_t output_tokens = 256;
+  double rate_per_s = 1.0;    // Poisson arrivals at the system
+  int requests = 1000;        // simulated requests per point
+  // A static-shape serving stack (costmodel/platform/system.hpp ServingOptions):
+  // 0 = paged KV cache and unpadded prompts.
+  std::int64_t static_kv_tokens = 0;
+  std::int64_t prompt_bucket_tokens = 0;
+};
+
+// A workload entry: a list of layers (roofline and systolic hardware) or a model.
+struct WorkloadEntry : costmodel::WorkloadSpec {
+  std::optional<ModelWorkload> model;
+};
+
+struct Scenario {
+  std::string file;   // where it was read from (for messages)
+  std::string text;   // the exact text, stored with the results
+  std::string name;
+  std::uint64_t seed = 0;
+  std::vector<HardwareEntry> hardware;
+  std::vector<WorkloadEntry> workloads;
+  std::vector<std::int64_t> batch_sizes;
+  SearchPlan search;  // default: exhaustive
+};
+
+// All hardware variants of all entries, and where variant h lives: (entry, variant).
+std::uint64_t hardware_variants(const Scenario& s);
+std::pair<std::size_t, std::uint64_t> locate_hardware(const Scenario& s, std::uint64_t h);
+
+// Parse scenario text; `file` names it in messages. Throws ConfigError.
+Scenario parse_scenario(const std::string& text, const std::string& file);
+// Read and parse a scenario file. Throws ConfigError (also for a missing file).
+Scenario load_scenario(const std::string& path);
+
+}  // namespace dse
