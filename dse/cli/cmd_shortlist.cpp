@@ -53,7 +53,7 @@ int cmd_shortlist(const Args& args) {
   const auto t1 = Clock::now();
   const std::vector<std::size_t> selected = shortlist(rows, budgets, specs, static_cast<std::size_t>(top));
   const auto t2 = Clock::now();
-  write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_throughput_units(input));
+  write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input));
   if (vm.count("timing") != 0) {
     std::cerr << "dse shortlist: " << rows.size() << " archived rows read in "
               << std::chrono::duration<double>(t1 - t0).count() << " s, shortlisted (" << selected.size()

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,22 +59,32 @@ std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const B
 
 // Only the /archive rows of a result file (not /points), ordered as stored.
 std::vector<PointRecord> read_archive_rows(const std::string& path);
-// The unit of each workload's throughput, by workload id ("tokens/s" for served models,
-// "samples/s" otherwise): the file's throughput_units attribute.
-std::vector<std::string> read_throughput_units(const std::string& path);
+// The names tables of a result file (/workloads, /variants): each workload's throughput unit
+// ("tokens/s" for served models, "samples/s" otherwise) and full name, each stored variant's
+// full name and knob values. Empty where the file lacks them.
+struct ResultNames {
+  std::vector<std::string> units;                            // by workload id
+  std::vector<std::string> workloads;                        // by workload id
+  std::map<std::uint32_t, std::pair<std::string, std::string>> variants;  // hardware id -> name, knobs
+  [[nodiscard]] std::string unit(std::uint32_t workload) const;
+  [[nodiscard]] std::string workload(const PointRecord& r) const;
+  [[nodiscard]] std::string hardware(const PointRecord& r) const;
+  [[nodiscard]] std::string knobs(const PointRecord& r) const;
+};
+ResultNames read_result_names(const std::string& path);
 
 enum class ShortlistFormat { table, csv, json };
 ShortlistFormat parse_shortlist_format(const std::string& s);  // throws InputError
 
 // Writes the selected rows (positions into `rows`). `archive_rows` is the number
 // of rows the shortlist was derived from.
-// `units`: read_throughput_units (a workload beyond it reads as samples/s).
+// `names`: read_result_names (without them, the records' own names and samples/s).
 void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
                      const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
-                     std::ostream& out, const std::vector<std::string>& units = {});
+                     std::ostream& out, const ResultNames& names = {});
 
 // Prints the Pareto rows of `results` (no budgets, default objectives), grouped by
 // workload, best throughput first (the summary `dse run` ends with).
-void print_shortlist(const ResultsFile& results, std::ostream& out, const std::vector<std::string>& units = {});
+void print_shortlist(const ResultsFile& results, std::ostream& out, const ResultNames& names = {});
 
 }  // namespace dse
