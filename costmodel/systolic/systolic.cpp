@@ -326,12 +326,14 @@ class EstimateReadBuffer {
 // a prefetch window on every miss until the address is inside it.
 class UserReadBuffer {
  public:
-  UserReadBuffer(I64 size_words, I64 bw, I64 addr_space, const std::vector<I64>& fetch)
+  // fetch: the valid addresses of the prefetch matrix in fetch order; padded_elems: its
+  // size with the null requests (scalesim_prefetch_elems), which sets its number of lines.
+  UserReadBuffer(I64 size_words, I64 bw, I64 addr_space, const std::vector<I64>& fetch, I64 padded_elems)
       : bw_(bw) {
     const I64 total = size_words;
     active_size_ = total - total / 2;  // ceil(total * 0.5)
     prefetch_size_ = total - active_size_;
-    fetch_rows_ = std::max<I64>(1, ceil_div(static_cast<I64>(fetch.size()), bw_));
+    fetch_rows_ = std::max<I64>(1, ceil_div(padded_elems, bw_));
     // Hashed lines: chunks of set_ valid addresses; the last chunk always exists.
     const I64 n_valid = static_cast<I64>(fetch.size());
     set_ = ceil_div(total, 100);  // elems_per_set: the SRAM is 100 sets
@@ -563,6 +565,18 @@ void fill_fold_statistics(const SystolicArray& a, const LoweredShape& s, const F
   }
 }
 
+std::int64_t scalesim_prefetch_elems(const SystolicArray& a, const LoweredShape& s, const FoldPlan& p, bool ifmap) {
+  switch (a.dataflow) {
+    case Dataflow::weight_stationary:  // ifmap: window folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.ofmap_px : p.col_folds * a.cols * s.window;
+    case Dataflow::output_stationary:  // ifmap: pixel folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.window : p.col_folds * a.cols * s.window;
+    case Dataflow::input_stationary:  // ifmap: pixel folds on columns; filter: window folds on rows
+      return ifmap ? p.col_folds * a.cols * s.window : p.row_folds * a.rows * s.filters;
+  }
+  return 0;
+}
+
 std::int64_t scalesim_fold_lines(const SystolicArray& a, const FoldPlan& p) {
   const I64 r = a.rows, c = a.cols;
   switch (a.dataflow) {
@@ -669,8 +683,10 @@ SystolicResult simulate_scalesim_reference(const SystolicArray& a, const ConvLay
   std::vector<EstimateReadBuffer> est;
   std::vector<UserReadBuffer> usr;
   if (user) {
-    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap));
-    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter));
+    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap),
+                     detail::scalesim_prefetch_elems(a, s, p, true));
+    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter),
+                     detail::scalesim_prefetch_elems(a, s, p, false));
   } else {
     est.emplace_back(if_words, read_bw, ops.ifmap_words());
     est.emplace_back(fl_words, read_bw, ops.filter_words());
