@@ -706,4 +706,20 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
   return res;
 }
 
+namespace detail {
+
+std::int64_t scalesim_prefetch_elems(const SystolicArray& a, const LoweredShape& s, const FoldPlan& p, bool ifmap) {
+  switch (a.dataflow) {
+    case Dataflow::weight_stationary:  // ifmap: window folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.ofmap_px : p.col_folds * a.cols * s.window;
+    case Dataflow::output_stationary:  // ifmap: pixel folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.window : p.col_folds * a.cols * s.window;
+    case Dataflow::input_stationary:  // ifmap: pixel folds on columns; filter: window folds on rows
+      return ifmap ? p.col_folds * a.cols * s.window : p.row_folds * a.rows * s.filters;
+  }
+  return 0;
+}
+
+}  // namespace detail
+
 }  // namespace dse::costmodel
