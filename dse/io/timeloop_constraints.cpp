@@ -20,11 +20,33 @@ namespace {
 constexpr std::size_t sz(int i) noexcept { return static_cast<std::size_t>(i); }
 
 // The front end's constraint macros (timeloopfe v4/processors/constraint_macro.py).
-const std::vector<std::string> kMacroKeys = {"factors_only", "keep_only", "bypass_only", "no_iteration_over_dataspaces",
-                                             "must_iterate_over_dataspaces", "maximize_dims", "maximize_dims_capacity"};
+const std::vector<std::string> kMacroKeys = {"factors_only",
+                                             "keep_only",
+                                             "bypass_only",
+                                             "no_iteration_over_dataspaces",
+                                             "must_iterate_over_dataspaces",
+                                             "maximize_dims",
+                                             "maximize_dims_capacity"};
 
 bool is_dataspace_type(const std::string& t) {
   return t == "dataspace" || t == "datatype" || t == "bypass" || t == "bypassing";
+}
+
+bool known_type(const std::string& t) {
+  return t == "temporal" || t == "spatial" || is_dataspace_type(t) || t == "max_overbooked_proportion" ||
+         t == "utilization" || t == "parallelism";
+}
+
+// The type of constraint n, refused unless Timeloop knows it.
+std::string type_of(const YAML::Node& n, const Place& at) {
+  if (!n.IsMap() || !n["type"].IsDefined())
+    fail(at, n, "expected a constraint with a type (temporal, spatial, dataspace, ...)", describe(n));
+  const std::string type = as_string(n["type"], at.child("type"));
+  if (!known_type(type)) {
+    fail(at.child("type"), n["type"], "expected temporal, spatial, dataspace, max_overbooked_proportion or utilization",
+         describe(n["type"]));
+  }
+  return type;
 }
 
 std::vector<std::string> fields_of(const std::string& type) {
@@ -44,7 +66,7 @@ std::vector<std::string> fields_of(const std::string& type) {
   return f;
 }
 
-struct Seen {  // what the constraints already say about one level
+struct Seen {                                         // what the constraints already say about one level
   std::array<std::uint8_t, lp::kMaxDims> temporal{};  // bit 0: =, bit 1: <=, bit 2: >=
   std::array<std::uint8_t, lp::kMaxDims> spatial{};
   bool temporal_permutation = false;
@@ -69,11 +91,12 @@ class ConstraintsBuilder {
   void permutation(const tl::Document& doc, const MapReader& e, int l, bool spatial);
   void dataspace(const MapReader& e, int l, const std::string& target);
   void respecified(const MapReader& e, const std::string& key, const std::string& what, int l) const {
-    fail(e.place(key), e.node(key), "expected " + what + " of " + a_.levels[sz(l)].name + " to be given once (Timeloop refuses a re-specification)", describe(e.node(key)));
+    fail(
+        e.place(key), e.node(key),
+        "expected " + what + " of " + a_.levels[sz(l)].name + " to be given once (Timeloop refuses a re-specification)",
+        describe(e.node(key)));
   }
-  [[nodiscard]] bool fans_out(int l) const {
-    return mp::fanout_x(a_, l) * mp::fanout_y(a_, l) > 1;
-  }
+  [[nodiscard]] bool fans_out(int l) const { return mp::fanout_x(a_, l) * mp::fanout_y(a_, l) > 1; }
 
   const lp::Architecture& a_;
   const lp::Problem& p_;
@@ -86,10 +109,17 @@ class ConstraintsBuilder {
 void ConstraintsBuilder::apply(const tl::Document& doc, const MapReader& e, const std::string& type,
                                const YAML::Node& target, const Place& target_at) {
   for (const std::string& k : kMacroKeys) {
-    if (e.has(k)) fail(e.place(k), e.node(k), "expected factors, permutation, keep and bypass written out (the front end's constraint macro '" + k + "' is not supported)", describe(e.node(k)));
+    if (e.has(k))
+      fail(e.place(k), e.node(k),
+           "expected factors, permutation, keep and bypass written out (the front end's constraint macro '" + k +
+               "' is not supported)",
+           describe(e.node(k)));
   }
   tl::refuse_reuse_keys(e);
-  if (e.has("remainders")) fail(e.place("remainders"), e.node("remainders"), "expected no remainders (imperfect factorisation with remainders is not modelled)", describe(e.node("remainders")));
+  if (e.has("remainders"))
+    fail(e.place("remainders"), e.node("remainders"),
+         "expected no remainders (imperfect factorisation with remainders is not modelled)",
+         describe(e.node("remainders")));
   const int l = tl::resolve_target(a_, target, target_at, type == "spatial");
   const std::string name = as_string(target, target_at);
   if (type == "temporal" || type == "spatial") {
@@ -100,20 +130,23 @@ void ConstraintsBuilder::apply(const tl::Document& doc, const MapReader& e, cons
     // Overbooking only matters for a tile whose occupancy is uncertain (a sparse one):
     // a dense tile fits or it does not (Timeloop, buffer.cpp: confidence 0 or 1).
     const double v = as_number(e.node("proportion", "a number from 0 to 1"), e.place("proportion"));
-    if (!(v >= 0.0 && v <= 1.0)) fail(e.place("proportion"), e.node("proportion"), "expected a number from 0 to 1", describe(e.node("proportion")));
+    if (!(v >= 0.0 && v <= 1.0))
+      fail(e.place("proportion"), e.node("proportion"), "expected a number from 0 to 1",
+           describe(e.node("proportion")));
     if (l >= 0 && seen_[sz(l)].overbooked) respecified(e, "proportion", "the overbooked proportion", l);
     if (l >= 0) seen_[sz(l)].overbooked = true;
   } else if (type == "utilization" || type == "parallelism") {
     const double v = as_number(e.node("min", "a number from 0 to 1"), e.place("min"));
-    if (!(v >= 0.0 && v <= 1.0)) fail(e.place("min"), e.node("min"), "expected a number from 0 to 1", describe(e.node("min")));
+    if (!(v >= 0.0 && v <= 1.0))
+      fail(e.place("min"), e.node("min"), "expected a number from 0 to 1", describe(e.node("min")));
     if (l != static_cast<int>(a_.levels.size()) - 1) {
-      fail(target_at, target, "expected the innermost storage level (Timeloop constrains utilisation there only)", describe(target));
+      fail(target_at, target, "expected the innermost storage level (Timeloop constrains utilisation there only)",
+           describe(target));
     }
-    if (utilization_seen_) fail(e.place("min"), e.node("min"), "expected the least utilisation given once", describe(e.node("min")));
+    if (utilization_seen_)
+      fail(e.place("min"), e.node("min"), "expected the least utilisation given once", describe(e.node("min")));
     utilization_seen_ = true;
     c_.min_utilization = v;
-  } else {
-    fail(target_at, target, "expected a constraint of type temporal, spatial, dataspace, max_overbooked_proportion or utilization", "'" + type + "'");
   }
 }
 
@@ -125,7 +158,8 @@ void ConstraintsBuilder::iteration(const tl::Document& doc, const MapReader& e, 
     if (e.has("factors")) {
       for (const tl::Factor& f : tl::parse_factors(doc, e.node("factors"), e.place("factors"), p_, true)) {
         if (f.op != tl::FactorOp::eq || f.value != 1)
-          tl::fail_at(e.place("factors"), f.pos, "expected factors of 1 (" + target + " has no loops of its own here)", "'" + f.text + "'");
+          tl::fail_at(e.place("factors"), f.pos, "expected factors of 1 (" + target + " has no loops of its own here)",
+                      "'" + f.text + "'");
       }
     }
     if (e.has("permutation")) (void)tl::parse_permutation(doc, e.node("permutation"), e.place("permutation"), p_, true);
@@ -141,27 +175,38 @@ void ConstraintsBuilder::factors(const tl::Document& doc, const MapReader& e, in
   auto& fixed = spatial ? lc.spatial : lc.temporal;
   auto& most = spatial ? lc.spatial_max : lc.temporal_max;
   auto& least = spatial ? lc.spatial_min : lc.temporal_min;
-  const std::vector<tl::Factor> fs = e.has("factors") ? tl::parse_factors(doc, e.node("factors"), e.place("factors"), p_, true) : std::vector<tl::Factor>{};
+  const std::vector<tl::Factor> fs = e.has("factors")
+                                         ? tl::parse_factors(doc, e.node("factors"), e.place("factors"), p_, true)
+                                         : std::vector<tl::Factor>{};
   for (const tl::Factor& f : fs) {
     const auto d = sz(f.dim);
     const std::uint8_t bit = f.op == tl::FactorOp::eq ? 1 : f.op == tl::FactorOp::le ? 2 : 4;
     if ((seen[d] & bit) != 0)
-      tl::fail_at(e.place("factors"), f.pos, "expected one factor per dimension and level (Timeloop refuses a re-specification)", "'" + f.text + "'");
+      tl::fail_at(e.place("factors"), f.pos,
+                  "expected one factor per dimension and level (Timeloop refuses a re-specification)",
+                  "'" + f.text + "'");
     seen[d] |= bit;
     const std::int64_t size = p_.dim_sizes[d];
-    if (f.value > size) tl::fail_at(e.place("factors"), f.pos, "expected a factor of at most the size of " + p_.dim_names[d] + ", " + std::to_string(size), "'" + f.text + "'");
+    if (f.value > size)
+      tl::fail_at(e.place("factors"), f.pos,
+                  "expected a factor of at most the size of " + p_.dim_names[d] + ", " + std::to_string(size),
+                  "'" + f.text + "'");
     if (f.op == tl::FactorOp::le) {
       most[d] = f.value;
     } else if (f.op == tl::FactorOp::ge) {
       least[d] = f.value;
     } else {
       if (spatial && f.value > 1 && !fans) {
-        tl::fail_at(e.place("factors"), f.pos, "expected spatial factors of 1 (" + a_.levels[sz(l)].name + " does not fan out)", "'" + f.text + "'");
+        tl::fail_at(e.place("factors"), f.pos,
+                    "expected spatial factors of 1 (" + a_.levels[sz(l)].name + " does not fan out)",
+                    "'" + f.text + "'");
       }
       fixed[d] = f.value;
-      fixed_product_[d] *= f.value;  // each factor <= size: at most size^2, no overflow
-      if (fixed_product_[d] > size) {
-        tl::fail_at(e.place("factors"), f.pos, "expected the fixed factors of " + p_.dim_names[d] + " to multiply to at most its size " + std::to_string(size), "'" + f.text + "'");
+      if (__builtin_mul_overflow(fixed_product_[d], f.value, &fixed_product_[d]) || fixed_product_[d] > size) {
+        tl::fail_at(e.place("factors"), f.pos,
+                    "expected the fixed factors of " + p_.dim_names[d] + " to multiply to at most its size " +
+                        std::to_string(size),
+                    "'" + f.text + "'");
       }
     }
   }
@@ -183,14 +228,17 @@ void ConstraintsBuilder::permutation(const tl::Document& doc, const MapReader& e
   const int nd = p_.num_dims;
   std::vector<int> listed;
   if (e.has("permutation")) {
-    if (spatial ? seen.spatial_permutation : seen.temporal_permutation) respecified(e, "permutation", "the permutation", l);
+    if (spatial ? seen.spatial_permutation : seen.temporal_permutation)
+      respecified(e, "permutation", "the permutation", l);
     (spatial ? seen.spatial_permutation : seen.temporal_permutation) = true;
-    const tl::Permutation perm = tl::parse_permutation(doc, e.node("permutation"), e.place("permutation"), p_, !spatial);
+    const tl::Permutation perm =
+        tl::parse_permutation(doc, e.node("permutation"), e.place("permutation"), p_, !spatial);
     if (!spatial) {
       lc.num_permutation = static_cast<int>(perm.inner.size());
       for (std::size_t i = 0; i < perm.inner.size(); ++i) lc.permutation[i] = static_cast<std::int8_t>(perm.inner[i]);
       lc.num_outer_permutation = static_cast<int>(perm.outer.size());
-      for (std::size_t i = 0; i < perm.outer.size(); ++i) lc.outer_permutation[i] = static_cast<std::int8_t>(perm.outer[i]);
+      for (std::size_t i = 0; i < perm.outer.size(); ++i)
+        lc.outer_permutation[i] = static_cast<std::int8_t>(perm.outer[i]);
       return;
     }
     listed = perm.inner;
@@ -204,7 +252,8 @@ void ConstraintsBuilder::permutation(const tl::Document& doc, const MapReader& e
   }
   if (seen.split) respecified(e, "split", "the split", l);
   seen.split = true;
-  const std::int64_t split = std::min<std::int64_t>(tl::parse_count(e.node("split"), e.place("split"), std::int64_t{1} << 31), nd);
+  const std::int64_t split =
+      std::min<std::int64_t>(tl::parse_count(e.node("split"), e.place("split"), std::int64_t{1} << 31), nd);
   // Timeloop pads the permutation with the dimensions it leaves out (in an order of its
   // choosing): their axis is fixed only when the split falls outside them.
   const auto n = static_cast<std::int64_t>(listed.size());
@@ -226,20 +275,26 @@ void ConstraintsBuilder::dataspace(const MapReader& e, int l, const std::string&
          "'" + p_.tensors[sz(std::countr_zero(keep & bypass))].name + "' in keep and bypass");
   }
   if (l == tl::kNoLevel || a_.levels[sz(l)].may_keep == 0) {
-    if (keep != 0) fail(e.place("keep"), e.node("keep"), "expected no kept data spaces (" + target + " holds no data)", describe(e.node("keep")));
+    if (keep != 0)
+      fail(e.place("keep"), e.node("keep"), "expected no kept data spaces (" + target + " holds no data)",
+           describe(e.node("keep")));
     return;
   }
   Seen& seen = seen_[sz(l)];
   const std::uint32_t again = (keep | bypass) & seen.dataspaces;
   if (again != 0) {
-    fail(e.place(e.has("keep") && (keep & again) != 0 ? "keep" : "bypass"), e.node(e.has("keep") && (keep & again) != 0 ? "keep" : "bypass"),
+    fail(e.place(e.has("keep") && (keep & again) != 0 ? "keep" : "bypass"),
+         e.node(e.has("keep") && (keep & again) != 0 ? "keep" : "bypass"),
          "expected each data space kept or bypassed once per level (Timeloop refuses a re-specification)",
          "'" + p_.tensors[sz(std::countr_zero(again))].name + "' again for " + a_.levels[sz(l)].name);
   }
   seen.dataspaces |= keep | bypass;
-  if ((keep & ~a_.levels[sz(l)].may_keep) != 0) fail(e.place("keep"), e.node("keep"), "expected data spaces this level can hold", describe(e.node("keep")));
+  if ((keep & ~a_.levels[sz(l)].may_keep) != 0)
+    fail(e.place("keep"), e.node("keep"), "expected data spaces this level can hold", describe(e.node("keep")));
   if (l == 0 && bypass != 0) {
-    fail(e.place("bypass"), e.node("bypass"), "expected no bypass at the outermost level (every data space starts in " + a_.levels[0].name + ")", describe(e.node("bypass")));
+    fail(e.place("bypass"), e.node("bypass"),
+         "expected no bypass at the outermost level (every data space starts in " + a_.levels[0].name + ")",
+         describe(e.node("bypass")));
   }
   mp::LevelConstraint& lc = c_.levels[sz(l)];
   lc.keep |= keep;
@@ -261,7 +316,8 @@ void walk_nodes(const tl::Document& doc, const YAML::Node& nodes, const Place& a
     if (!cons.IsDefined() || cons.IsNull()) continue;
     const YAML::Node en = n["enabled"];
     if (en.IsDefined() && en.IsScalar() && en.Scalar() == "false") continue;
-    const MapReader group(cons, np.child("constraints"), {"spatial", "temporal", "dataspace", "max_overbooked_proportion"});
+    const MapReader group(cons, np.child("constraints"),
+                          {"spatial", "temporal", "dataspace", "max_overbooked_proportion"});
     for (const char* type : {"dataspace", "temporal", "spatial", "max_overbooked_proportion"}) {
       if (!group.has(type)) continue;
       const YAML::Node g = group.node(type);
@@ -282,15 +338,14 @@ void file_entry(const tl::Document& doc, const YAML::Node& n, const Place& at, C
     if (!list.IsSequence()) fail(e.place("constraints"), list, "expected a sequence of constraints", describe(list));
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Place cp = e.place("constraints").item(i);
-      if (!list[i].IsMap()) fail(cp, list[i], "expected a constraint (type, ...)", describe(list[i]));
-      const std::string type = as_string(list[i]["type"], cp.child("type"));
+      const std::string type = type_of(list[i], cp);
       std::vector<std::string> keys = fields_of(type);
       keys.emplace_back("type");
       b.apply(doc, MapReader(list[i], cp, keys), type, e.node(tkey, "a storage level or container"), e.place(tkey));
     }
     return;
   }
-  const std::string type = n["type"].IsDefined() ? as_string(n["type"], at.child("type")) : "";
+  const std::string type = type_of(n, at);
   std::vector<std::string> keys = fields_of(type);
   keys.insert(keys.end(), {"target", "name", "type"});
   const MapReader e(n, at, keys);
@@ -310,10 +365,12 @@ std::pair<YAML::Node, Place> entries_of(const tl::Document& doc) {
       const std::string k = kv.first.Scalar();
       if (k == "version") continue;
       if (k == "targets" || k == "mapspace" || k.find("constraints") != std::string::npos) {
-        if (!key.empty()) fail(at.child(k), kv.first, "expected one list of constraints", "'" + key + "' and '" + k + "'");
+        if (!key.empty())
+          fail(at.child(k), kv.first, "expected one list of constraints", "'" + key + "' and '" + k + "'");
         key = k;
       } else {
-        fail(at.child(k), kv.first, "expected mapspace_constraints, constraints or targets (a Timeloop constraints file)", "'" + k + "'");
+        fail(at.child(k), kv.first,
+             "expected mapspace_constraints, constraints or targets (a Timeloop constraints file)", "'" + k + "'");
       }
     }
     if (key.empty()) return {YAML::Node(YAML::NodeType::Null), at};

@@ -196,9 +196,10 @@ Permutation parse_permutation(const Document& doc, const YAML::Node& n, const Pl
   auto add = [&](const std::string& name, const Piece& piece, std::size_t offset) {
     if (name == "_") {
       if (!allow_separator || after_separator) {
-        fail_at(piece.at, token_position(doc, piece.node, offset, name),
-                allow_separator ? "expected one '_' separator" : "expected dimensions only ('_' belongs in constraints)",
-                quoted(name));
+        fail_at(
+            piece.at, token_position(doc, piece.node, offset, name),
+            allow_separator ? "expected one '_' separator" : "expected dimensions only ('_' belongs in constraints)",
+            quoted(name));
       }
       after_separator = true;
       return;
@@ -260,7 +261,8 @@ int resolve_target(const lp::Architecture& a, const YAML::Node& target, const Pl
   std::int64_t id = -1;
   if (target.IsScalar() && YAML::convert<std::int64_t>::decode(target, id)) {
     // Timeloop's numeric target: storage levels counted from the innermost (0).
-    if (id < 0 || id >= nl) fail(at, target, "expected a level id from 0 to " + std::to_string(nl - 1), describe(target));
+    if (id < 0 || id >= nl)
+      fail(at, target, "expected a level id from 0 to " + std::to_string(nl - 1), describe(target));
     return nl - 1 - static_cast<int>(id);
   }
   const std::string name = as_string(target, at);
@@ -275,7 +277,8 @@ int resolve_target(const lp::Architecture& a, const YAML::Node& target, const Pl
   if (own >= 0 && fanout >= 0) return spatial ? fanout : own;  // a component with a fan-out of its own
   if (own >= 0) return own;
   if (fanout >= 0) return fanout;  // a container with a fan-out
-  if (std::find(a.plain_containers.begin(), a.plain_containers.end(), name) != a.plain_containers.end()) return kNoLevel;
+  if (std::find(a.plain_containers.begin(), a.plain_containers.end(), name) != a.plain_containers.end())
+    return kNoLevel;
   std::vector<std::string> names = a.plain_containers;
   for (const auto& lv : a.levels) names.push_back(lv.name);
   const std::string hint = did_you_mean(name, names);
@@ -285,7 +288,7 @@ int resolve_target(const lp::Architecture& a, const YAML::Node& target, const Pl
        quoted(name));
 }
 
-const std::vector<std::string> kReuseKeys = {"no_reuse",        "no_link_transfer", "no_temporal_reuse",
+const std::vector<std::string> kReuseKeys = {"no_reuse",         "no_link_transfer", "no_temporal_reuse",
                                              "rmw_first_update", "no_coalesce",      "no_multicast_no_reduction"};
 
 void refuse_reuse_keys(const MapReader& e) {

@@ -81,8 +81,7 @@ std::int64_t parse_count(const YAML::Node& n, const Place& at, std::int64_t max)
 // level, as Timeloop's front end places it. kNoLevel: a container without a fan-out,
 // which is no tiling level (its directives are refused unless they change nothing).
 inline constexpr int kNoLevel = -2;
-int resolve_target(const costmodel::loopnest::Architecture& a, const YAML::Node& target, const Place& at,
-                   bool spatial);
+int resolve_target(const costmodel::loopnest::Architecture& a, const YAML::Node& target, const Place& at, bool spatial);
 
 // Keys of Timeloop's directives that the loop-nest model does not have: refused when given
 // with a non-empty value (no_reuse, no_link_transfer, no_temporal_reuse, rmw_first_update,

@@ -45,9 +45,7 @@ class MappingBuilder {
   void loops(const MapReader& e, int l, bool spatial);
   void dataspaces(const MapReader& e, int l);
   void multiply(const tl::Factor& f, const Place& at);
-  [[nodiscard]] tl::Position start(const MapReader& e) const {
-    return tl::token_position(doc_, e.self(), 0, "");
-  }
+  [[nodiscard]] tl::Position start(const MapReader& e) const { return tl::token_position(doc_, e.self(), 0, ""); }
 
   const tl::Document& doc_;
   const lp::Architecture& a_;
@@ -60,7 +58,15 @@ class MappingBuilder {
 
 void MappingBuilder::directive(const YAML::Node& n, const Place& at) {
   if (!n.IsMap()) fail(at, n, "expected a mapping directive (target, type, ...)", describe(n));
-  const std::string type = n["type"].IsDefined() ? as_string(n["type"], at.child("type")) : "";
+  if (!n["type"].IsDefined())
+    fail(at, n, "expected a directive with a type (temporal, spatial or dataspace)", describe(n));
+  const std::string type = as_string(n["type"], at.child("type"));
+  if (type == "skew")
+    fail(at.child("type"), n["type"], "expected temporal, spatial or dataspace (skew directives are not modelled)",
+         "'skew'");
+  if (!is_loop_type(type) && !is_dataspace_type(type)) {
+    fail(at.child("type"), n["type"], "expected temporal, spatial, dataspace, datatype or bypass", describe(n["type"]));
+  }
   std::vector<std::string> keys = {"target", "type"};
   if (is_loop_type(type)) {
     keys.insert(keys.end(), {"factors", "permutation"});
@@ -70,13 +76,9 @@ void MappingBuilder::directive(const YAML::Node& n, const Place& at) {
   }
   keys.insert(keys.end(), tl::kReuseKeys.begin(), tl::kReuseKeys.end());
   const MapReader e(n, at, keys);
-  if (type == "skew") fail(e.place("type"), e.node("type"), "expected temporal, spatial or dataspace (skew directives are not modelled)", "'skew'");
-  if (!is_loop_type(type) && !is_dataspace_type(type)) {
-    fail(e.place("type"), e.node("type", "temporal, spatial, dataspace, datatype or bypass"),
-         "expected temporal, spatial, dataspace, datatype or bypass", describe(e.node("type")));
-  }
   tl::refuse_reuse_keys(e);
-  const int l = tl::resolve_target(a_, e.node("target", "a storage level or container"), e.place("target"), type == "spatial");
+  const int l =
+      tl::resolve_target(a_, e.node("target", "a storage level or container"), e.place("target"), type == "spatial");
   if (is_loop_type(type)) {
     loops(e, l, type == "spatial");
   } else {
@@ -93,25 +95,28 @@ void MappingBuilder::multiply(const tl::Factor& f, const Place& at) {
   }
   if (prod > size && !imperfect_) {
     tl::fail_at(at, f.pos,
-                "expected the factors of " + dn + " to multiply to its size " + std::to_string(size) +
-                    " (they reach " + std::to_string(prod) + " here; only a mapping marked 'imperfect_factors: padded' may pad)",
+                "expected the factors of " + dn + " to multiply to its size " + std::to_string(size) + " (they reach " +
+                    std::to_string(prod) + " here; only a mapping marked 'imperfect_factors: padded' may pad)",
                 "'" + f.text + "'");
   }
 }
 
 void MappingBuilder::loops(const MapReader& e, int l, bool spatial) {
-  const std::vector<tl::Factor> fs =
-      e.has("factors") ? tl::parse_factors(doc_, e.node("factors"), e.place("factors"), p_, false) : std::vector<tl::Factor>{};
-  const tl::Permutation perm = e.has("permutation")
-                                   ? tl::parse_permutation(doc_, e.node("permutation"), e.place("permutation"), p_, false)
-                                   : tl::Permutation{};
-  const std::int64_t split = e.has("split") ? tl::parse_count(e.node("split"), e.place("split"), std::int64_t{1} << 31) : p_.num_dims;
+  const std::vector<tl::Factor> fs = e.has("factors")
+                                         ? tl::parse_factors(doc_, e.node("factors"), e.place("factors"), p_, false)
+                                         : std::vector<tl::Factor>{};
+  const tl::Permutation perm =
+      e.has("permutation") ? tl::parse_permutation(doc_, e.node("permutation"), e.place("permutation"), p_, false)
+                           : tl::Permutation{};
+  const std::int64_t split =
+      e.has("split") ? tl::parse_count(e.node("split"), e.place("split"), std::int64_t{1} << 31) : p_.num_dims;
   if (l == tl::kNoLevel) {
     // A container without a fan-out: Timeloop's front end drops its directives.
     for (const tl::Factor& f : fs) {
       if (f.value != 1) {
         tl::fail_at(e.place("factors"), f.pos,
-                    "expected factors of 1 (" + e.string("target") + " is a container without a spatial fan-out, so no tiling level)",
+                    "expected factors of 1 (" + e.string("target") +
+                        " is a container without a spatial fan-out, so no tiling level)",
                     "'" + f.text + "'");
       }
     }
@@ -121,8 +126,8 @@ void MappingBuilder::loops(const MapReader& e, int l, bool spatial) {
   tl::Position& first = spatial ? seen.spatial : seen.temporal;
   if (first.line != 0) {
     fail(e.place("type"), e.node("type"),
-         std::string("expected one ") + (spatial ? "spatial" : "temporal") + " directive per level (" + a_.levels[sz(l)].name +
-             " has one at " + where(first) + ")",
+         std::string("expected one ") + (spatial ? "spatial" : "temporal") + " directive per level (" +
+             a_.levels[sz(l)].name + " has one at " + where(first) + ")",
          "a second one");
   }
   first = start(e);
@@ -134,9 +139,10 @@ void MappingBuilder::loops(const MapReader& e, int l, bool spatial) {
   const bool fanout_only = lv.may_keep == 0 && lv.capacity_words == 0;
   for (const tl::Factor& f : fs) {
     if (!spatial && f.value != 1 && fanout_only) {
-      tl::fail_at(e.place("factors"), f.pos,
-                  "expected temporal factors of 1 (" + lv.name + " holds no data; Timeloop fixes its temporal loops at 1)",
-                  "'" + f.text + "'");
+      tl::fail_at(
+          e.place("factors"), f.pos,
+          "expected temporal factors of 1 (" + lv.name + " holds no data; Timeloop fixes its temporal loops at 1)",
+          "'" + f.text + "'");
     }
     if (spatial && f.value != 1 && !fans_out) {
       tl::fail_at(e.place("factors"), f.pos,
@@ -173,16 +179,16 @@ void MappingBuilder::dataspaces(const MapReader& e, int l) {
   if (l == tl::kNoLevel || a_.levels[sz(l)].may_keep == 0) {
     if (keep != 0) {
       fail(e.place("keep"), e.node("keep"),
-           "expected no kept data spaces (" + target + " is a container, which holds no data)", describe(e.node("keep")));
+           "expected no kept data spaces (" + target + " is a container, which holds no data)",
+           describe(e.node("keep")));
     }
     return;
   }
   LevelSeen& seen = seen_[sz(l)];
   const std::uint32_t again = (keep | bypass) & seen.specified;
   if (again != 0) {
-    fail(e.place("target"), e.node("target"),
-         "expected each data space kept or bypassed once per level", "'" + p_.tensors[sz(std::countr_zero(again))].name +
-                                                                          "' set again for " + a_.levels[sz(l)].name);
+    fail(e.place("target"), e.node("target"), "expected each data space kept or bypassed once per level",
+         "'" + p_.tensors[sz(std::countr_zero(again))].name + "' set again for " + a_.levels[sz(l)].name);
   }
   seen.specified |= keep | bypass;
   if ((keep & ~a_.levels[sz(l)].may_keep) != 0) {
@@ -224,7 +230,8 @@ lp::Mapping read_timeloop_mapping(const std::string& path, const lp::Architectur
     imperfect = true;
   }
   const YAML::Node entries = root.node("mapping", "a sequence of mapping directives");
-  if (!entries.IsSequence()) fail(root.place("mapping"), entries, "expected a sequence of mapping directives", describe(entries));
+  if (!entries.IsSequence())
+    fail(root.place("mapping"), entries, "expected a sequence of mapping directives", describe(entries));
   MappingBuilder b(doc, arch, p, imperfect);
   for (std::size_t i = 0; i < entries.size(); ++i) b.directive(entries[i], root.place("mapping").item(i));
   return b.finish(entries, root.place("mapping"));

@@ -54,13 +54,14 @@ lp::Problem read_timeloop_problem(const std::string& path) {
   refuse_sparse(root, top);
   const MapReader doc(root, top, {"problem"});
   const MapReader prob(doc.node("problem"), top.child("problem"), {"version", "shape", "instance"});
-  const MapReader shape(prob.node("shape"), prob.place("shape"), {"name", "dimensions", "coefficients", "data_spaces", "data-spaces"});
+  const MapReader shape(prob.node("shape"), prob.place("shape"),
+                        {"name", "dimensions", "coefficients", "data_spaces", "data-spaces"});
   const Place inst_at = prob.place("instance");
   lp::Problem p;
   p.name = shape.string_or("name", "problem");
   const std::string lname = lower(p.name);
   p.type = (lname.find("cnn") != std::string::npos || lname.find("conv") != std::string::npos) ? lp::LayerType::conv
-                                                                                                : lp::LayerType::ffn;
+                                                                                               : lp::LayerType::ffn;
   // Coefficients: defaults, overridden by the instance.
   std::map<std::string, std::int64_t> coef;
   if (shape.has("coefficients")) {
@@ -71,7 +72,8 @@ lp::Problem read_timeloop_problem(const std::string& path) {
     }
   }
   const YAML::Node instance = prob.node("instance");
-  if (!instance.IsNull() && !instance.IsMap()) fail(inst_at, instance, "expected a mapping of dimension sizes", describe(instance));
+  if (!instance.IsNull() && !instance.IsMap())
+    fail(inst_at, instance, "expected a mapping of dimension sizes", describe(instance));
   for (const auto& kv : instance) {
     const std::string key = kv.first.Scalar();
     if (coef.count(key) != 0) coef[key] = int_value(kv.second, inst_at.child(key));
@@ -88,7 +90,8 @@ lp::Problem read_timeloop_problem(const std::string& path) {
   // ignored, as Timeloop does, when every dimension has its size; with a dimension left
   // out, an unknown key is more likely that dimension misspelt, and is refused.
   bool all_sized = true;
-  for (std::size_t i = 0; i < dims.size(); ++i) all_sized = all_sized && instance[as_string(dims[i], shape.place("dimensions").item(i))].IsDefined();
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    all_sized = all_sized && instance[as_string(dims[i], shape.place("dimensions").item(i))].IsDefined();
   for (const auto& kv : instance) {
     const std::string key = kv.first.Scalar();
     if (coef.count(key) == 0 && p.dim_index(key) < 0) {
@@ -99,7 +102,8 @@ lp::Problem read_timeloop_problem(const std::string& path) {
       std::vector<std::string> names(p.dim_names.begin(), p.dim_names.begin() + p.num_dims);
       const std::string hint = did_you_mean(key, names);
       fail(inst_at.child(key), kv.first,
-           "expected a dimension or coefficient of the shape" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)"),
+           "expected a dimension or coefficient of the shape" +
+               (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)"),
            "'" + key + "'");
     }
   }
@@ -119,14 +123,18 @@ lp::Problem read_timeloop_problem(const std::string& path) {
     for (std::size_t r = 0; r < proj.size(); ++r) {
       const Place rp = ds.place("projection").item(r);
       const YAML::Node rank = proj[r];
-      if (!rank.IsSequence() || rank.size() == 0) fail(rp, rank, "expected a sequence of terms [dim] or [dim, coefficient]", describe(rank));
-      if (p.tensors[static_cast<std::size_t>(t)].num_ranks >= lp::kMaxRanks) fail(rp, rank, "expected at most 6 coordinates per data space", "more");
-      lp::Rank& rk = p.tensors[static_cast<std::size_t>(t)].ranks[static_cast<std::size_t>(p.tensors[static_cast<std::size_t>(t)].num_ranks)];
+      if (!rank.IsSequence() || rank.size() == 0)
+        fail(rp, rank, "expected a sequence of terms [dim] or [dim, coefficient]", describe(rank));
+      if (p.tensors[static_cast<std::size_t>(t)].num_ranks >= lp::kMaxRanks)
+        fail(rp, rank, "expected at most 6 coordinates per data space", "more");
+      lp::Rank& rk = p.tensors[static_cast<std::size_t>(t)]
+                         .ranks[static_cast<std::size_t>(p.tensors[static_cast<std::size_t>(t)].num_ranks)];
       rk = lp::Rank{};
       for (std::size_t q = 0; q < rank.size(); ++q) {
         const Place tp = rp.item(q);
         const YAML::Node term = rank[q];
-        if (!term.IsSequence() || term.size() < 1 || term.size() > 2) fail(tp, term, "expected a term [dim] or [dim, coefficient]", describe(term));
+        if (!term.IsSequence() || term.size() < 1 || term.size() > 2)
+          fail(tp, term, "expected a term [dim] or [dim, coefficient]", describe(term));
         const std::string dn = as_string(term[0], tp);
         const int d = p.dim_index(dn);
         if (d < 0) fail(tp, term[0], "expected a dimension of the shape", "'" + dn + "'");
@@ -143,7 +151,8 @@ lp::Problem read_timeloop_problem(const std::string& path) {
           fail(tp, term, "expected a coefficient of at most 2^31-1", std::to_string(c));
         }
         if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "expected at most 3 terms per coordinate", "more");
-        rk.terms[static_cast<std::size_t>(rk.num_terms++)] = lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
+        rk.terms[static_cast<std::size_t>(rk.num_terms++)] =
+            lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
       }
       p.tensors[static_cast<std::size_t>(t)].num_ranks++;
     }
@@ -212,7 +221,8 @@ void mesh_of(const YAML::Node& node, const Place& at, std::int64_t& mx, std::int
 // A spatial fan-out of mx x my at this point of the hierarchy: Timeloop's front end
 // places a level named inter_<name>_spatial that holds nothing, with the instances
 // above it; everything after it is replicated.
-void fan_out(ArchWalk& w, const std::string& name, std::int64_t mx, std::int64_t my, const Place& np, const YAML::Node& n) {
+void fan_out(ArchWalk& w, const std::string& name, std::int64_t mx, std::int64_t my, const Place& np,
+             const YAML::Node& n) {
   if (mx * my == 1) return;
   lp::StorageLevel dummy;
   dummy.name = "inter_" + name + "_spatial";
@@ -227,9 +237,7 @@ void fan_out(ArchWalk& w, const std::string& name, std::int64_t mx, std::int64_t
   w.mesh_y *= my;
 }
 
-bool enabled(const MapReader& c) {
-  return !c.has("enabled") || c.boolean_or("enabled", true);
-}
+bool enabled(const MapReader& c) { return !c.has("enabled") || c.boolean_or("enabled", true); }
 
 void container(const YAML::Node& n, const Place& np, ArchWalk& w) {
   const MapReader c(n, np, {"name", "attributes", "spatial", "constraints", "enabled"});
@@ -237,7 +245,8 @@ void container(const YAML::Node& n, const Place& np, ArchWalk& w) {
   if (c.has("attributes")) {
     const YAML::Node a = c.node("attributes");
     if (!a.IsNull() && !a.IsMap()) fail(c.place("attributes"), a, "expected a mapping", describe(a));
-    for (const auto& kv : a) w.inherited[kv.first.Scalar()] = {kv.second, c.place("attributes").child(kv.first.Scalar())};
+    for (const auto& kv : a)
+      w.inherited[kv.first.Scalar()] = {kv.second, c.place("attributes").child(kv.first.Scalar())};
     const Attributes attrs{a, c.place("attributes"), &w};
     const double gcs = attrs.number("global_cycle_seconds", 0.0);
     if (gcs > 0.0) w.arch.clock_hz = 1.0 / gcs;
@@ -256,17 +265,21 @@ void container(const YAML::Node& n, const Place& np, ArchWalk& w) {
 void storage_figures(const Attributes& a, lp::StorageLevel& lv) {
   const std::int64_t word_bits = a.integer_of({"word_bits", "word_width", "datawidth", "word-bits"}, 8);
   const std::int64_t block = a.integer_of({"block_size", "block-size", "n_words"}, 0);
-  const std::int64_t width = a.integer_of({"width", "memory_width", "data_storage_width"}, word_bits * std::max<std::int64_t>(1, block));
+  const std::int64_t width =
+      a.integer_of({"width", "memory_width", "data_storage_width"}, word_bits * std::max<std::int64_t>(1, block));
   if (word_bits > 1024 || width > (std::int64_t{1} << 30)) {
     fail(a.at, a.own, "expected a word width of at most 1024 bits and a width of at most 2^30 bits", describe(a.own));
   }
   if (width % word_bits != 0) {
-    fail(a.find("width").second, a.find("width").first, "expected a width that is a multiple of the word width " + std::to_string(word_bits), describe(a.find("width").first));
+    fail(a.find("width").second, a.find("width").first,
+         "expected a width that is a multiple of the word width " + std::to_string(word_bits),
+         describe(a.find("width").first));
   }
   const std::int64_t cluster = a.integer("cluster_size", 1);
   if (cluster != 1 || (block > 0 && block * word_bits != width)) {
     fail(a.find("width").second, a.find("width").first,
-         "expected width = datawidth x block_size (Timeloop's clusters, cluster_size > 1, are not modelled)", describe(a.find("width").first));
+         "expected width = datawidth x block_size (Timeloop's clusters, cluster_size > 1, are not modelled)",
+         describe(a.find("width").first));
   }
   lv.word_bits = static_cast<int>(word_bits);
   lv.block_words = static_cast<int>(std::max<std::int64_t>(1, width / word_bits));
@@ -279,14 +292,20 @@ void storage_figures(const Attributes& a, lp::StorageLevel& lv) {
     size = a.integer_of({"depth", "memory_depth", "data_storage_depth"}, 0) * lv.block_words;
   }
   const double buffering = a.number("multiple_buffering", 1.0);
-  if (!(buffering >= 1.0)) fail(a.find("multiple_buffering").second, a.find("multiple_buffering").first, "expected a number >= 1", describe(a.find("multiple_buffering").first));
+  if (!(buffering >= 1.0))
+    fail(a.find("multiple_buffering").second, a.find("multiple_buffering").first, "expected a number >= 1",
+         describe(a.find("multiple_buffering").first));
   lv.capacity_words = static_cast<std::int64_t>(std::floor(static_cast<double>(size) / buffering));  // effective size
   for (const char* k : {"shared_bandwidth", "bandwidth"}) {
-    if (a.has(k)) fail(a.find(k).second, a.find(k).first, "expected read_bandwidth and write_bandwidth (a shared bandwidth is not modelled)", describe(a.find(k).first));
+    if (a.has(k))
+      fail(a.find(k).second, a.find(k).first,
+           "expected read_bandwidth and write_bandwidth (a shared bandwidth is not modelled)",
+           describe(a.find(k).first));
   }
   if (a.has("has_power_gating") && a.find("has_power_gating").first.as<std::string>() != "false") {
     fail(a.find("has_power_gating").second, a.find("has_power_gating").first,
-         "expected has_power_gating: false (gating shared across levels is not modelled; each instance is gated on its own)",
+         "expected has_power_gating: false (gating shared across levels is not modelled; each instance is gated on its "
+         "own)",
          describe(a.find("has_power_gating").first));
   }
   lv.read_bandwidth_words_per_cycle = a.number("read_bandwidth", 0.0);
@@ -297,7 +316,9 @@ void storage_figures(const Attributes& a, lp::StorageLevel& lv) {
 }
 
 void component(const YAML::Node& n, const Place& np, ArchWalk& w) {
-  const MapReader c(n, np, {"name", "class", "attributes", "spatial", "constraints", "required_actions", "area_share", "enabled", "subclass"});
+  const MapReader c(n, np,
+                    {"name", "class", "attributes", "spatial", "constraints", "required_actions", "area_share",
+                     "enabled", "subclass"});
   if (!enabled(c)) return;
   const std::string name = c.string("name");
   const std::string cls = c.string("class");
@@ -320,7 +341,9 @@ void component(const YAML::Node& n, const Place& np, ArchWalk& w) {
   const bool storage = attrs.has("depth") || lc.find("dram") != std::string::npos ||
                        lc.find("sram") != std::string::npos || lc.find("regfile") != std::string::npos ||
                        lc.find("buffer") != std::string::npos || lc == "storage";
-  if (!storage) refuse(c.place("class"), c.node("class"), "compound component class '" + cls + "' (only storage and compute are modelled)");
+  if (!storage)
+    refuse(c.place("class"), c.node("class"),
+           "compound component class '" + cls + "' (only storage and compute are modelled)");
   lp::StorageLevel lv;
   lv.name = name;
   lv.mesh_x = w.mesh_x;
@@ -345,7 +368,8 @@ void walk(const YAML::Node& nodes, const Place& at, ArchWalk& w) {
     } else if (tag == "!Component") {
       component(n, np, w);
     } else {
-      fail(np, n, "expected a node tagged !Container, !Component, !Parallel or !Nothing", tag.empty() ? "no tag" : "'" + tag + "'");
+      fail(np, n, "expected a node tagged !Container, !Component, !Parallel or !Nothing",
+           tag.empty() ? "no tag" : "'" + tag + "'");
     }
   }
 }
@@ -357,15 +381,23 @@ lp::Architecture read_timeloop_arch(const std::string& path) {
   const Place top{path, ""};
   refuse_sparse(root, top);
   const MapReader doc(root, top, {"architecture"});
-  const MapReader a(doc.node("architecture"), top.child("architecture"), {"version", "nodes"});
+  const YAML::Node an = doc.node("architecture");
+  if (an.IsMap() && an["subtree"].IsDefined()) {
+    fail(top.child("architecture").child("subtree"), an["subtree"],
+         "expected a v0.4 architecture (nodes: [...]); Timeloop's v0.3 subtree/local form is not read", "subtree");
+  }
+  const MapReader a(an, top.child("architecture"), {"version", "nodes"});
   ArchWalk w;
   w.file = path;
   w.arch.name = path;
   walk(a.sequence("nodes"), a.place("nodes"), w);
-  if (!w.have_compute) fail(a.place("nodes"), a.node("nodes"), "expected a compute component (class *mac*) at the bottom", "none");
+  if (!w.have_compute)
+    fail(a.place("nodes"), a.node("nodes"), "expected a compute component (class *mac*) at the bottom", "none");
   if (w.arch.levels.empty()) fail(a.place("nodes"), a.node("nodes"), "expected at least one storage component", "none");
   if (static_cast<int>(w.arch.levels.size()) > lp::kMaxLevels) {
-    fail(a.place("nodes"), a.node("nodes"), "expected at most " + std::to_string(lp::kMaxLevels) + " storage levels (fan-out levels included)", std::to_string(w.arch.levels.size()));
+    fail(a.place("nodes"), a.node("nodes"),
+         "expected at most " + std::to_string(lp::kMaxLevels) + " storage levels (fan-out levels included)",
+         std::to_string(w.arch.levels.size()));
   }
   const std::string why = lp::validate(w.arch);
   if (!why.empty()) fail(a.place("nodes"), a.node("nodes"), "expected a valid hierarchy", why);
