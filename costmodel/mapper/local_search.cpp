@@ -10,12 +10,14 @@ namespace dse::costmodel::mapper::detail {
 void Search::canonical_orders(lp::Mapping& mm) const {
   for (int l = 0; l < nl; ++l) {
     const LevelConstraint& lc = c.levels[sz(l)];
-    if (lc.num_permutation == 0) continue;
+    if (lc.num_permutation == 0 && lc.num_outer_permutation == 0) continue;
     lp::LevelMapping& lm = mm.levels[sz(l)];
     std::array<std::int8_t, lp::kMaxDims> ord{};
     int k = 0;
+    for (int i = lc.num_outer_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.outer_permutation[sz(i)];
     for (int i = 0; i < nd; ++i) {
-      if (!in_list(lc.permutation, lc.num_permutation, lm.order[sz(i)])) ord[sz(k++)] = lm.order[sz(i)];
+      const int d = lm.order[sz(i)];
+      if (!in_list(lc.permutation, lc.num_permutation, d) && !in_list(lc.outer_permutation, lc.num_outer_permutation, d)) ord[sz(k++)] = lm.order[sz(i)];
     }
     for (int i = lc.num_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.permutation[sz(i)];
     for (int i = k; i < lp::kMaxDims; ++i) ord[sz(i)] = static_cast<std::int8_t>(i);

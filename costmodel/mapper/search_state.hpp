@@ -104,13 +104,30 @@ inline bool in_list(const std::array<std::int8_t, lp::kMaxDims>& list, int n, in
   return false;
 }
 
-// Axis forced by the spatial split constraint: 0 = x, 1 = y, -1 = free.
+// Axis forced by the spatial split constraint: 0 = x, 1 = y, -1 = free (no split, or a
+// dimension the spatial permutation does not list).
 inline int forced_axis(const LevelConstraint& c, int d) noexcept {
   if (c.spatial_split < 0) return -1;
   for (int i = 0; i < c.num_spatial_permutation; ++i) {
     if (c.spatial_permutation[sz(i)] == d) return i < c.spatial_split ? 0 : 1;
   }
-  return 0;
+  return -1;
+}
+
+// Whether factor f lies within the bounds lo..hi (0 = unbounded).
+inline bool within(i64 f, i64 lo, i64 hi) noexcept { return (lo <= 0 || f >= lo) && (hi <= 0 || f <= hi); }
+
+// Constraints the enumeration alone does not enforce (bounds, outer permutations, least
+// utilisation): the mappings offered are checked with admitted().
+inline bool needs_admission_check(const Constraints& c) noexcept {
+  if (c.min_utilization > 0.0) return true;
+  for (const LevelConstraint& lc : c.levels) {
+    if (lc.num_outer_permutation > 0) return true;
+    for (int d = 0; d < lp::kMaxDims; ++d) {
+      if (lc.temporal_max[sz(d)] > 0 || lc.temporal_min[sz(d)] > 0 || lc.spatial_max[sz(d)] > 0 || lc.spatial_min[sz(d)] > 0) return true;
+    }
+  }
+  return false;
 }
 
 // ----- search state shared by both strategies -----
@@ -135,6 +152,7 @@ struct Search {
   std::int64_t budget = std::numeric_limits<std::int64_t>::max();  // exhaustive: evaluations allowed
   bool aborted = false;  // the exhaustive search ran out of budget
   bool pair_moves = false;  // local search: also try two-dimension spatial splits
+  bool check_admission = false;  // needs_admission_check(c)
   lp::PreparedNest prep{};  // evaluate()'s per-(hardware, operator) constants, computed once
   std::array<TensorShape, lp::kMaxTensors> shapes{};
   std::array<i64, lp::kMaxLevels + 1> fan_above{};  // product of the fan-outs of levels < l
@@ -147,6 +165,7 @@ struct Search {
   Search(const lp::Architecture& aa, const lp::Problem& pp, const Constraints& cc, const MapperOptions& oo)
       : a(aa), p(pp), c(cc), o(oo), nl(static_cast<int>(aa.levels.size())), nd(pp.num_dims) {
     prep = lp::prepare(aa, pp);
+    check_admission = needs_admission_check(cc);
     for (int t = 0; t < p.num_tensors; ++t) shapes[sz(t)] = tensor_shape(p.tensors[sz(t)]);
     fan_above[0] = 1;
     for (int l = 0; l < nl; ++l) fan_above[sz(l + 1)] = fan_above[sz(l)] * fanout_x(a, l) * fanout_y(a, l);
@@ -156,7 +175,7 @@ struct Search {
   void offer(const lp::Mapping& mm, Score& inc, lp::Mapping& inc_map, lp::NestCost& inc_cost) {
     const lp::NestCost r = lp::evaluate(prep, mm);
     ++evaluated;
-    const Score s = score_of(a, r, o.objective);
+    const Score s = check_admission && !admitted(c, a, p, mm, r) ? Score{3, 0.0} : score_of(a, r, o.objective);
     if (s < inc) {
       inc = s;
       inc_map = mm;
