@@ -81,6 +81,16 @@ bool in_unit(double f) { return f >= 0.0 && f <= 1.0; }
 
 }  // namespace
 
+double exposed_after_hiding(double stream_s, double fraction, double window_s) noexcept {
+  if (!(stream_s > 0.0)) return 0.0;
+  const double hidden = std::min(std::clamp(fraction, 0.0, 1.0) * stream_s, std::max(0.0, window_s));
+  return stream_s - hidden;
+}
+
+namespace {
+
+}  // namespace
+
 ParallelStepCost evaluate_parallel_step(const Interconnect& system,
                                         const ParallelismDegrees& degrees, const StepWork& work,
                                         const OverlapFractions& overlap,
@@ -148,7 +158,10 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
     }
     tp_total += tp_s;
     ep_total += ep_s;
-    block_comm_exposed_s[b] = (1.0 - overlap.tensor) * tp_s + (1.0 - overlap.expert) * ep_s;
+    // Each kind runs on its own stream beside the block's compute: what is hidden fits under
+    // the compute, so the block is never shorter than either stream (exposed_after_hiding).
+    block_comm_exposed_s[b] = exposed_after_hiding(tp_s, overlap.tensor, w.compute_s) +
+                              exposed_after_hiding(ep_s, overlap.expert, w.compute_s);
     block_s[b] = w.compute_s + block_comm_exposed_s[b];
   }
 
@@ -170,7 +183,6 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
     const Interconnect link = crosses_nodes ? scale_out_switch(system, 2) : system;
     send_s = link.link_latency_s + work.stage_boundary_bytes / sustained_bandwidth_bytes_per_s(link);
   }
-  const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
 
   std::vector<double> chip_compute(static_cast<std::size_t>(p), 0.0);
   std::vector<double> chip_comm(static_cast<std::size_t>(p), 0.0);
@@ -184,8 +196,13 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
     }
     first += count;
     c.blocks_per_stage[chip] += static_cast<int>(count);
-    // The last chunk sends nothing on (its output leaves the pipeline).
-    if (k + 1 < p * v) chip_comm[chip] += send_exposed_s;
+    // The last chunk sends nothing on (its output leaves the pipeline). A send hides under the
+    // chunk's own compute at most (the next micro-batch's work on this chip).
+    if (k + 1 < p * v) {
+      double chunk_compute = 0.0;
+      for (std::size_t b = first - count; b < first; ++b) chunk_compute += work.blocks[b].compute_s;
+      chip_comm[chip] += exposed_after_hiding(send_s, overlap.pipeline, chunk_compute);
+    }
   }
   double slowest = -1.0;
   double slowest_compute = 0.0;
@@ -220,14 +237,22 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
       replica_s = m * ar.time_s;
       dp_s += replica_s;
     }
-    c.shard_copies_s =
-        std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
   } else if (d.dp > 1 && work.gradient_bytes > 0.0) {
     const CollectiveCost ar = collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, reduce_bytes);
     if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = ar.time_s;
   }
-  const double dp_exposed_s = (1.0 - overlap.data) * dp_s;
+  // The data-parallel stream: the collectives and, under sharded states, the copies beside them.
+  // It hides under the chip's compute stream (its micro-batches' blocks and the copies on it) at
+  // most, so the step is never shorter than this stream (exposed_after_hiding).
+  const double compute_copies_s = work.shard_states && d.dp > 1 ? std::max(0.0, work.shard_copies_s) : 0.0;
+  const double side_copies_s = work.shard_states && d.dp > 1 ? std::max(0.0, work.shard_side_copies_s) : 0.0;
+  const double dp_stream_s = dp_s + side_copies_s;
+  const double window_s = static_cast<double>(m) * slowest_compute + compute_copies_s;
+  const double stream_exposed_s = exposed_after_hiding(dp_stream_s, overlap.data, window_s);
+  const double side_exposed_s = dp_stream_s > 0.0 ? stream_exposed_s * side_copies_s / dp_stream_s : 0.0;
+  const double dp_exposed_s = stream_exposed_s - side_exposed_s;
+  c.shard_copies_s = compute_copies_s + side_exposed_s;
 
   // Interleaved 1F1B (Narayanan et al. 2021): the fill and drain take (p - 1) / v of a
   // chip's per-micro-batch time; v = 1 is the plain schedule, (m + p - 1) t.

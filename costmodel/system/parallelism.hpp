@@ -10,12 +10,18 @@
 //    dependent GEMMs, so by default none of it hides (overlap.tensor = 0).
 //  * EP (MoE blocks): a dispatch and a combine all-to-all over the EP group:
 //    2 x all_to_all(expert_all_to_all_bytes).
-//  * Exposed communication of a kind = (1 - overlap fraction) x its time.
-//    A block costs compute_s + exposed TP + exposed EP.
+//  * Each kind of communication runs on its own stream beside the compute stream:
+//    the overlap fraction of its time hides, but never more than the compute it
+//    runs beside, so exposed = time - min(fraction x time, compute) and nothing
+//    is shorter than any one of its streams (exposed_after_hiding). A block costs
+//    compute_s + exposed TP + exposed EP; a stage send hides under its chunk's
+//    compute; the data-parallel stream (collectives, and under sharded states the
+//    copies beside them) under the chip's compute stream of the step (its
+//    micro-batches' blocks and the copies on that stream).
 //  * PP: the blocks are split into p contiguous stages so that the slowest
 //    stage is as fast as possible (exact linear partition); every stage sends
 //    stage_boundary_bytes to the next over one link: alpha + bytes / (k B),
-//    exposed by (1 - overlap.pipeline). With t the slowest stage's time
+//    exposed as the overlap rule above says. With t the slowest stage's time
 //    (blocks + exposed send), a step takes (m + p - 1) t (GPipe / 1F1B
 //    schedule). Its bubble is (p - 1) t, the fraction (p-1)/(m+p-1) of it.
 //    Interleaved schedule (virtual_stages v > 1, Narayanan et al. SC'21): the
@@ -24,7 +30,7 @@
 //    chunk none) and a step takes (m + (p - 1) / v) t.
 //  * DP: replicas run independently (inference); when gradient_bytes > 0
 //    (training) one all-reduce of them over the DP group ends the step,
-//    exposed by (1 - overlap.data). With shard_states (ZeRO-3, PyTorch FSDP
+//    exposed by the overlap rule above. With shard_states (ZeRO-3, PyTorch FSDP
 //    FULL_SHARD: parameters, gradients and optimizer state partitioned over the
 //    DP group) every micro-batch all-gathers the parameters before its forward
 //    and again before its backward and reduce-scatters its gradients
@@ -45,7 +51,7 @@
 //  * Sharded states also copy: the step's memory-bound gradient and parameter copies
 //    around the collectives (costed by the caller): those on the compute stream
 //    (shard_copies_s) add to the step, those that run beside the collectives
-//    (shard_side_copies_s) are exposed by the collectives' rule, (1 - overlap.data).
+//    (shard_side_copies_s) run on the data-parallel stream with the collectives.
 //  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
@@ -115,6 +121,12 @@ constexpr int states_shard_degree(int shard_group, int dp) noexcept { return sha
 double tp_all_reduce_bytes(double tokens, double hidden, double bytes_per_element) noexcept;
 double moe_all_to_all_bytes(double tokens, double hidden, int top_k,
                             double bytes_per_element) noexcept;
+
+// What stays exposed of a stream of stream_s seconds when `fraction` of it may run beside
+// window_s seconds of compute: stream_s - min(fraction x stream_s, window_s). So compute +
+// exposed >= max(compute, stream): a step is never shorter than any one of its streams (with
+// --overlap-data 1 a step had come out at 1.95 s while its collectives took 2.64 s).
+double exposed_after_hiding(double stream_s, double fraction, double window_s) noexcept;
 
 // (p - 1) / (m + p - 1); 0 for invalid input.
 double pipeline_bubble_fraction(int stages, int micro_batches) noexcept;
