@@ -185,13 +185,17 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
                                       ? shard_copy_bytes(chip_params, shard_degree(r),
                                                          wl::bytes_per_element(phase.precision), mixed, r.micro_batches)
                                       : ShardCopyBytes{};
+    // FP8 training: the FP8 GEMMs' weights read in bf16 and written row-wise and column-wise in
+    // FP8 once per step (workload/spec.hpp apply_fp8_training): 2 + 2 x 1 B per element.
+    const double casts = 4.0 * g.fp8_weight_elements / stages;
     const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
     if (bw > 0.0) {
       work.optimizer_s = update / bw;
+      work.weight_cast_s = casts / bw;
       work.shard_copies_s = copies.compute_stream / bw;
       work.shard_side_copies_s = copies.beside_collectives / bw;
     }
-    state_bytes = update + copies.compute_stream + copies.beside_collectives;
+    state_bytes = update + casts + copies.compute_stream + copies.beside_collectives;
   }
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);

@@ -259,7 +259,8 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   const double fill_drain = static_cast<double>(p - 1) / static_cast<double>(v);
   const double pipeline_s = (static_cast<double>(m) + fill_drain) * slowest;
   c.optimizer_s = std::max(0.0, work.optimizer_s);
-  c.step_time_s = pipeline_s + dp_exposed_s + c.shard_copies_s + c.optimizer_s;
+  c.weight_cast_s = std::max(0.0, work.weight_cast_s);
+  c.step_time_s = pipeline_s + dp_exposed_s + c.shard_copies_s + c.optimizer_s + c.weight_cast_s;
   c.compute_s = m * slowest_compute;
   c.exposed_comm_s = m * slowest_comm + dp_exposed_s;
   c.bubble_s = fill_drain * slowest;

@@ -107,6 +107,10 @@ struct StepWork {
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
   int shard_group = 0;                   // shard_states: chips sharing one copy; 0 = all of dp
   double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
+  // FP8 training: the chip's FP8 GEMM weights cast to FP8 (both layouts) once per step, on the
+  // first micro-batch (costed by the caller: workload/spec.hpp apply_fp8_training); added to
+  // the step as the optimizer update is.
+  double weight_cast_s = 0.0;
   double shard_copies_s = 0.0;           // shard_states: copies on the compute stream, per step
   double shard_side_copies_s = 0.0;      // shard_states: copies beside the collectives, per step
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
@@ -145,11 +149,13 @@ struct ParallelStepCost {
   ParallelStatus status = ParallelStatus::ok;
   int chips = 0;                       // tp x pp x dp
   double step_time_s = 0.0;            // one step (m micro-batches) of one replica
-  // Critical-path breakdown: step = compute + exposed_comm + bubble + shard copies + optimizer.
+  // Critical-path breakdown: step = compute + exposed_comm + bubble + shard copies + optimizer
+  // + weight casts.
   double compute_s = 0.0;              // m x compute of the slowest stage
   double exposed_comm_s = 0.0;         // m x its exposed communication + exposed DP all-reduce
   double bubble_s = 0.0;               // (p - 1) x slowest stage time
   double optimizer_s = 0.0;            // the optimizer update that ends a training step
+  double weight_cast_s = 0.0;          // FP8 training: the per-step FP8 casts of the weights
   double shard_copies_s = 0.0;         // sharded states' exposed gradient and parameter copies
   double bubble_fraction = 0.0;        // bubble_s / the pipeline's part of the step
   double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)

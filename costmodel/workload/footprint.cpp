@@ -129,6 +129,9 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     }
   }
   if (training) {
+    // FP8 training keeps each FP8 GEMM's weight cast both ways beside its bf16 parameter
+    // (Transformer Engine's cached weight workspace: apply_fp8_training, spec.hpp), 2 x 1 B.
+    f.weight_bytes += 2.0 * g.fp8_weight_elements;
     f.gradient_bytes = t.parameter_bytes;
     const double master = phase.precision == Precision::fp32 ? 0.0 : 4.0;
     f.optimizer_bytes = t.parameters * (master + 4.0 + 4.0);

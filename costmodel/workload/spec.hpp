@@ -213,6 +213,39 @@ OperatorGraph build_explicit(const ExplicitSpec& spec, const PhaseSpec& phase);
 // and softmax operators: selective recomputation); recompute_non_matmul all but its gemm
 // and conv2d operators, its collectives and those whose output only leaves the block.
 void append_backward(OperatorGraph& g, const PhaseSpec& phase);
+// FP8 training as Transformer Engine runs it (Megatron-LM / NeMo with --fp8, delayed scaling;
+// TE @ d0067d0, transformer_engine/pytorch/module/{linear,layernorm_linear,layernorm_mlp}.py):
+// only the GEMMs against a weight inside the transformer layers run in FP8 (TE's Linear,
+// LayerNormLinear, LayerNormMLP, GroupedLinear; not the router, the embedding or the output
+// layer); every other operator, the attention core included (recipe fp8_dpa = False by
+// default, common/recipe/__init__.py), runs in bf16 on bf16 tensors. An FP8 GEMM reads FP8
+// operands and writes bf16. On Hopper an FP8 GEMM takes both operands K-major, so each
+// quantized tensor is written twice, row-wise and column-wise (transposed) (TE docs,
+// features/low_precision_training/performance_considerations: "Hopper: cannot efficiently
+// access elements in columnwise fashion, so columnwise tensors need to be physically
+// transposed"); delayed scaling reads a tensor once per quantization (fp8_delayed_scaling.rst:
+// "reduces tensor reads per quantization from two to one"). So:
+//  - forward, per FP8 GEMM: its activation input quantized row-wise and column-wise. Where the
+//    input is a norm's or an activation's output, the norm or activation kernel writes it
+//    quantized (LayerNormLinear's quantized norm, with_quantized_norm; LayerNormMLP's
+//    activation with the fc2 input quantizer): 2 x 1 B in place of 2 B, no extra kernel.
+//    Otherwise (the attention output into the projection) a cast kernel <gemm>.fp8_cast reads
+//    2 B and writes 2 x 1 B per element (linear.py: input_quantizer.set_usage(rowwise=True,
+//    columnwise=backward_needs_input); inputmat = input_quantizer(inputmat)). The FP8
+//    column-wise input is what the backward keeps (1 B per element);
+//  - backward, per FP8 GEMM: its output gradient quantized both ways (linear.py:
+//    grad_output_quantizer.set_usage(rowwise=True, columnwise=True)) by a cast kernel
+//    <gemm>.bwd_fp8_cast (2 B in, 2 x 1 B out) before the data-gradient GEMM, except where the
+//    GEMM's forward output feeds an activation, whose backward writes it quantized
+//    (LayerNormMLP's dact with the quantizer); a bias's gradient is fused into that quantization
+//    (base.py grad_output_preprocess: tex.bgrad_quantize), so <gemm>.bwd_bias goes;
+//  - per step: the weights cast to FP8 both ways on the first micro-batch only (linear.py:
+//    update_workspace = is_first_microbatch is None or is_first_microbatch), 2 B in and 2 x 1 B
+//    out per weight element (OperatorGraph::fp8_weight_elements; costed by the platform layer).
+// The amax history update (one fused kernel per step over every tensor's history) and its
+// all-reduce of a few floats per GEMM are left out. Applied by append_backward when the phase
+// is training at fp8.
+void apply_fp8_training(OperatorGraph& g);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
 // * bytes per element; 0 for encoders.

@@ -97,6 +97,7 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
                               : std::string())
      << (e.step.shard_copies_s > 0 ? ", shard copies " + eng(e.step.shard_copies_s * 1e3) + " ms" : std::string())
      << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
+     << (e.step.weight_cast_s > 0 ? ", FP8 weight casts " + eng(e.step.weight_cast_s * 1e3) + " ms" : std::string())
      << "), tokens/s " << eng(e.tokens_per_s)
      << "\npower " << eng(e.power.power_w) << " W"
      << (e.power.throttled ? " (throttled to " + eng(100 * e.power.throttle_factor, 3) + " % of the nominal clock by the TDP; " +
@@ -167,6 +168,7 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
      << ", \"dp_comm_s\": " << json_number(e.step.dp_comm_s)
      << ", \"dp_replica_comm_s\": " << json_number(e.step.dp_replica_comm_s)
      << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
+     << ", \"weight_cast_s\": " << json_number(e.step.weight_cast_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
   os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";
   for (std::size_t i = 0; i < e.serving.sweep.size(); ++i) {

@@ -317,3 +317,69 @@ TEST(WorkloadFlops, MixtralRoutedTokenCounts) {
   EXPECT_EQ(up_p->m, 1024);
   ASSERT_NE(wl::find_op(p, "moe_router").op, nullptr);
 }
+
+// FP8 training as Transformer Engine runs it (wl::apply_fp8_training), by hand for Llama-2-7B
+// (hidden 4096, 32 heads of 128, ffn 11008, SwiGLU, RMSNorm, no biases, 32 layers), one
+// sequence of 256 tokens. Forward: the projection's input (the attention output, 256 x 4096)
+// needs a cast kernel; QKV and gate/up read a norm, down reads the SwiGLU output, which write
+// their outputs quantized. Backward: the output gradients of QKV (256 x 12288), the projection
+// and down (256 x 4096 each) are cast; gate's and up's come quantized from the SwiGLU's
+// backward. A cast reads 2 B and writes 2 x 1 B per element. The GEMMs against a weight run in
+// FP8 with FP8 operands and bf16 outputs; the attention products, norms and element-wise ops in
+// bf16; the lm_head in bf16. FP8 weights cast per step: 32 x (4096 x 12288 + 4096 x 4096 +
+// 3 x 4096 x 11008) = 6,476,005,376 elements; the footprint's weights grow by 2 B each.
+TEST(WorkloadTraining, Fp8TrainingCastsAsTransformerEngine) {
+  auto ph = phase(wl::Phase::training, 1, 256);
+  ph.precision = wl::Precision::fp8;
+  const auto g = wl::build_graph(preset("llama2-7b"), ph);
+  std::vector<std::string> casts;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.name.find("fp8_cast") != std::string::npos) casts.push_back(n.op.name);
+  EXPECT_EQ(casts, (std::vector<std::string>{"out_proj.fp8_cast", "ffn_down.bwd_fp8_cast", "out_proj.bwd_fp8_cast",
+                                             "qkv_proj.bwd_fp8_cast"}));
+  const auto* c = wl::find_op(g, "out_proj.fp8_cast").op;
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->rows * c->cols, 256 * 4096);
+  EXPECT_DOUBLE_EQ(wl::bytes(*c), 256.0 * 4096 * (2 + 2 * 1));
+  EXPECT_EQ(wl::find_op(g, "qkv_proj.bwd_fp8_cast").op->rows * wl::find_op(g, "qkv_proj.bwd_fp8_cast").op->cols,
+            256 * 12288);
+  EXPECT_EQ(wl::find_op(g, "qkv_proj").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "ffn_up.bwd_weight").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "ffn_down.bwd_data").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "attn_qk").op->precision, wl::Precision::bf16);
+  EXPECT_EQ(wl::find_op(g, "norm_attn").op->precision, wl::Precision::bf16);
+  EXPECT_EQ(wl::find_op(g, "lm_head").op->precision, wl::Precision::bf16);
+  const auto* qkv = wl::find_op(g, "qkv_proj").op;
+  for (const auto& t : qkv->tensors)
+    EXPECT_EQ(t.precision, t.role == wl::TensorRole::input ? wl::Precision::fp8 : wl::Precision::bf16) << t.name;
+  // The projection reads the cast, the cast reads the attention.
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.name == "out_proj") {
+        EXPECT_EQ(n.inputs, std::vector<std::string>{"out_proj.fp8_cast"});
+      }
+  EXPECT_DOUBLE_EQ(g.fp8_weight_elements, 32.0 * (4096.0 * 12288 + 4096.0 * 4096 + 3.0 * 4096 * 11008));
+  // The same step in bf16 has the same parameters and 2 B less per FP8 weight in its footprint.
+  auto bf = ph;
+  bf.precision = wl::Precision::bf16;
+  const auto gb = wl::build_graph(preset("llama2-7b"), bf);
+  EXPECT_DOUBLE_EQ(wl::totals(g).parameters, wl::totals(gb).parameters);
+  EXPECT_DOUBLE_EQ(wl::memory_footprint(g, ph).weight_bytes - wl::memory_footprint(gb, bf).weight_bytes,
+                   2.0 * g.fp8_weight_elements);
+  EXPECT_EQ(gb.fp8_weight_elements, 0.0);
+}
+
+// With biases (GPT-3's layers), each FP8 GEMM's bias gradient is fused into the quantization of
+// its output gradient (TE's bgrad_quantize): no <gemm>.bwd_bias reduction is left, and the
+// backward chain still links (the graph validates).
+TEST(WorkloadTraining, Fp8TrainingFusesBiasGradientsIntoTheCasts) {
+  auto ph = phase(wl::Phase::training, 1, 128);
+  ph.precision = wl::Precision::fp8;
+  const auto g = wl::build_graph(preset("gpt3-175b"), ph);
+  EXPECT_EQ(wl::validate(g), "");
+  EXPECT_EQ(wl::find_op(g, "qkv_proj.bwd_bias").op, nullptr);
+  EXPECT_EQ(wl::find_op(g, "ffn_down.bwd_bias").op, nullptr);
+  ph.precision = wl::Precision::bf16;
+  EXPECT_NE(wl::find_op(wl::build_graph(preset("gpt3-175b"), ph), "qkv_proj.bwd_bias").op, nullptr);
+}
