@@ -52,7 +52,10 @@
 //    around the collectives (costed by the caller): those on the compute stream
 //    (shard_copies_s) add to the step, those that run beside the collectives
 //    (shard_side_copies_s) run on the data-parallel stream with the collectives.
-//  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
+//  * CP (ring): a block's key-value sends to the next chip of the CP group hide under its
+//    attention kernels (BlockWork::attention_s) by the overlap rule above with fraction 1,
+//    as Transformer Engine overlaps each step's send with the step's attention.
+//  * Groups: chips = tp x cp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
 //    optimistic for outer groups on a torus; a DP group that does not pack
@@ -77,6 +80,13 @@ struct ParallelismDegrees {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  // Context parallelism: the sequence split over cp chips (workload/spec.hpp PhaseSpec::
+  // context_parallel). Ranks go tensor-parallel innermost, then context-parallel (Megatron-LM's
+  // order tp-cp-ep-dp-pp); the CP group is the outer group beside a TP group, and the CP chips,
+  // which hold the same weights, reduce their gradients with the DP group (Megatron-LM's data-
+  // parallel group with context parallelism): the data-parallel collectives and the states'
+  // sharding run over dp x cp chips.
+  int cp = 1;
 };
 
 // Fraction of each kind of communication hidden under compute, each in [0, 1].
@@ -92,6 +102,13 @@ struct BlockWork {
   double compute_s = 0.0;                 // compute (and memory) time of the block on one chip
   double activation_bytes = 0.0;          // tokens x hidden x bytes/element (each TP all-reduce)
   double expert_all_to_all_bytes = 0.0;   // > 0 for MoE blocks: bytes one chip sends per all-to-all
+  // Ring context parallelism: the block's sends to the next chip of the CP group (each of
+  // cp_send_bytes: a key-value block forward, a key-value block and its gradient backward), each
+  // alpha + bytes / B on the CP group's link, hidden under the block's attention kernels
+  // (attention_s: each step's send overlaps the step's attention) as far as they last.
+  double cp_sends = 0.0;
+  double cp_send_bytes = 0.0;
+  double attention_s = 0.0;
 };
 
 struct StepWork {
@@ -164,6 +181,7 @@ struct ParallelStepCost {
   // averaged over the stages).
   double tp_comm_s = 0.0;
   double ep_comm_s = 0.0;
+  double cp_comm_s = 0.0;   // ring context parallelism's sends, hidden or not
   double pp_comm_s = 0.0;
   double dp_comm_s = 0.0;
   double dp_replica_comm_s = 0.0;  // hybrid sharding: the part of dp_comm_s across the copies

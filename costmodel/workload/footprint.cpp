@@ -99,6 +99,7 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
         held[core->softmax] = 0.0;
         if (core->dropout) held[*core->dropout] = 0.0;
         if (training) {
+          if (!av.saves_inputs) continue;  // a context-parallel ring core keeps nothing (transformer.cpp)
           held[core->av] -= bytes(av.tensors.at(0));  // P; V stays
           if (!selective) held[core->qk] += 4.0 * static_cast<double>(qk.batch * qk.m);  // log-sum-exp
         } else {

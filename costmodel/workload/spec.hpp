@@ -35,6 +35,27 @@ enum class LossKernel { softmax, fused };
 std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept;
 std::string_view to_string(LossKernel k) noexcept;
 
+// How context-parallel attention communicates (PhaseSpec::context_parallel):
+//  ring        Megatron-LM's default (--cp-comm-type p2p), Transformer Engine's
+//              AttnFuncWithCPAndKVP2P (pytorch/attention/dot_product_attention/
+//              context_parallel.py @ d0067d0): "Exchange KV between CP ranks with P2P in ring
+//              topology. Split attention compute into multiple steps, and overlap current-step
+//              compute with next-step communication." Each chip keeps two sequence chunks,
+//              i and 2 cp - 1 - i, for a balanced causal load (get_seq_chunk_ids_for_
+//              reordering_before_attn); in cp steps it attends its queries to its own chunks
+//              (causal) and then to the cp - 1 key-value blocks the ring brings, each step
+//              half of a block's scores unmasked, its partial outputs merged by the
+//              log-sum-exp correction (flash_attn_fwd_out_correction). The backward sends
+//              each block's K, V and its dK, dV on (p2p_comm_buffers of [kv, dkv]).
+//  all_to_all  DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509), TE's
+//              AttnFuncWithCPAndQKVOA2A ("Like Ulysses, applying A2A to QKVO"): an all-to-all
+//              turns the sequence-split Q, K, V into head-split ones over the whole sequence,
+//              the attention runs on heads / cp heads, and an all-to-all turns its output back;
+//              the backward does the same to the gradients. Not overlapped.
+enum class ContextParallel { ring, all_to_all };
+std::optional<ContextParallel> context_parallel_from_string(std::string_view s) noexcept;
+std::string_view to_string(ContextParallel k) noexcept;
+
 // The binding of the symbolic dimensions.
 //   training: batch sequences of seq tokens, forward + backward (+ recompute).
 //   prefill:  batch prompts of seq tokens (for encoders and vision: one inference).
@@ -84,6 +105,15 @@ struct PhaseSpec {
   // vocabulary with no all-reduce (gpt-fast's tp.py shards only the attention and FFN
   // linears of each block). No effect without tensor parallelism.
   bool vocab_parallel = true;
+  // Context parallelism (transformers, training and prefill): the sequence split over
+  // context_parallel chips (Megatron-LM --context-parallel-size), each running every layer on
+  // seq / cp tokens (activations, and the KV of prefill, split by the sequence) and the
+  // attention as context_parallel_comm says (ContextParallel). The graph is one chip's; its
+  // collectives run over the CP group, the ring's sends are the platform layer's. seq must be a
+  // multiple of 2 cp (ring: two chunks per chip) or of cp (all_to_all, whose chips must also
+  // split the heads and the KV heads of their tensor-parallel share). 1: none.
+  int context_parallel = 1;
+  ContextParallel context_parallel_comm = ContextParallel::ring;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
 // recompute_attention), "minimal" (PhaseSpec::recompute_non_matmul) or "full"

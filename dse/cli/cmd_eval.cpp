@@ -34,8 +34,8 @@ int cmd_eval(const Args& args) {
                                                decode_attention = "per_kv_head", recompute = "none",
                                                sharding = "none", attention_kernel = "native",
                                                optimizer_name = "fused", loss_kernel = "softmax",
-                                               vocab = "parallel", gradient_reduce_name;
-  int tp = 1, pp = 1, dp = 1, ep = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
+                                               vocab = "parallel", gradient_reduce_name, cp_comm = "ring";
+  int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, prompt = 1024, output = 256, static_kv = 0, prompt_bucket = 0,
       micro_batches = 1, virtual_stages = 1, logit_metrics = 0;
   std::int64_t batch = 1, seq = -1, context = -1;
   double rate = 0.0, sla_ms = 0.0, overlap_data = 0.0;
@@ -50,11 +50,18 @@ int cmd_eval(const Args& args) {
       "optional when --system names its chip")(
       "workload", po::value<std::string>(&workload)->required(), "workload preset name or workload file")(
       "system", po::value<std::string>(&system_name),
-      "system preset name (scenarios/systems) or file; default: a switch of tp*pp*dp chips on the chip's links")(
+      "system preset name (scenarios/systems) or file; default: a switch of tp*cp*pp*dp chips on the chip's links")(
       "tp", po::value<int>(&tp)->default_value(1), "tensor-parallel degree")(
       "pp", po::value<int>(&pp)->default_value(1), "pipeline-parallel degree")(
       "dp", po::value<int>(&dp)->default_value(1), "data-parallel (replica) degree")(
       "ep", po::value<int>(&ep)->default_value(1), "expert-parallel degree (must divide tp*dp)")(
+      "cp", po::value<int>(&cp)->default_value(1),
+      "context-parallel degree (train, prefill; transformers): the sequence split over cp chips, each "
+      "running every layer on seq / cp tokens (Megatron-LM --context-parallel-size); the chips tp*cp*pp*dp")(
+      "cp-comm", po::value<std::string>(&cp_comm)->default_value("ring"),
+      "with --cp: ring (Megatron-LM's p2p: key-value blocks passed around the CP group, each step's send "
+      "overlapped with its attention; seq a multiple of 2 cp) | all_to_all (DeepSpeed-Ulysses: all-to-alls "
+      "to heads / cp heads over the whole sequence and back; heads and KV heads per TP chip divisible by cp)")(
       "phase", po::value<std::string>(&phase_name)->default_value("decode"), "prefill | decode | train")(
       "batch", po::value<std::int64_t>(&batch)->default_value(1), "sequences (or images) per step")(
       "seq", po::value<std::int64_t>(&seq),
@@ -161,8 +168,17 @@ int cmd_eval(const Args& args) {
   const auto vocab_parallel = wl::vocab_parallel_from_string(vocab);
   if (!vocab_parallel) throw InputError("--vocab: expected parallel or replicated (got " + vocab + ")");
   phase.vocab_parallel = *vocab_parallel;
-  if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1)
-    throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
+  if (batch < 1 || phase.seq < 1 || tp < 1 || pp < 1 || dp < 1 || ep < 1 || cp < 1)
+    throw InputError("--batch, --seq, --tp, --pp, --dp, --ep and --cp must be >= 1");
+  const auto cp_kind = wl::context_parallel_from_string(cp_comm);
+  if (!cp_kind) throw InputError("--cp-comm: expected ring or all_to_all (got " + cp_comm + ")");
+  if (cp > 1 && dec)
+    throw InputError("--cp applies to --phase train and prefill (the sequence split over the CP group); decode runs one "
+                     "new token");
+  if (cp == 1 && vm.count("cp-comm") != 0 && !vm["cp-comm"].defaulted())
+    throw InputError("--cp-comm acts on context parallelism; give --cp > 1");
+  phase.context_parallel = cp;
+  phase.context_parallel_comm = *cp_kind;
   if (micro_batches < 1 || virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
   if (!wl::apply_recompute(recompute, phase))
     throw InputError("--recompute: expected none, selective, minimal or full (got " + recompute + ")");
@@ -241,7 +257,7 @@ int cmd_eval(const Args& args) {
   } else {
     if (hardware.empty()) throw InputError("give --hardware or --system");
     platform = io::resolve_platform(hardware);
-    system = pf::default_system(platform, tp * pp * dp);
+    system = pf::default_system(platform, tp * cp * pp * dp);
   }
 
   pf::SystemRequest req;
@@ -254,7 +270,13 @@ int cmd_eval(const Args& args) {
     throw InputError(serving_given + ": serving options; the serving sweep is for decoder workloads and " + workload +
                      " is not one");
   req.phase = phase;
-  req.degrees = {tp, pp, dp, ep};
+  req.degrees = {tp, pp, dp, ep, cp};
+  if (cp > 1 && (transformer == nullptr))
+    throw InputError("--cp applies to transformer workloads; " + workload + " is not one");
+  if (cp > 1 && phase.phase == wl::Phase::prefill && vm.count("no-serving") == 0 &&
+      transformer->arch == wl::Arch::decoder)
+    throw InputError("--cp with --phase prefill evaluates the prefill step alone: give --no-serving (the serving "
+                     "sweep's decode steps run no context parallelism)");
   req.micro_batches = micro_batches;
   req.virtual_stages = virtual_stages;
   req.shard_states = *shard_states;

@@ -191,7 +191,7 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
   req.phase.seq = 1;
   req.phase.context = m.prompt_tokens + m.output_tokens / 2;
   req.phase.precision = v.precision;
-  req.degrees = {v.tp, v.pp, v.dp, v.ep};
+  req.degrees = {v.tp, v.pp, v.dp, v.ep, v.cp};
   req.options.fusion = v.fusion;
   req.serving.batch_sizes = {static_cast<int>(batch)};
   req.serving.prompt_tokens = static_cast<int>(m.prompt_tokens);

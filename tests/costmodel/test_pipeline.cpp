@@ -336,3 +336,35 @@ TEST(Parallelism, InfeasibleConfigurationsAreValues) {
             cs::ParallelStatus::invalid_degrees);
   EXPECT_FALSE(cs::evaluate_parallel_step(sys, {0, 1, 1, 1}, w, {}, algo).feasible);
 }
+
+// Ring context parallelism (cp 2 on a switch of 100 GB/s ports, alpha 2 us): a block with 3
+// sends of 1 MB to the next chip, 3 x (2 + 10) us = 36 us, beside 20 us of attention: 16 us
+// stay exposed, the block takes 100 + 16 us; beside 50 us of attention all hide. With dp 2 the
+// gradient all-reduce of G = 100 MB runs over the dp x cp = 4 chips: 2 x 3 alpha + 2 x 3/4 G/B
+// = 1.512 ms, and the chips are tp x cp x pp x dp = 4.
+TEST(Parallelism, RingContextParallelSendsHideUnderAttention) {
+  cs::StepWork w;
+  cs::BlockWork b{100e-6, 0.0, 0.0};
+  b.cp_sends = 3.0;
+  b.cp_send_bytes = 1e6;
+  b.attention_s = 20e-6;
+  w.blocks.push_back(b);
+  const auto sys = cs::make_switch(4, kBw, kAlpha);
+  cs::ParallelismDegrees d;
+  d.cp = 2;
+  const auto c = cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.cp_comm_s, 36e-6, 1e-15);
+  EXPECT_NEAR(c.step_time_s, 116e-6, 1e-15);
+  w.blocks[0].attention_s = 50e-6;
+  EXPECT_NEAR(cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring).step_time_s, 100e-6, 1e-15);
+  w.gradient_bytes = 100e6;
+  d.dp = 2;
+  const auto g = cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(g.feasible);
+  EXPECT_EQ(g.chips, 4);
+  EXPECT_NEAR(g.dp_comm_s, 1.512e-3, 1e-12);
+  d.dp = 4;  // 8 chips on a system of 4
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring).status,
+            cs::ParallelStatus::too_many_chips);
+}

@@ -383,3 +383,71 @@ TEST(WorkloadTraining, Fp8TrainingFusesBiasGradientsIntoTheCasts) {
   ph.precision = wl::Precision::bf16;
   EXPECT_NE(wl::find_op(wl::build_graph(preset("gpt3-175b"), ph), "qkv_proj.bwd_bias").op, nullptr);
 }
+
+// Context parallelism, by hand for Llama-3-8B (32 heads, 8 KV heads of 128, hidden 4096) training
+// on one sequence of 8,192 tokens over cp = 4 chips. Ring (Transformer Engine's P2P ring): each
+// chip runs its 2,048 tokens through every layer; its own two chunks attend causally (2,048 x
+// 2,048, masked), then the 3 blocks the ring brings, half of each block's keys unmasked (3 x
+// 2,048 x 1,024); the kernel work, 2,048^2 / 2 + 3 x 2,048 x 1,024 = 8,388,608 scores per head,
+// is a quarter of the whole sequence's causal 8,192^2 / 2. All-to-all (Ulysses): 8 heads and 2
+// KV heads per chip over all 8,192 tokens, between an all-to-all of Q, K, V (2,048 x 6,144
+// elements sent) and one of the output (2,048 x 4,096).
+TEST(WorkloadTraining, ContextParallelSplitsTheSequence) {
+  auto ph = phase(wl::Phase::training, 1, 8192);
+  ph.context_parallel = 4;
+  const auto g = wl::build_graph(preset("llama3-8b"), ph);
+  EXPECT_EQ(wl::find_op(g, "qkv_proj").op->m, 2048);
+  const auto* qk = wl::find_op(g, "attn_qk").op;
+  EXPECT_EQ(qk->batch, 32);
+  EXPECT_EQ(qk->m, 2048);
+  EXPECT_EQ(qk->n, 2048);
+  EXPECT_TRUE(qk->causal);
+  const auto* ring = wl::find_op(g, "attn_ring_qk").op;
+  ASSERT_NE(ring, nullptr);
+  EXPECT_EQ(ring->batch, 96);
+  EXPECT_EQ(ring->m, 2048);
+  EXPECT_EQ(ring->n, 1024);
+  EXPECT_FALSE(ring->causal);
+  EXPECT_EQ(ring->tensors[1].elements, 8 * 3 * 1024 * 128);  // the K halves the ring brings
+  EXPECT_FALSE(ring->saves_inputs);
+  EXPECT_DOUBLE_EQ(static_cast<double>(qk->m) * static_cast<double>(qk->n) / 2.0 +
+                       3.0 * static_cast<double>(ring->m) * static_cast<double>(ring->n),
+                   8192.0 * 8192.0 / 2.0 / 4.0);
+  const auto* merge = wl::find_op(g, "attn_ring_correction").op;
+  ASSERT_NE(merge, nullptr);
+  EXPECT_EQ(merge->rows * merge->cols, 3 * 2048 * 4096);
+  EXPECT_NE(wl::find_op(g, "attn_ring_qk.bwd_a").op, nullptr);  // the ring's backward
+  // Each chip holds a quarter of the activations of the unsplit sequence's chip (flash attention).
+  auto one = ph;
+  one.context_parallel = 1;
+  const double whole = wl::memory_footprint(wl::build_graph(preset("llama3-8b"), one), one, {true, false}).activation_bytes;
+  const double quarter = wl::memory_footprint(g, ph, {true, false}).activation_bytes;
+  EXPECT_NEAR(quarter / whole, 0.25, 0.002);
+
+  ph.context_parallel_comm = wl::ContextParallel::all_to_all;
+  const auto a = wl::build_graph(preset("llama3-8b"), ph);
+  const auto* a2a = wl::find_op(a, "attn_a2a_qkv").op;
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_EQ(a2a->kind, wl::OpKind::all_to_all);
+  EXPECT_EQ(a2a->participants, 4);
+  EXPECT_EQ(a2a->rows * a2a->cols, 2048 * 6144);
+  const auto* aqk = wl::find_op(a, "attn_qk").op;
+  EXPECT_EQ(aqk->batch, 8);
+  EXPECT_EQ(aqk->m, 8192);
+  EXPECT_EQ(aqk->tensors[1].elements, 2 * 8192 * 128);
+  EXPECT_EQ(wl::find_op(a, "attn_a2a_out").op->rows * wl::find_op(a, "attn_a2a_out").op->cols, 2048 * 4096);
+  EXPECT_EQ(wl::find_op(a, "attn_ring_qk").op, nullptr);
+  EXPECT_NEAR(wl::memory_footprint(a, ph, {true, false}).activation_bytes / whole, 0.25, 0.002);
+
+  // Refused: a sequence that does not split in 2 cp chunks, decode, KV heads that do not split.
+  ph.context_parallel_comm = wl::ContextParallel::ring;
+  ph.seq = 8196;
+  EXPECT_NE(wl::check(preset("llama3-8b"), ph).find("multiple of 2 x cp"), std::string::npos);
+  ph.seq = 8192;
+  ph.context_parallel_comm = wl::ContextParallel::all_to_all;
+  ph.context_parallel = 16;
+  EXPECT_NE(wl::check(preset("llama3-8b"), ph).find("divisible by cp"), std::string::npos);
+  auto dec = phase(wl::Phase::decode, 1, 1, 100);
+  dec.context_parallel = 2;
+  EXPECT_NE(wl::check(preset("llama3-8b"), dec).find("not decode"), std::string::npos);
+}
