@@ -256,7 +256,9 @@ mp::Constraints read_timeloop_constraints(const std::string& arch_path, const st
   {
     const YAML::Node root = parse_yaml(read_text_file(arch_path, "architecture"), arch_path);
     const Place top{arch_path, ""};
-    const YAML::Node nodes = root["architecture"]["nodes"];
+    // A native loop-nest hardware file has no `architecture` (its constraints come from the file alone).
+    const YAML::Node arch_node = root.IsMap() && root["architecture"].IsDefined() ? root["architecture"] : YAML::Node();
+    const YAML::Node nodes = arch_node.IsMap() && arch_node["nodes"].IsDefined() ? arch_node["nodes"] : YAML::Node();
     if (nodes.IsDefined() && nodes.IsSequence()) walk(nodes, top.child("architecture").child("nodes"), arch, problem, c);
   }
   if (!constraints_path.empty()) {
