@@ -97,7 +97,26 @@ double hidden_of(const wl::WorkloadSpec& s) {
 // (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
 // the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
 // consecutive FSDP instances"), the unit being the largest block (a layer).
-int shard_degree(const SystemRequest& r) { return sys::states_shard_degree(r.shard_group, r.degrees.dp); }
+int shard_degree(const SystemRequest& r) {
+  return sys::states_shard_degree(r.shard_group, r.degrees.dp * r.degrees.cp);
+}
+
+// Ring context parallelism (workload/spec.hpp ContextParallel::ring): a block's sends to the
+// next chip of the CP group. Each forward ring core ("attn_ring_qk", also rerun under
+// recomputation) sends the chip's key-value chunk on cp - 1 times; each backward core sends the
+// chunk and its gradient, 2 (cp - 1) times. The chunk is the chip's seq / cp tokens of K and V:
+// four times the K half-block the ring core reads per step.
+void ring_sends(const wl::OperatorGraph& g, const wl::Block& b, int cp, sys::BlockWork& w) {
+  const wl::FoundOp core = wl::find_op(g, "attn_ring_qk");
+  if (cp < 2 || core.op == nullptr) return;
+  const double steps = static_cast<double>(cp - 1);
+  for (const wl::Node& n : b.nodes) {
+    const std::string& name = n.op.name;
+    if (name == "attn_ring_qk" || name == "attn_ring_qk.recompute") w.cp_sends += steps;
+    if (name == "attn_ring_qk.bwd_a") w.cp_sends += 2.0 * steps;
+  }
+  if (w.cp_sends > 0.0) w.cp_send_bytes = 4.0 * wl::bytes(core.op->tensors.at(1)) / steps;
+}
 
 void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r) {
   const int p = r.degrees.pp;
@@ -137,22 +156,29 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
                  KernelCache& cache) {
   StepOut o;
   const wl::WorkloadSpec spec = with_tensor_parallel(r.spec, r.degrees.tp);
-  const std::string why = wl::check(spec, phase);
+  wl::PhaseSpec ph = phase;
+  ph.context_parallel = r.degrees.cp;  // the graph is one chip's of the CP group
+  const std::string why = wl::check(spec, ph);
   if (!why.empty()) {
     o.ok = false;
     o.reason = why;
     return o;
   }
-  const wl::OperatorGraph g = wl::build_graph(spec, phase);
+  const wl::OperatorGraph g = wl::build_graph(spec, ph);
   EvalOptions opt = r.options;
-  opt.phase = phase;
+  opt.phase = ph;
   opt.interconnect = system.interconnect;
   opt.sequence_parallel = r.sequence_parallel;
   o.chip = evaluate_graph(p, g, opt, &cache);
-  stage_memory(o.chip, g, phase, r);
+  stage_memory(o.chip, g, ph, r);
   sys::StepWork work;
   const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
-  const double tokens = static_cast<double>(phase.batch * phase.seq);
+  // One chip's tokens (its 1/cp of the sequence under context parallelism), and the bytes of an
+  // activation element (bf16 under FP8 training: workload/spec.hpp apply_fp8_training).
+  const double tokens = static_cast<double>(ph.batch * (ph.seq / ph.context_parallel));
+  const double act_bytes = ph.phase == wl::Phase::training && ph.precision == wl::Precision::fp8
+                               ? 2.0
+                               : wl::bytes_per_element(ph.precision);
   for (std::size_t b = 0; b < g.blocks.size(); ++b) {
     // MoE blocks (those with a router) exchange tokens over the EP group.
     double a2a = 0.0;
@@ -160,9 +186,11 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
       for (const auto& n : g.blocks[b].nodes)
         if (n.op.name == "moe_router")
           a2a = sys::moe_all_to_all_bytes(tokens, static_cast<double>(tspec->hidden), static_cast<int>(tspec->top_k),
-                                          wl::bytes_per_element(phase.precision));
-    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i)
-      work.blocks.push_back(sys::BlockWork{o.chip.block_latency_s[b], 0.0, a2a});
+                                          act_bytes);
+    sys::BlockWork w{o.chip.block_latency_s[b], 0.0, a2a};
+    w.attention_s = o.chip.block_attention_s[b];
+    ring_sends(g, g.blocks[b], r.degrees.cp, w);
+    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i) work.blocks.push_back(w);
   }
   work.micro_batches = std::max(1, r.micro_batches);
   work.virtual_stages = r.virtual_stages;
@@ -170,8 +198,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   // The activation a stage hands on. Under sequence parallelism each TP rank holds 1/tp of it
   // (the layer boundary is sequence-sharded: Korthikanti et al. 2022, section 4.2.2) and sends
   // only that share.
-  work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
-                              wl::bytes_per_element(phase.precision) /
+  work.stage_boundary_bytes = tokens * hidden_of(spec) * act_bytes /
                               (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
   work.shard_states = r.shard_states;
   work.shard_group = r.shard_group;
@@ -193,15 +220,19 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
     const ShardCopyBytes copies = shard && r.flat_parameter
                                       ? shard_copy_bytes(chip_params, shard_degree(r),
-                                                         wl::bytes_per_element(phase.precision), mixed, r.micro_batches)
+                                                         act_bytes, mixed, r.micro_batches)
                                       : ShardCopyBytes{};
+    // FP8 training: the FP8 GEMMs' weights read in bf16 and written row-wise and column-wise in
+    // FP8 once per step (workload/spec.hpp apply_fp8_training): 2 + 2 x 1 B per element.
+    const double casts = 4.0 * g.fp8_weight_elements / stages;
     const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
     if (bw > 0.0) {
       work.optimizer_s = update / bw;
+      work.weight_cast_s = casts / bw;
       work.shard_copies_s = copies.compute_stream / bw;
       work.shard_side_copies_s = copies.beside_collectives / bw;
     }
-    state_bytes = update + copies.compute_stream + copies.beside_collectives;
+    state_bytes = update + casts + copies.compute_stream + copies.beside_collectives;
   }
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
@@ -218,12 +249,12 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   const double micro = static_cast<double>(std::max(1, r.micro_batches));
   sys::PowerInput pin;
   pin.busy_time_s = o.step.step_time_s;
-  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro +
-                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.pp * d.dp);
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.cp * d.dp) * micro +
+                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.cp * d.pp * d.dp);
   pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
                                                 : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
   pin.requests = static_cast<double>(phase.batch * d.dp);
-  pin.chips = d.tp * d.pp * d.dp;
+  pin.chips = d.tp * d.cp * d.pp * d.dp;
   o.power = sys::evaluate_power(system.power, pin);
   o.time_s = o.step.step_time_s;
   if (o.power.feasible) {
@@ -417,7 +448,7 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   SystemEval out;
   KernelCache cache;
   const auto& d = request.degrees;
-  out.chips = d.tp * d.pp * d.dp;
+  out.chips = d.tp * d.cp * d.pp * d.dp;
   const std::string wanted(wl::to_string(request.phase.precision));
   const std::string runs(to_string(kernel_precision(platform.gpu, request.phase.precision)));
   if (runs != wanted) {

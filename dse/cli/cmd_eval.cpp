@@ -42,8 +42,8 @@ struct EvalArgs {
                                                decode_attention = "per_kv_head", recompute = "none",
                                                sharding = "none", attention_kernel = "native",
                                                optimizer_name = "fused", loss_kernel = "softmax",
-                                               vocab = "parallel", gradient_reduce_name;
-  int tp = 1, pp = 1, dp = 1, ep = 1, static_kv = 0, prompt_bucket = 0, micro_batches = 1, virtual_stages = 1,
+                                               vocab = "parallel", gradient_reduce_name, cp_comm = "ring";
+  int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, static_kv = 0, prompt_bucket = 0, micro_batches = 1, virtual_stages = 1,
       logit_metrics = 0, max_batch = 0, requests = 2000;
   std::string prompt = "1024", output = "256", lengths_file, batching = "continuous", stack;
   std::int64_t batch = 1, seq = -1, context = -1;
@@ -60,11 +60,18 @@ void add_model_options(po::options_description& named, EvalArgs& a) {
       "optional when --system names its chip")(
       "workload", po::value<std::string>(&a.workload)->required(), "workload preset name or workload file")(
       "system", po::value<std::string>(&a.system_name),
-      "system preset name (scenarios/systems) or file; default: a switch of tp*pp*dp chips on the chip's links")(
+      "system preset name (scenarios/systems) or file; default: a switch of tp*cp*pp*dp chips on the chip's links")(
       "tp", po::value<int>(&a.tp)->default_value(1), "tensor-parallel degree")(
       "pp", po::value<int>(&a.pp)->default_value(1), "pipeline-parallel degree")(
       "dp", po::value<int>(&a.dp)->default_value(1), "data-parallel (replica) degree")(
       "ep", po::value<int>(&a.ep)->default_value(1), "expert-parallel degree (must divide tp*dp)")(
+      "cp", po::value<int>(&a.cp)->default_value(1),
+      "context-parallel degree (train, prefill; transformers): the sequence split over cp chips, each "
+      "running every layer on seq / cp tokens (Megatron-LM --context-parallel-size); the chips tp*cp*pp*dp")(
+      "cp-comm", po::value<std::string>(&a.cp_comm)->default_value("ring"),
+      "with --cp: ring (Megatron-LM's p2p: key-value blocks passed around the CP group, each step's send "
+      "overlapped with its attention; seq a multiple of 2 cp) | all_to_all (DeepSpeed-Ulysses: all-to-alls "
+      "to heads / cp heads over the whole sequence and back; heads and KV heads per TP chip divisible by cp)")(
       "phase", po::value<std::string>(&a.phase_name)->default_value("decode"), "prefill | decode | train")(
       "batch", po::value<std::int64_t>(&a.batch)->default_value(1), "sequences (or images) per step")(
       "seq", po::value<std::int64_t>(&a.seq),
@@ -209,8 +216,16 @@ wl::PhaseSpec read_phase(const EvalArgs& a, const po::variables_map& vm) {
   const auto vocab_parallel = wl::vocab_parallel_from_string(a.vocab);
   if (!vocab_parallel) throw InputError("--vocab: expected parallel or replicated (got " + a.vocab + ")");
   phase.vocab_parallel = *vocab_parallel;
-  if (a.batch < 1 || phase.seq < 1 || a.tp < 1 || a.pp < 1 || a.dp < 1 || a.ep < 1)
-    throw InputError("--batch, --seq, --tp, --pp, --dp and --ep must be >= 1");
+  if (a.batch < 1 || phase.seq < 1 || a.tp < 1 || a.pp < 1 || a.dp < 1 || a.ep < 1 || a.cp < 1)
+    throw InputError("--batch, --seq, --tp, --pp, --dp, --ep and --cp must be >= 1");
+  const auto cp_kind = wl::context_parallel_from_string(a.cp_comm);
+  if (!cp_kind) throw InputError("--cp-comm: expected ring or all_to_all (got " + a.cp_comm + ")");
+  if (a.cp > 1 && dec)
+    throw InputError("--cp applies to --phase train and prefill (the sequence split over the CP group); decode runs one "
+                     "new token");
+  if (a.cp == 1 && given(vm, "cp-comm")) throw InputError("--cp-comm acts on context parallelism; give --cp > 1");
+  phase.context_parallel = a.cp;
+  phase.context_parallel_comm = *cp_kind;
   if (a.micro_batches < 1 || a.virtual_stages < 1) throw InputError("--micro-batches and --virtual-stages must be >= 1");
   if (!wl::apply_recompute(a.recompute, phase))
     throw InputError("--recompute: expected none, selective, minimal or full (got " + a.recompute + ")");
@@ -295,7 +310,7 @@ std::pair<pf::Platform, pf::SystemSpec> read_platform(const EvalArgs& a) {
   }
   if (a.hardware.empty()) throw InputError("give --hardware or --system");
   pf::Platform platform = io::resolve_platform(a.hardware);
-  pf::SystemSpec system = pf::default_system(platform, a.tp * a.pp * a.dp);
+  pf::SystemSpec system = pf::default_system(platform, a.tp * a.cp * a.pp * a.dp);
   return {std::move(platform), std::move(system)};
 }
 
@@ -463,7 +478,13 @@ pf::SystemRequest read_request(const EvalArgs& a, const po::variables_map& vm) {
   if (!serving.empty() && (transformer == nullptr || transformer->arch != wl::Arch::decoder))
     throw InputError(serving + ": serving options; the serving sweep is for decoder workloads and " + a.workload +
                      " is not one");
-  req.degrees = {a.tp, a.pp, a.dp, a.ep};
+  req.degrees = {a.tp, a.pp, a.dp, a.ep, a.cp};
+  if (a.cp > 1 && transformer == nullptr)
+    throw InputError("--cp applies to transformer workloads; " + a.workload + " is not one");
+  if (a.cp > 1 && req.phase.phase == wl::Phase::prefill && vm.count("no-serving") == 0 &&
+      transformer->arch == wl::Arch::decoder)
+    throw InputError("--cp with --phase prefill evaluates the prefill step alone: give --no-serving (the serving "
+                     "sweep's decode steps run no context parallelism)");
   read_training(a, vm, *shard_states, req);
   read_serving(a, vm, req.serving);
   check_kernel_options(vm, req);

@@ -176,7 +176,7 @@ costmodel::platform::SystemRequest served_request(const SystemVariant& v, const 
   req.phase.seq = 1;
   req.phase.context = m.prompt_tokens + m.output_tokens / 2;
   req.phase.precision = v.precision;
-  req.degrees = {v.tp, v.pp, v.dp, v.ep};
+  req.degrees = {v.tp, v.pp, v.dp, v.ep, v.cp};
   req.options.fusion = v.fusion;
   req.options.attention_kernel = v.attention_kernel;
   req.serving.max_batch = static_cast<int>(batch);

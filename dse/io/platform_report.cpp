@@ -156,8 +156,11 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
                                                eng(e.step.dp_replica_comm_s * 1e3) + " ms)"
                                          : std::string())
                               : std::string())
+     << (e.step.cp_comm_s > 0 ? ", context-parallel ring sends " + eng(e.step.cp_comm_s * 1e3) + " ms before overlap"
+                               : std::string())
      << (e.step.shard_copies_s > 0 ? ", shard copies " + eng(e.step.shard_copies_s * 1e3) + " ms" : std::string())
      << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
+     << (e.step.weight_cast_s > 0 ? ", FP8 weight casts " + eng(e.step.weight_cast_s * 1e3) + " ms" : std::string())
      << "), tokens/s " << eng(e.tokens_per_s) << ", MFU " << eng(100 * e.step_mfu, 3) << " %, bottleneck "
      << costmodel::to_string(e.bottleneck) << '\n';
   print_power_text(e, os);
@@ -215,8 +218,10 @@ void parallel_json(const pf::SystemEval& e, std::ostream& os) {
      << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
      << ", \"shard_copies_s\": " << json_number(e.step.shard_copies_s)
      << ", \"dp_comm_s\": " << json_number(e.step.dp_comm_s)
+     << ", \"cp_comm_s\": " << json_number(e.step.cp_comm_s)
      << ", \"dp_replica_comm_s\": " << json_number(e.step.dp_replica_comm_s)
      << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
+     << ", \"weight_cast_s\": " << json_number(e.step.weight_cast_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
 }
 

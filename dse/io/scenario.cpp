@@ -105,13 +105,14 @@ const std::vector<FieldDef>& system_fields() {
       {"batch_timeout_s", false, false, 0},
       {"stack", false, false, 0},      // 0: the system file's; k: HardwareEntry::stacks[k - 1]
       {"attention_kernel", false, false, 0},  // native 0, flash2 1, flash1 2
+      {"cp", false, true, 1},          // context parallelism (workload/spec.hpp PhaseSpec::context_parallel)
   };
   return f;
 }
 
 // Field positions in system_fields().
 constexpr std::size_t kTp = 0, kPrecision = 1, kFusion = 2, kPp = 3, kDp = 4, kEp = 5, kBatching = 6,
-                      kBatchTimeout = 7, kStack = 8, kAttentionKernel = 9;
+                      kBatchTimeout = 7, kStack = 8, kAttentionKernel = 9, kCp = 10;
 
 const std::vector<FieldDef>& fields_of(HardwareKind k) {
   switch (k) {
@@ -180,13 +181,13 @@ std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
 }
 
 // Parallelism degrees of a system entry: whole numbers, and every combination of
-// the swept values must map onto the system's chips (tp x pp x dp divides the chip
+// the swept values must map onto the system's chips (tp x cp x pp x dp divides the chip
 // count; ep divides tp x dp, the chips that hold experts).
 void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   const int chips = e.system->system.chips;
   const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
   const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
-  for (const std::size_t f : {kTp, kPp, kDp, kEp}) {
+  for (const std::size_t f : {kTp, kPp, kDp, kEp, kCp}) {
     const char* key = system_fields()[f].key;
     for (const double v : values_of(e, f)) {
       if (f == kDp && v == 0.0 && !m.has(key)) continue;  // the default: fill the system
@@ -198,25 +199,27 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   }
   for (const double tp : values_of(e, kTp)) {
     for (const double pp : values_of(e, kPp)) {
-      const auto used = static_cast<std::int64_t>(tp * pp);
-      const bool fill = !m.has("dp");
-      if (chips % used != 0) {
-        const char* key = m.has("pp") ? "pp" : "tp";
-        io::fail(m.place(key), m.node(key), "expected tp x pp to divide the chip count" + of,
-                 "tp " + str(tp) + " x pp " + str(pp) + " = " + std::to_string(used));
-      }
-      for (const double dp_value : values_of(e, kDp)) {
-        const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
-        if (chips % (used * dp) != 0) {
-          io::fail(m.place("dp"), m.node("dp"), "expected tp x pp x dp to divide the chip count" + of,
-                   "tp " + str(tp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
-                       std::to_string(used * dp));
+      for (const double cp : values_of(e, kCp)) {
+        const auto used = static_cast<std::int64_t>(tp * pp * cp);
+        const bool fill = !m.has("dp");
+        if (chips % used != 0) {
+          const char* key = m.has("cp") ? "cp" : m.has("pp") ? "pp" : "tp";
+          io::fail(m.place(key), m.node(key), "expected tp x cp x pp to divide the chip count" + of,
+                   "tp " + str(tp) + " x cp " + str(cp) + " x pp " + str(pp) + " = " + std::to_string(used));
         }
-        for (const double ep : values_of(e, kEp)) {
-          if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
-            io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
-                     "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
-                         std::to_string(static_cast<std::int64_t>(tp) * dp));
+        for (const double dp_value : values_of(e, kDp)) {
+          const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
+          if (chips % (used * dp) != 0) {
+            io::fail(m.place("dp"), m.node("dp"), "expected tp x cp x pp x dp to divide the chip count" + of,
+                     "tp " + str(tp) + " x cp " + str(cp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
+                         std::to_string(used * dp));
+          }
+          for (const double ep : values_of(e, kEp)) {
+            if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
+              io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
+                       "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
+                           std::to_string(static_cast<std::int64_t>(tp) * dp));
+            }
           }
         }
       }
@@ -520,7 +523,8 @@ SystemVariant build_system(const std::string& name, const std::vector<double>& f
   v.system = sys;
   v.tp = static_cast<int>(f[kTp]);
   v.pp = static_cast<int>(f[kPp]);
-  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.pp);
+  v.cp = static_cast<int>(f[kCp]);
+  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.cp * v.pp);
   v.ep = static_cast<int>(f[kEp]);
   v.batching = f[kBatching] == 1 ? Batching::static_timeout : Batching::continuous;
   v.batch_timeout_s = f[kBatchTimeout];
@@ -614,7 +618,8 @@ std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
   if (kind != HardwareKind::system) return "";
   const SystemVariant s = variant(v).system;
   std::string a = "--system " + system->file + " --tp " + std::to_string(s.tp) + " --pp " + std::to_string(s.pp) +
-                  " --dp " + std::to_string(s.dp) + " --ep " + std::to_string(s.ep) + " --precision " +
+                  " --dp " + std::to_string(s.dp) + " --ep " + std::to_string(s.ep) +
+                  (s.cp > 1 ? " --cp " + std::to_string(s.cp) : std::string()) + " --precision " +
                   std::string(costmodel::workload::to_string(s.precision)) + " --fusion " +
                   std::string(costmodel::platform::to_string(s.fusion)) + " --stack " +
                   (s.stack.file.empty() ? s.stack.name : s.stack.file);

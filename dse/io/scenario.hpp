@@ -46,6 +46,10 @@ struct SystemVariant {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  // Context parallelism (the `cp` knob): the sequence split over cp chips; the served
+  // models' decode steps split none, so a variant with cp > 1 is infeasible for them (its
+  // reason says so) until a context-parallel decode is modelled (docs/known-gaps.md).
+  int cp = 1;
   costmodel::workload::Precision precision = costmodel::workload::Precision::bf16;
   costmodel::platform::FusionStrategy fusion = costmodel::platform::FusionStrategy::standard;
   Batching batching = Batching::continuous;

@@ -388,7 +388,9 @@ mp::Constraints read_timeloop_constraints(const std::string& arch_path, const st
   ConstraintsBuilder b(arch, problem, c);
   {
     const tl::Document doc = tl::load(arch_path, "architecture");
-    const YAML::Node nodes = doc.root.IsMap() ? doc.root["architecture"]["nodes"] : YAML::Node();
+    // A native loop-nest hardware file has no `architecture` (its constraints come from the file alone).
+    const YAML::Node arch_node = doc.root.IsMap() && doc.root["architecture"].IsDefined() ? doc.root["architecture"] : YAML::Node();
+    const YAML::Node nodes = arch_node.IsMap() && arch_node["nodes"].IsDefined() ? arch_node["nodes"] : YAML::Node();
     const Place at = Place{arch_path, ""}.child("architecture").child("nodes");
     if (nodes.IsDefined() && nodes.IsSequence()) walk_nodes(doc, nodes, at, b);
   }

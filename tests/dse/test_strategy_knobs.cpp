@@ -81,19 +81,32 @@ TEST(StrategyKnobs, ParseValuesAndDefaults) {
       "f.yaml");
   EXPECT_EQ(f.hardware[0].variant(0).system.dp, 1);
   EXPECT_EQ(f.hardware[0].variant(0).system.ep, 4);
+  // The cp knob: tp 2 x cp 2 leaves 2 replicas of the 8 chips. A served model's decode steps split
+  // no sequence, so the point is infeasible and says why.
+  const Scenario c = parse_scenario(
+      "name: c\nhardware:\n  - {name: h, kind: system, system: dgx-h100-8, tp: 2, cp: 2}\n"
+      "workloads:\n  - {name: chat, model: llama3-8b}\nbatch_sizes: [8]\n",
+      "c.yaml");
+  EXPECT_EQ(c.hardware[0].variant(0).system.cp, 2);
+  EXPECT_EQ(c.hardware[0].variant(0).system.dp, 2);
+  const PointRecord r = evaluate_point(c, design_space(c), 0);
+  EXPECT_EQ(r.feasible, 0);
 }
 
 // Line 6 is the knob's line; its value starts at column 9 ("    tp: " is 8 characters).
 TEST(StrategyKnobs, DegreesThatDoNotFitAreRefused) {
   EXPECT_EQ(error_of("    tp: 3\n"),
-            "bad.yaml:6:9: hardware[0].tp: expected tp x pp to divide the chip count (the 8 chips of system "
-            "dgx-h100-8) (got tp 3 x pp 1 = 3)");
+            "bad.yaml:6:9: hardware[0].tp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 3 x cp 1 x pp 1 = 3)");
   EXPECT_EQ(error_of("    tp: 2\n    pp: {choices: [1, 8]}\n"),
-            "bad.yaml:7:9: hardware[0].pp: expected tp x pp to divide the chip count (the 8 chips of system "
-            "dgx-h100-8) (got tp 2 x pp 8 = 16)");
+            "bad.yaml:7:9: hardware[0].pp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 2 x cp 1 x pp 8 = 16)");
   EXPECT_EQ(error_of("    tp: 2\n    dp: 3\n"),
-            "bad.yaml:7:9: hardware[0].dp: expected tp x pp x dp to divide the chip count (the 8 chips of "
-            "system dgx-h100-8) (got tp 2 x pp 1 x dp 3 = 6)");
+            "bad.yaml:7:9: hardware[0].dp: expected tp x cp x pp x dp to divide the chip count (the 8 chips of "
+            "system dgx-h100-8) (got tp 2 x cp 1 x pp 1 x dp 3 = 6)");
+  EXPECT_EQ(error_of("    tp: 2\n    cp: 3\n"),
+            "bad.yaml:7:9: hardware[0].cp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 2 x cp 3 x pp 1 = 6)");
   EXPECT_EQ(error_of("    tp: 2\n    dp: 2\n    ep: 3\n"),
             "bad.yaml:8:9: hardware[0].ep: expected ep to divide tp x dp (the chips holding experts) "
             "(got ep 3 with tp 2 x dp 2 = 4)");
