@@ -30,10 +30,11 @@ digits).
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+from power_constants import energy_section  # the `energy:` map of a platform file
 
 # (hardware, energy key, precision, m, n, k, measured sustained FLOP/s or None, power W, tag, source)
 ROWS = [
@@ -83,15 +84,6 @@ ROWS = [
      "no published power: the assumed 450 W cap taken as the draw of a sustained matrix multiply (R)"),
     ("tpu-v5p", "matrix_flop_int8_j", "int8", 8192, 8192, 8192, None, 450, "R", "as the BF16 row (R)"),
 ]
-
-
-def energy_section(path):
-    # The `energy:` map of a platform file: "  key: number" lines (no YAML library needed).
-    text = open(path).read()
-    block = re.search(r"^energy:\n((?:[ #].*\n|\n)*)", text, re.MULTILINE)
-    if not block:
-        sys.exit(f"chip_power.py: no energy section in {path}")
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"^  (\w+):\s*([-+0-9.eE]+)", block.group(1), re.MULTILINE)}
 
 
 def gemm(dse, hardware, precision, m, n, k):
