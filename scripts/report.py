@@ -80,7 +80,8 @@ def pareto_front(keys):
 
 # The budgets dse report passes (dse/cli/budget_options.hpp), in SI units, by archive field.
 BUDGET_FIELDS = (("--ttft-p99-s", "ttft_p99_s"), ("--tpot-p99-s", "tpot_p99_s"), ("--e2e-p99-s", "p99_latency_s"),
-                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"))
+                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"),
+                 ("--cost-usd", "cost_usd"))
 
 
 def within_budgets(rows, budgets):
