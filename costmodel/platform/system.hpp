@@ -244,6 +244,7 @@ struct SystemEval {
   // The whole system's price and its cost per hour at wall.wall_w (system/cost.hpp, with
   // default_cost_assumptions); zero when the system file gives no price.
   system::SystemCost cost;
+  double area_mm2 = 0.0;  // every chip of the system: chips x the chip's die area
   system::RiskAssessment risk;
   ServingResult serving;
   // The precision the matrix kernels run in when the platform lacks the requested one (fp8

@@ -24,6 +24,12 @@ constexpr double kDefectsPerMm2 = 0.001;
 // $8-10 per GB" (asiatechfeed.com, "What is HBM memory"), the H200's 141 GB as 35.3% of a $4,250
 // bill of materials = $10.6 per GB (siliconanalysts.com, 2026-06-27)).
 constexpr double kHbmUsdPerByte = 10.0 / 1e9;
+// HBM's price per byte against its bandwidth per stack: HBM3E cost 20% more than HBM3 and HBM4
+// costs at least 30% more than HBM3E (S: TrendForce, as cloudnews.tech relayed it, 2025), at
+// 1.2 / 0.819 = 1.47x and 2.048 / 1.2 = 1.71x the bandwidth per stack (S: the JEDEC per-stack rates,
+// 819 GB/s HBM3, 1.2 TB/s HBM3E, 2.048 TB/s HBM4): ln 1.2 / ln 1.465 = 0.477 and
+// ln 1.3 / ln 1.707 = 0.491, so the price per byte goes as the bandwidth to the 0.48 (D).
+constexpr double kHbmPriceBandwidthExponent = 0.48;
 // The vendor's gross margin: 72.7% (R: NVIDIA's GAAP gross margin for fiscal 2024, its 10-K;
 // not read here), so a dollar of build cost sells for 1 / (1 - 0.727) = 3.66 dollars.
 constexpr double kGrossMargin = 0.727;
@@ -62,14 +68,18 @@ double die_usd(double die_area_mm2, double process_nm) noexcept {
   return wafer_usd(process_nm) / good;
 }
 
-double chip_build_usd(const ChipBuild& c) noexcept {
-  return die_usd(c.die_area_mm2, c.process_nm) + c.hbm_bytes * kHbmUsdPerByte;
+double chip_build_usd(const ChipBuild& c, double reference_hbm_bandwidth) noexcept {
+  const double speed = reference_hbm_bandwidth > 0.0 && c.hbm_bandwidth_bytes_per_s > 0.0
+                           ? std::pow(c.hbm_bandwidth_bytes_per_s / reference_hbm_bandwidth, kHbmPriceBandwidthExponent)
+                           : 1.0;
+  return die_usd(c.die_area_mm2, c.process_nm) + c.hbm_bytes * kHbmUsdPerByte * speed;
 }
 
 double vendor_markup() noexcept { return 1.0 / (1.0 - kGrossMargin); }
 
 double derived_chip_usd(double preset_chip_usd, const ChipBuild& preset, const ChipBuild& changed) noexcept {
-  const double delta = chip_build_usd(changed) - chip_build_usd(preset);
+  const double reference = preset.hbm_bandwidth_bytes_per_s;
+  const double delta = chip_build_usd(changed, reference) - chip_build_usd(preset, reference);
   return preset_chip_usd + vendor_markup() * delta;
 }
 

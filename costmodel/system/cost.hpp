@@ -10,17 +10,19 @@
 // is that rate over the amortisation period (below), so that perf per dollar compares like with
 // like: what the chips cost over the period an owned system is written off in.
 //
-// A changed chip. A chip whose die area, process node or HBM capacity differs from its
-// preset's is priced from the preset's price by the difference of their build costs at the
-// vendor's markup:
+// A changed chip. A chip whose die area, process node, HBM capacity or HBM bandwidth differs
+// from its preset's is priced from the preset's price by the difference of their build costs at
+// the vendor's markup:
 //     chip_usd' = chip_usd + markup x (build' - build),   build = die_usd + hbm_usd,
 //     die_usd  = wafer_usd(node) / (dies per wafer x yield),
 //     dies per wafer = pi (d/2)^2 / A - pi d / sqrt(2 A)   (d = 300 mm; the standard estimate,
 //                      whole dies only; A the die area in mm^2),
 //     yield    = exp(-A D0)   (Poisson defects, D0 per mm^2),
-//     hbm_usd  = hbm_bytes x hbm_usd_per_byte,
+//     hbm_usd  = hbm_bytes x hbm_usd_per_byte x (bandwidth / the preset's bandwidth)^0.48
+//                (faster stacks cost more per byte: each HBM generation's price per GB against its
+//                 bandwidth per stack, cost.cpp; more bandwidth taken as faster stacks, not more),
 //     markup   = 1 / (1 - gross margin).
-// A chip that changes none of the three keeps its preset's price exactly (the difference is 0).
+// A chip that changes none of the four keeps its preset's price exactly (the difference is 0).
 // Each constant names its source in cost.cpp; docs/hardware-guide.md ("Area and cost") lists them.
 // Compute and link figures change no price here: a larger matrix engine costs what its die
 // area costs, so a scenario that grows the engine moves chip.area.die_area_mm2 with it.
@@ -53,13 +55,15 @@ struct ChipBuild {
   double die_area_mm2 = 0.0;
   double process_nm = 0.0;
   double hbm_bytes = 0.0;
+  double hbm_bandwidth_bytes_per_s = 0.0;
 };
 // The foundry's price of one 300 mm wafer at the node (5 nm and below at the 5 nm price).
 double wafer_usd(double process_nm) noexcept;
 double dies_per_wafer(double die_area_mm2) noexcept;
 double die_yield(double die_area_mm2) noexcept;
 double die_usd(double die_area_mm2, double process_nm) noexcept;  // 0 without an area
-double chip_build_usd(const ChipBuild& c) noexcept;
+// Its build cost, HBM priced against a chip of `reference_hbm_bandwidth` (the preset's).
+double chip_build_usd(const ChipBuild& c, double reference_hbm_bandwidth) noexcept;
 double vendor_markup() noexcept;
 // The price of `changed`, a chip derived from `preset` (priced preset_chip_usd).
 double derived_chip_usd(double preset_chip_usd, const ChipBuild& preset, const ChipBuild& changed) noexcept;

@@ -381,7 +381,10 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
   const std::int64_t batch = p.batch;
   if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
   if (hw.kind == HardwareKind::system) {
-    const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
+    // The step's layers alone: the serving sweep and simulation change none of them.
+    pf::SystemRequest req = served_request(hw.system, *wl.model, batch, s.seed);
+    req.serving.enabled = false;
+    const pf::SystemEval e = pf::evaluate_system(hw.system.system->chip, hw.system.system->system, req);
     std::vector<costmodel::LayerBreakdown> out;
     for (const auto& l : e.chip.layers) {
       costmodel::LayerBreakdown b;

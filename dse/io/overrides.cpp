@@ -28,7 +28,9 @@ struct SystemTexts {
   sys::ChipBuild preset;                   // what the unchanged chip's price is built from
 };
 
-sys::ChipBuild build_of(const pf::Platform& p) { return {p.die_area_mm2, p.process_nm, p.gpu.hbm_bytes}; }
+sys::ChipBuild build_of(const pf::Platform& p) {
+  return {p.die_area_mm2, p.process_nm, p.gpu.hbm_bytes, p.gpu.hbm_peak_bandwidth_bytes_per_s};
+}
 
 SystemTexts read_texts(const std::string& system_file) {
   SystemTexts t;
@@ -92,14 +94,12 @@ std::optional<std::size_t> element(const YAML::Node& seq, const std::string& key
   return std::nullopt;
 }
 
-// The number a path names in the trees (its node, to be set), or nothing when it names none.
-std::optional<YAML::Node> number_node(const Trees& trees, const std::string& path) {
-  const auto t = target_of(trees, path);
-  if (!t) return std::nullopt;
+// The number `keys` name in a tree (its node, to be set), or nothing when they name none.
+std::optional<YAML::Node> number_node(const YAML::Node& root, const std::vector<std::string>& keys) {
   // reset() rebinds the handle; assigning one node to another would change the tree.
   YAML::Node n;
-  n.reset(t->root);
-  for (const auto& k : t->keys) {
+  n.reset(root);
+  for (const auto& k : keys) {
     if (n.IsMap()) {
       if (!n[k]) return std::nullopt;
       n.reset(n[k]);
@@ -114,6 +114,13 @@ std::optional<YAML::Node> number_node(const Trees& trees, const std::string& pat
   double v = 0.0;
   if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) return std::nullopt;
   return n;
+}
+
+// The number a path names in the trees, or nothing.
+std::optional<YAML::Node> number_node(const Trees& trees, const std::string& path) {
+  const auto t = target_of(trees, path);
+  if (!t) return std::nullopt;
+  return number_node(t->root, t->keys);
 }
 
 // Every path to a number of the trees (for the did-you-mean of an unknown path).
@@ -139,11 +146,36 @@ std::vector<std::string> number_paths(const Trees& trees) {
   return out;
 }
 
+// The path a mistyped one most likely meant: among those with the same parent keys, the last key
+// by edit distance less the length of the prefix they share (keys begin with their subject:
+// hbm_bandwith_bytes_per_s is hbm_peak_bandwidth_bytes_per_s, not l2_bandwidth_bytes_per_s),
+// else the whole path by edit distance.
+std::string closest_path(const std::string& path, const std::vector<std::string>& candidates) {
+  const auto dot = path.rfind('.');
+  const std::string parent = path.substr(0, dot + 1);
+  const std::string key = path.substr(dot + 1);
+  std::string best;
+  long best_score = static_cast<long>(std::max<std::size_t>(2, key.size() / 3)) + 1;
+  for (const auto& c : candidates) {
+    if (c.size() <= parent.size() || c.compare(0, parent.size(), parent) != 0 || c.find('.', parent.size()) != std::string::npos)
+      continue;
+    const std::string other = c.substr(parent.size());
+    std::size_t prefix = 0;
+    while (prefix < key.size() && prefix < other.size() && key[prefix] == other[prefix]) ++prefix;
+    const long score = static_cast<long>(edit_distance(key, other)) - static_cast<long>(prefix);
+    if (score < best_score) {
+      best_score = score;
+      best = c;
+    }
+  }
+  return best.empty() ? did_you_mean(path, candidates) : best;
+}
+
 // "" when `path` names a number of the files, else what was expected (with the closest path).
 std::string unknown_path(const SystemTexts& texts, const std::string& path) {
   const Trees trees = parse_trees(texts);
   if (number_node(trees, path)) return {};
-  const std::string near = did_you_mean(path, number_paths(trees));
+  const std::string near = closest_path(path, number_paths(trees));
   const std::string files = std::filesystem::path(texts.chip_file).filename().string() + ", its platform sidecar or " +
                             std::filesystem::path(texts.system_file).filename().string();
   return "expected chip.<keys> or system.<keys>, a number of " + files +
@@ -285,6 +317,12 @@ std::vector<std::shared_ptr<const SystemFile>> build_all(const SystemTexts& text
 }
 
 }  // namespace
+
+std::optional<double> number_at(const YAML::Node& root, const std::string& keys) {
+  const auto n = number_node(root, split_path(keys));
+  if (!n) return std::nullopt;
+  return n->as<double>();
+}
 
 std::string number_text(double v) {
   for (int digits = 6; digits <= 17; ++digits) {

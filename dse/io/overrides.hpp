@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,9 @@ std::shared_ptr<const SystemOverrides> read_overrides(const YAML::Node& node, co
 SystemFile load_system_with_overrides(const std::string& path, const std::vector<OverrideValue>& values);
 // "PATH=VALUE" as --override gives it. Throws InputError.
 OverrideValue parse_override_option(const std::string& text);
+// The number dotted `keys` name in a tree (a list element by its `name`, else its position), or
+// nothing: how an override path finds its figure in a file.
+std::optional<double> number_at(const YAML::Node& root, const std::string& keys);
 // The shortest text that reads back to v (as a scenario would write it).
 std::string number_text(double v);
 

@@ -280,7 +280,7 @@ void power_json(const pf::SystemEval& e, std::ostream& os) {
      << ", \"energy_per_token_j\": " << json_number(e.wall_energy_per_token_j)
      << ", \"accelerator_energy_per_token_j\": " << json_number(e.power.energy_per_token_j)
      << ", \"perf_per_w\": " << json_number(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0)
-     << ", \"cost_usd\": " << json_number(e.cost.capital_usd)
+     << ", \"area_mm2\": " << json_number(e.area_mm2) << ", \"cost_usd\": " << json_number(e.cost.capital_usd)
      << ", \"cost_per_hour_usd\": " << json_number(e.cost.per_hour_usd) << ", \"usd_per_million_tokens\": "
      << json_number(costmodel::system::usd_per_million(e.cost.per_hour_usd, e.tokens_per_s));
 }
