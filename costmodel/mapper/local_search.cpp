@@ -118,6 +118,7 @@ bool Search::cannot_beat(const lp::Mapping& mm, Objective guide, double value) n
 }
 
 Score Search::descend(Objective guide, lp::Mapping& cur) {
+  if (stop_heuristic()) return Score{};
   Score cs = eval(cur, guide);
   std::vector<Move>& moves = move_bufs[0];
   lp::Mapping mm{}, nb{};
@@ -200,11 +201,13 @@ void Search::run_heuristic(i64 evals) {
   heuristic_stop = evaluated + evals;
   move_bufs.resize(2);
   // The first local search for every objective (classic.cpp), each with the whole cap.
-  for (const Objective g : kGuides) run_classic(g, heuristic_stop);
+  // The start mapping is evaluated whatever the budget: the search always has an answer.
+  if (stop_heuristic()) eval(start_mapping(), Objective::energy);
+  for (const Objective g : kGuides) run_classic(g);
   auto from = [&](Objective k) { return inc[static_cast<std::size_t>(k)].map; };
   for (const Objective g : kGuides) {  // each objective's descent from every objective's best
     for (const Objective h : kGuides) {
-      if (stop_heuristic()) break;
+      if (stop_heuristic() || at_bound(g)) break;
       lp::Mapping cur = from(h);
       descend_and_polish(g, cur);
     }
@@ -226,6 +229,7 @@ void Search::run_chains() {
     for (std::size_t k = 0; k < 3; ++k) {
       before[k] = inc[k].score;
       cur[k] = inc[static_cast<std::size_t>(kGuides[k])].map;
+      if (at_bound(kGuides[k])) continue;
       if (chain > 0) kick(cur[k], kChainKick);
       cs[k] = descend_and_polish(kGuides[k], cur[k]);
     }
@@ -233,6 +237,7 @@ void Search::run_chains() {
     while (!stop_heuristic() && stall < kStallRounds) {
       bool better = false;
       for (std::size_t k = 0; k < 3; ++k) {
+        if (at_bound(kGuides[k])) continue;
         lp::Mapping y = cur[k];
         kick(y, 2 + static_cast<int>(next_random() % 3));
         const Score s = descend_and_polish(kGuides[k], y);

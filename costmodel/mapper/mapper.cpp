@@ -74,9 +74,9 @@ PartialBound Search::partial_bound(int l) const noexcept {
 // which objective was asked for).
 bool Search::cut_by_bound(int l) noexcept {
   const PartialBound b = partial_bound(l);
-  const std::array<double, 3> bound{b.cycles, b.energy_j, b.cycles * b.energy_j};  // index: Objective
+  const std::array<double, 3> lbs{b.cycles, b.energy_j, b.cycles * b.energy_j};  // index: Objective
   for (std::size_t k = 0; k < 3; ++k) {
-    if (inc[k].score.infeasible != 0 || bound[k] * (1.0 - 1e-12) < inc[k].score.value) return false;
+    if (inc[k].score.infeasible != 0 || lbs[k] * (1.0 - 1e-12) < inc[k].score.value) return false;
   }
   ++pruned_bound;
   return true;
@@ -450,6 +450,20 @@ double bound_in(Objective o, const LowerBound& b) noexcept {
 
 }  // namespace
 
+LowerBound detail::init_search(Search& s, const lp::PrecisionRate& rate) {
+  s.m = lp::make_empty_mapping(s.a, s.p);
+  for (int l = 0; l < s.nl; ++l) s.m.levels[sz(l)].double_buffer = s.c.levels[sz(l)].double_buffer;
+  s.blank = s.m;
+  s.e_mac = rate.energy_per_mac_j;
+  s.macs_per_cycle = rate.macs_per_cycle;
+  const LowerBound lb = lower_bound(s.a, s.p, s.c);
+  s.bound_fixed_energy = lb.energy_j - lp::macs(s.p) * s.e_mac;
+  for (std::size_t k = 0; k < 3; ++k) s.bound[k] = bound_in(static_cast<Objective>(k), lb);
+  s.keeps.clear();
+  for (int l = 0; l < s.nl; ++l) s.keeps.push_back(keep_choices(s.a, s.p, s.c, l));
+  return lb;
+}
+
 std::array<MapResult, 3> map_all_objectives(const lp::Architecture& a, const lp::Problem& p0, const Constraints& c,
                                             const MapperOptions& o) {
   std::array<MapResult, 3> best{};
@@ -475,14 +489,7 @@ std::array<MapResult, 3> map_all_objectives(const lp::Architecture& a, const lp:
     Search s(a, p, c, o);
     s.timed = timed;
     s.deadline = deadline;
-    s.m = lp::make_empty_mapping(a, p);
-    for (int l = 0; l < s.nl; ++l) s.m.levels[sz(l)].double_buffer = c.levels[sz(l)].double_buffer;
-    s.blank = s.m;
-    s.e_mac = rate->energy_per_mac_j;
-    s.macs_per_cycle = rate->macs_per_cycle;
-    const LowerBound lb = lower_bound(a, p, c);
-    s.bound_fixed_energy = lb.energy_j - lp::macs(p) * s.e_mac;
-    for (int l = 0; l < s.nl; ++l) s.keeps.push_back(keep_choices(a, p, c, l));
+    const LowerBound lb = detail::init_search(s, *rate);
     const double est = space_estimate(a, p, c, s.keeps);
     const PrecisionRun run = search_precision(s, o, est);
     for (std::size_t k = 0; k < 3; ++k) {

@@ -75,7 +75,7 @@ struct MapperOptions {
   // then, after the local search, with this many and the local search's best as the
   // incumbent); a branch and bound that runs out leaves the local search's answer.
   std::int64_t exhaustive_limit = 3'000'000;
-  std::int64_t heuristic_evaluations = 200'000;  // cap on evaluations of the local search
+  std::int64_t heuristic_evaluations = 100'000;  // cap on evaluations of the local search
   double time_budget_ms = 0.0;  // wall-clock cap on the whole call (ms); 0 = none
   std::uint64_t seed = 1;       // the local search's random moves and kicks
 };

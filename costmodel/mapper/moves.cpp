@@ -10,16 +10,6 @@ namespace dse::costmodel::mapper::detail {
 
 namespace {
 
-i64& slot_factor(lp::Mapping& mm, int slot, int d) noexcept {
-  lp::LevelMapping& lm = mm.levels[sz(slot / 2)];
-  return (slot % 2) == 1 ? lm.spatial[sz(d)] : lm.temporal[sz(d)];
-}
-
-i64 slot_factor(const lp::Mapping& mm, int slot, int d) noexcept {
-  const lp::LevelMapping& lm = mm.levels[sz(slot / 2)];
-  return (slot % 2) == 1 ? lm.spatial[sz(d)] : lm.temporal[sz(d)];
-}
-
 // The non-unit temporal loops of a level, outermost first.
 int non_unit(const lp::LevelMapping& lm, int nd, std::array<std::int8_t, lp::kMaxDims>& out) noexcept {
   int k = 0;
@@ -169,6 +159,28 @@ bool Search::apply(const lp::Mapping& cur, const Move& mv, lp::Mapping& out) con
   return true;
 }
 
+// The values slot sl of dimension d is tried with, ascending and distinct: all or about
+// half of what the outermost level holds moved here, the slot times or over each prime
+// of qs, 1, and (spatial) its fan-out on either axis.
+int Search::slot_values(const lp::Mapping& cur, int d, int sl, const std::array<i64, kMaxPrimes + 4>& qs, int nq,
+                        std::array<i64, kMaxSlotValues>& vals) const {
+  const i64 f = slot_factor(cur, sl, d);
+  const i64 r0 = cur.levels[0].temporal[sz(d)];
+  int nv = 0;
+  if (c.levels[0].temporal[sz(d)] == 0 && r0 > 1) nv += rest_values(f, r0, vals.data());
+  for (int k = 0; k < nq; ++k) {
+    vals[sz(nv++)] = f * qs[sz(k)];
+    if (f % qs[sz(k)] == 0) vals[sz(nv++)] = f / qs[sz(k)];
+  }
+  if (f > 1) vals[sz(nv++)] = 1;
+  if ((sl % 2) == 1) {
+    vals[sz(nv++)] = std::min(p.dim_sizes[sz(d)], fanout_x(a, sl / 2));
+    vals[sz(nv++)] = std::min(p.dim_sizes[sz(d)], fanout_y(a, sl / 2));
+  }
+  std::sort(vals.begin(), vals.begin() + nv);
+  return static_cast<int>(std::unique(vals.begin(), vals.begin() + nv) - vals.begin());
+}
+
 // Set and transfer moves of dimension d: each free slot multiplied or divided by a
 // prime of the dimension (2, 3, 5, 7 too with imperfect factors), given all or about
 // half of what the outermost level holds, reset to 1 or filled to its fan-out; and a
@@ -181,8 +193,7 @@ void Search::gen_factor_moves(const lp::Mapping& cur, int d, std::vector<Move>& 
     const int l = sl / 2;
     if ((sl % 2) == 1 ? spatial_free(l, d) : (l > 0 && temporal_free(l, d))) slots[sz(ns++)] = sl;
   }
-  const i64 dim = p.dim_sizes[sz(d)];
-  std::array<i64, 24> qs{};
+  std::array<i64, kMaxPrimes + 4> qs{};
   int nq = 0;
   for (int i = 0; i < num_primes[sz(d)]; ++i) qs[sz(nq++)] = primes[sz(d)][sz(i)];
   if (c.imperfect) {
@@ -190,8 +201,6 @@ void Search::gen_factor_moves(const lp::Mapping& cur, int d, std::vector<Move>& 
       if (std::find(qs.begin(), qs.begin() + nq, q) == qs.begin() + nq) qs[sz(nq++)] = q;
     }
   }
-  const i64 r0 = cur.levels[0].temporal[sz(d)];
-  const bool rest_free = c.levels[0].temporal[sz(d)] == 0 && r0 > 1;
   auto push = [&](Move mv, int to, bool fresh) {
     const int l = to / 2;
     if ((to % 2) == 1) {
@@ -214,31 +223,8 @@ void Search::gen_factor_moves(const lp::Mapping& cur, int d, std::vector<Move>& 
   for (int i = 0; i < ns; ++i) {
     const int sl = slots[sz(i)];
     const i64 f = slot_factor(cur, sl, d);
-    std::array<i64, 40> vals{};
-    int nv = 0;
-    if (rest_free) {
-      vals[sz(nv++)] = f * r0;  // everything left above moves here
-      i64 sq = 1;
-      while ((sq + 1) * (sq + 1) <= r0) ++sq;
-      for (i64 g = sq; g > 1; --g) {
-        if (r0 % g == 0) {  // about half of it
-          vals[sz(nv++)] = f * g;
-          vals[sz(nv++)] = f * (r0 / g);
-          break;
-        }
-      }
-    }
-    for (int k = 0; k < nq; ++k) {
-      vals[sz(nv++)] = f * qs[sz(k)];
-      if (f % qs[sz(k)] == 0) vals[sz(nv++)] = f / qs[sz(k)];
-    }
-    if (f > 1) vals[sz(nv++)] = 1;
-    if ((sl % 2) == 1) {
-      vals[sz(nv++)] = std::min(dim, fanout_x(a, sl / 2));
-      vals[sz(nv++)] = std::min(dim, fanout_y(a, sl / 2));
-    }
-    std::sort(vals.begin(), vals.begin() + nv);
-    nv = static_cast<int>(std::unique(vals.begin(), vals.begin() + nv) - vals.begin());
+    std::array<i64, kMaxSlotValues> vals{};
+    const int nv = slot_values(cur, d, sl, qs, nq, vals);
     for (int k = 0; k < nv; ++k) {
       if (vals[sz(k)] == f || vals[sz(k)] < 1) continue;
       Move mv;

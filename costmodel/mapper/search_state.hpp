@@ -24,6 +24,34 @@ inline i64 ceil_div(i64 a, i64 b) noexcept { return (a + b - 1) / b; }
 
 inline bool pure_fanout(const lp::StorageLevel& lv) noexcept { return lv.may_keep == 0 && lv.capacity_words == 0; }
 
+// The factor of dimension d at slot sl: level sl / 2's spatial (sl odd) or temporal factor.
+inline i64& slot_factor(lp::Mapping& mm, int sl, int d) noexcept {
+  lp::LevelMapping& lm = mm.levels[sz(sl / 2)];
+  return (sl % 2) == 1 ? lm.spatial[sz(d)] : lm.temporal[sz(d)];
+}
+inline i64 slot_factor(const lp::Mapping& mm, int sl, int d) noexcept {
+  const lp::LevelMapping& lm = mm.levels[sz(sl / 2)];
+  return (sl % 2) == 1 ? lm.spatial[sz(d)] : lm.temporal[sz(d)];
+}
+
+
+// The factors a slot holding f takes when what the outermost level holds (r0 > 1) moves
+// in: all of it, and about half (r0's largest divisor up to its square root, and the
+// cofactor). Writes 1 or 3 values to out, returns how many.
+inline int rest_values(i64 f, i64 r0, i64* out) noexcept {
+  int n = 0;
+  out[n++] = f * r0;
+  i64 sq = 1;
+  while ((sq + 1) * (sq + 1) <= r0) ++sq;
+  for (i64 g = sq; g > 1; --g) {
+    if (r0 % g == 0) {
+      out[n++] = f * g;
+      out[n++] = f * (r0 / g);
+      break;
+    }
+  }
+  return n;
+}
 
 // Words of tensor t's tile for extents e, as evaluate() counts them (the
 // distinct values of every coordinate, a sum of coef * index terms; terms with
@@ -180,6 +208,7 @@ struct Search {
   // The incumbents, one per objective (index: Objective): every mapping either
   // strategy evaluates is scored on all three.
   std::array<Incumbent, 3> inc{};
+  std::array<double, 3> bound{};  // per objective: the lower bound (mapper.hpp, LowerBound)
   std::int64_t evaluated = 0;
   std::int64_t tilings = 0;
   std::int64_t budget = std::numeric_limits<std::int64_t>::max();  // exhaustive: evaluations allowed
@@ -192,7 +221,10 @@ struct Search {
   lp::PreparedNest prep{};  // evaluate()'s per-(hardware, operator) constants, computed once
   std::array<TensorShape, lp::kMaxTensors> shapes{};
   std::array<i64, lp::kMaxLevels + 1> fan_above{};  // product of the fan-outs of levels < l
-  std::array<std::array<i64, 12>, lp::kMaxDims> primes{};  // distinct prime factors of each dimension
+  // Distinct prime factors of each dimension (a dimension below 2^63 has at most 15).
+  static constexpr int kMaxPrimes = 15;
+  static constexpr int kMaxSlotValues = 2 * (kMaxPrimes + 4) + 6;
+  std::array<std::array<i64, kMaxPrimes>, lp::kMaxDims> primes{};
   std::array<int, lp::kMaxDims> num_primes{};
   std::int64_t pruned_bound = 0;   // branches cut by the lower bound (partial or complete tilings)
   std::int64_t orders_merged = 0;  // loop orders skipped as equivalent to one evaluated
@@ -263,6 +295,8 @@ struct Search {
   // Every move of the neighbourhood of `cur` (moves.cpp).
   void gen_moves(const lp::Mapping& cur, std::vector<Move>& out) const;
   void gen_factor_moves(const lp::Mapping& cur, int d, std::vector<Move>& out) const;
+  int slot_values(const lp::Mapping& cur, int d, int sl, const std::array<i64, kMaxPrimes + 4>& qs, int nq,
+                  std::array<i64, kMaxSlotValues>& vals) const;
   void gen_pair_moves(const lp::Mapping& cur, std::vector<Move>& out) const;
   // `out` = `cur` after the move; false when the result leaves the mapspace.
   bool apply(const lp::Mapping& cur, const Move& mv, lp::Mapping& out) const;
@@ -274,6 +308,11 @@ struct Search {
   // Evaluates mm, updates the three incumbents, returns mm's score on `guide`.
   Score eval(const lp::Mapping& mm, Objective guide);
   bool stop_heuristic() noexcept { return evaluated >= heuristic_stop || time_up(); }
+  // True when objective g's best reaches its lower bound: no search can improve it.
+  bool at_bound(Objective g) const noexcept {
+    const Incumbent& in = inc[static_cast<std::size_t>(g)];
+    return in.score.infeasible == 0 && in.score.value <= bound[static_cast<std::size_t>(g)] * (1.0 + 1e-12);
+  }
   // Steepest descent from `cur` under `guide` (the best neighbour while it improves);
   // ends in a local optimum or when the budget runs out.
   Score descend(Objective guide, lp::Mapping& cur);
@@ -292,9 +331,14 @@ struct Search {
   bool cannot_beat(const lp::Mapping& mm, Objective guide, double value) noexcept;
 
   // ---------------- the first local search (classic.cpp) ----------------
-  void run_classic(Objective g, i64 stop);
-  void classic_descend(Classic& run, lp::Mapping cur, i64 stop);
+  void run_classic(Objective g);
+  void classic_descend(Classic& run, lp::Mapping cur);
   bool classic_cannot_beat(Objective g, const lp::Mapping& mm, double value) noexcept;
 };
+
+// Sets s up for its problem (whose precision `rate` serves) as map_all_objectives does:
+// the blank mapping, the energy and rate constants, the bounds and the keep choices.
+// Returns the operator's lower bound. Tests use it to run one phase alone.
+LowerBound init_search(Search& s, const lp::PrecisionRate& rate);
 
 }  // namespace dse::costmodel::mapper::detail

@@ -25,6 +25,26 @@ namespace mp = dse::costmodel::mapper;
 
 namespace dse::cli {
 
+namespace {
+
+// YAML comment lines naming every dimension whose factors do not multiply to its size
+// ("" when all do: the mapping is one Timeloop loads).
+std::string imperfect_note(const lp::Problem& p, const lp::Mapping& m, int levels) {
+  std::string note;
+  for (int d = 0; d < p.num_dims; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    std::int64_t prod = 1;
+    for (int l = 0; l < levels; ++l) prod *= m.levels[static_cast<std::size_t>(l)].temporal[du] * m.levels[static_cast<std::size_t>(l)].spatial[du];
+    if (prod != p.dim_sizes[du]) {
+      note += "# --imperfect: the factors of " + p.dim_names[du] + " multiply to " + std::to_string(prod) + ", the problem has " +
+              std::to_string(p.dim_sizes[du]) + " (padded): Timeloop v3.0.3 does not load this mapping\n";
+    }
+  }
+  return note;
+}
+
+}  // namespace
+
 int cmd_timeloop_mapper(const Args& args) {
   std::string arch_path, problem_path, ert_path, constraints_path, objective = "energy", out_path;
   po::options_description named(
@@ -67,16 +87,19 @@ int cmd_timeloop_mapper(const Args& args) {
     std::cout << "no feasible mapping (" << lp::infeasible_name(r.reason) << "); " << r.evaluated << " mappings evaluated\n";
     return kExitFailure;
   }
+  const std::string note = imperfect_note(p, r.mapping, static_cast<int>(arch.levels.size()));
   namespace fs = std::filesystem;
   const fs::path tmp = out_path.empty() ? fs::temp_directory_path() / ("dse-timeloop-mapper-" + std::to_string(::getpid()) + ".map.yaml")
                                         : fs::path(out_path);
   {
     std::ofstream f(tmp);
     if (!f) throw IoError("cannot write " + tmp.string());
+    f << note;
     io::write_timeloop_mapping(f, arch, p, r.mapping);
   }
   const bool json = vm.count("json") != 0;
   if (!json) {
+    std::cout << note;
     io::write_timeloop_mapping(std::cout, arch, p, r.mapping);
     std::cout << "\n# search: " << mp::strategy_name(r.strategy) << ", " << r.evaluated << " mappings evaluated, objective "
               << mp::objective_name(o.objective) << ", " << optimality_text(mp::make_sheet(arch, p, r)) << "\n\n";
