@@ -63,17 +63,20 @@ struct Constraints {
   bool imperfect = true;  // allow imperfect (padding) factors
 };
 
-// The search's budget. Deterministic by default: the evaluation caps alone decide where
-// each phase stops, so one (hardware, operator, constraints, options) always gives the
-// same mapping. time_budget_ms > 0 also stops the whole call after that much wall time:
-// then a search cut by the clock (MapResult::time_limited) depends on the machine's
-// speed and load, so results that must be reproducible (dse run, dse validate) leave it 0.
+// The search's budget. Deterministic by default: the evaluation caps and the seed alone
+// decide where each phase stops, so one (hardware, operator, constraints, options)
+// always gives the same mapping; a larger local-search cap never gives a worse one
+// unless a branch and bound runs out (the smaller cap's evaluations are the first of the
+// larger's). time_budget_ms > 0 also stops the whole call after that much wall time
+// (the clock is read every 64 evaluations): a search it cuts (MapResult::time_limited)
+// depends on the machine's speed and load, so results that must be reproducible (dse
+// run, dse validate) leave it 0. The objective does not steer the search (map_operator).
 struct MapperOptions {
   Objective objective = Objective::energy;
   // Exhaustive budget (evaluations): spaces whose size estimate is at most 10^6 times
   // this are searched exhaustively (first with at most kQuickExhaustive evaluations,
-  // then, after the local search, with this many and the local search's best as the
-  // incumbent); a branch and bound that runs out leaves the local search's answer.
+  // then, after the local search, with this many and the local search's incumbents);
+  // one that runs out leaves the best mapping found, not proven optimal.
   std::int64_t exhaustive_limit = 3'000'000;
   std::int64_t heuristic_evaluations = 100'000;  // cap on evaluations of the local search
   double time_budget_ms = 0.0;  // wall-clock cap on the whole call (ms); 0 = none
