@@ -20,12 +20,14 @@ namespace dse::costmodel::mapper::detail {
 void Search::canonical_orders(lp::Mapping& mm) const {
   for (int l = 0; l < nl; ++l) {
     const LevelConstraint& lc = c.levels[sz(l)];
-    if (lc.num_permutation == 0) continue;
+    if (lc.num_permutation == 0 && lc.num_outer_permutation == 0) continue;
     lp::LevelMapping& lm = mm.levels[sz(l)];
     std::array<std::int8_t, lp::kMaxDims> ord{};
     int k = 0;
+    for (int i = lc.num_outer_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.outer_permutation[sz(i)];
     for (int i = 0; i < nd; ++i) {
-      if (!in_list(lc.permutation, lc.num_permutation, lm.order[sz(i)])) ord[sz(k++)] = lm.order[sz(i)];
+      const int d = lm.order[sz(i)];
+      if (!in_list(lc.permutation, lc.num_permutation, d) && !in_list(lc.outer_permutation, lc.num_outer_permutation, d)) ord[sz(k++)] = lm.order[sz(i)];
     }
     for (int i = lc.num_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.permutation[sz(i)];
     for (int i = k; i < lp::kMaxDims; ++i) ord[sz(i)] = static_cast<std::int8_t>(i);
@@ -40,14 +42,16 @@ lp::Mapping Search::start_mapping() const {
     for (int l = 0; l < nl; ++l) {
       const LevelConstraint& lc = c.levels[sz(l)];
       lp::LevelMapping& lm = s.levels[sz(l)];
-      lm.temporal[sz(d)] = l > 0 && lc.temporal[sz(d)] > 0 ? lc.temporal[sz(d)] : 1;
+      lm.temporal[sz(d)] = lc.temporal[sz(d)] > 0 ? lc.temporal[sz(d)] : 1;
       lm.spatial[sz(d)] = lc.spatial[sz(d)] > 0 ? lc.spatial[sz(d)] : 1;
       const int fa = forced_axis(lc, d);
       lm.axis[sz(d)] = fa == 1 ? lp::Axis::y : lp::Axis::x;
       fixed *= lm.temporal[sz(d)] * lm.spatial[sz(d)];
     }
-    const LevelConstraint& c0 = c.levels[0];
-    s.levels[0].temporal[sz(d)] = c0.temporal[sz(d)] > 0 ? c0.temporal[sz(d)] : ceil_div(p.dim_sizes[sz(d)], fixed);
+    // The rest of the dimension at its rest level (the outermost unless a constraint
+    // fixes that one's factor, e.g. to 1).
+    const int rl = rest_level[sz(d)];
+    if (rl >= 0) s.levels[sz(rl)].temporal[sz(d)] = ceil_div(p.dim_sizes[sz(d)], fixed);
   }
   for (int l = 0; l < nl; ++l) s.levels[sz(l)].keep = keeps[sz(l)].back();
   canonical_orders(s);
@@ -75,6 +79,9 @@ constexpr std::size_t kMaxOrderPass = 720;  // orders of one level the order pas
 Score Search::eval(const lp::Mapping& mm, Objective guide) {
   const lp::NestCost r = lp::evaluate(prep, mm);
   ++evaluated;
+  // Outside the constrained mapspace (bounds, outer orders, least utilisation): worse
+  // than any mapping in it, and never an incumbent.
+  if (check_admission && !admitted(c, a, p, mm, r)) return Score{3, 0.0, 0.0};
   Score g{};
   for (const Objective k : kGuides) {
     const Score sc = score_of(a, r, k);

@@ -17,6 +17,8 @@ using detail::pure_fanout;
 using detail::Score;
 using detail::Search;
 using detail::sz;
+using detail::forced_axis;
+using detail::within;
 
 namespace {
 
@@ -161,6 +163,7 @@ void Search::dim_rec(int l, int d, i64 sx, i64 sy) {
   } else {
     scand = {1};
   }
+  std::erase_if(scand, [&lc, d](i64 s) { return !within(s, lc.spatial_min[sz(d)], lc.spatial_max[sz(d)]); });
   const int fa = forced_axis(lc, d);
   for (const i64 s : scand) {
     for (int ax = 0; ax < 2; ++ax) {
@@ -180,6 +183,7 @@ void Search::dim_rec(int l, int d, i64 sx, i64 sy) {
       } else {
         tcand = factor_candidates(r2, c.imperfect, 0);
       }
+      std::erase_if(tcand, [&lc, d](i64 t) { return !within(t, lc.temporal_min[sz(d)], lc.temporal_max[sz(d)]); });
       for (const i64 t : tcand) {
         if (aborted) break;
         lm.temporal[sz(d)] = t;
@@ -305,11 +309,18 @@ std::vector<std::array<std::int8_t, lp::kMaxDims>> level_orders(const lp::Proble
     const int d = c.permutation[sz(i)];
     if (d >= 0 && d < p.num_dims && temporal[sz(d)] > 1) fixed[sz(nf++)] = static_cast<std::int8_t>(d);
   }
+  std::array<std::int8_t, lp::kMaxDims> outer{};  // suffix dims (innermost first) that are non-unit
+  int no = 0;
+  for (int i = 0; i < c.num_outer_permutation; ++i) {
+    const int d = c.outer_permutation[sz(i)];
+    if (d >= 0 && d < p.num_dims && temporal[sz(d)] > 1) outer[sz(no++)] = static_cast<std::int8_t>(d);
+  }
   std::vector<std::array<std::int8_t, lp::kMaxDims>> out;
   // nz is ascending already: the first permutation.
   do {
     bool ok = true;
     for (int i = 0; i < nf && ok; ++i) ok = nz[sz(k - 1 - i)] == fixed[sz(i)];
+    for (int i = 0; i < no && ok; ++i) ok = nz[sz(no - 1 - i)] == outer[sz(i)];
     if (!ok) continue;
     std::array<std::int8_t, lp::kMaxDims> ord{};
     int n = 0;
@@ -331,6 +342,59 @@ std::vector<std::uint32_t> keep_choices(const lp::Architecture& a, const lp::Pro
     if ((k & ~may) == 0 && (k & must) == must) v.push_back(k);
   }
   return v;  // ascending: the last keeps the most
+}
+
+namespace {
+
+// The non-unit temporal loops of a level, innermost first.
+int nonunit_inner_first(const lp::LevelMapping& lm, int nd, std::array<std::int8_t, lp::kMaxDims>& out) noexcept {
+  int k = 0;
+  for (int i = nd - 1; i >= 0; --i) {
+    const int d = lm.order[sz(i)];
+    if (d >= 0 && d < nd && lm.temporal[sz(d)] > 1) out[sz(k++)] = static_cast<std::int8_t>(d);
+  }
+  return k;
+}
+
+bool order_admitted(const LevelConstraint& lc, const lp::LevelMapping& lm, int nd) noexcept {
+  std::array<std::int8_t, lp::kMaxDims> seq{};
+  const int k = nonunit_inner_first(lm, nd, seq);
+  int i = 0;
+  for (int j = 0; j < lc.num_permutation; ++j) {  // prefix: the innermost non-unit loops
+    const int d = lc.permutation[sz(j)];
+    if (d < 0 || d >= nd || lm.temporal[sz(d)] <= 1) continue;
+    if (i >= k || seq[sz(i++)] != d) return false;
+  }
+  int o = k;
+  for (int j = lc.num_outer_permutation - 1; j >= 0; --j) {  // suffix: the outermost ones
+    const int d = lc.outer_permutation[sz(j)];
+    if (d < 0 || d >= nd || lm.temporal[sz(d)] <= 1) continue;
+    if (o <= 0 || seq[sz(--o)] != d) return false;
+  }
+  return i <= o;
+}
+
+}  // namespace
+
+bool admitted(const Constraints& c, const lp::Architecture& a, const lp::Problem& p, const lp::Mapping& m,
+              const lp::NestCost& cost) noexcept {
+  const int nd = p.num_dims;
+  for (int l = 0; l < m.num_levels && l < lp::kMaxLevels; ++l) {
+    const LevelConstraint& lc = c.levels[sz(l)];
+    const lp::LevelMapping& lm = m.levels[sz(l)];
+    for (int d = 0; d < nd; ++d) {
+      const i64 t = lm.temporal[sz(d)], s = lm.spatial[sz(d)];
+      if ((lc.temporal[sz(d)] > 0 && t != lc.temporal[sz(d)]) || (lc.spatial[sz(d)] > 0 && s != lc.spatial[sz(d)])) return false;
+      if (!within(t, lc.temporal_min[sz(d)], lc.temporal_max[sz(d)]) || !within(s, lc.spatial_min[sz(d)], lc.spatial_max[sz(d)])) return false;
+      const int fa = forced_axis(lc, d);
+      if (s > 1 && fa >= 0 && (fa == 0) != (lm.axis[sz(d)] == lp::Axis::x)) return false;
+    }
+    const std::uint32_t must = l < static_cast<int>(a.levels.size()) ? lc.keep & a.levels[sz(l)].may_keep : lc.keep;
+    if ((lm.keep & lc.bypass) != 0 || (lm.keep & must) != must) return false;
+    if (!order_admitted(lc, lm, nd)) return false;
+  }
+  return c.min_utilization <= 0.0 ||
+         static_cast<double>(cost.compute_instances_used) >= c.min_utilization * static_cast<double>(a.compute.instances());
 }
 
 LowerBound lower_bound(const lp::Architecture& a, const lp::Problem& p) {

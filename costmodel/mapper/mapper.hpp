@@ -54,6 +54,15 @@ struct LevelConstraint {
   std::uint32_t keep = 0;    // bit t: must keep tensor t
   std::uint32_t bypass = 0;  // bit t: must not keep tensor t
   bool double_buffer = false;
+  // Bounds on free factors (Timeloop's "K<=8", "K>=2", default_max_factor): 0 = none.
+  std::array<std::int64_t, loopnest::kMaxDims> temporal_max{};
+  std::array<std::int64_t, loopnest::kMaxDims> temporal_min{};
+  std::array<std::int64_t, loopnest::kMaxDims> spatial_max{};
+  std::array<std::int64_t, loopnest::kMaxDims> spatial_min{};
+  // Outermost temporal loops (Timeloop's permutation after '_'), innermost first: the
+  // listed dimensions sit outside every other non-unit loop of the level, in this order.
+  std::array<std::int8_t, loopnest::kMaxDims> outer_permutation{};
+  int num_outer_permutation = 0;
 };
 
 struct Constraints {
@@ -61,7 +70,17 @@ struct Constraints {
   std::array<int, 4> precisions{};  // allowed operand precisions (bits); none = the problem's own
   int num_precisions = 0;
   bool imperfect = true;  // allow imperfect (padding) factors
+  // Least share of the compute instances a mapping must use (Timeloop's utilization /
+  // parallelism constraint, "min"); 0 = any.
+  double min_utilization = 0.0;
 };
+
+// Whether mapping m (with its cost) lies in the constrained mapspace: fixed factors,
+// factor bounds, loop-order prefix and suffix, keeps and bypasses, spatial axes forced
+// by a split, and the least compute utilisation. The search never returns a mapping
+// that fails it; tests use it to check that.
+bool admitted(const Constraints& c, const loopnest::Architecture& a, const loopnest::Problem& p,
+              const loopnest::Mapping& m, const loopnest::NestCost& cost) noexcept;
 
 // The search's budget. Deterministic by default: the evaluation caps and the seed alone
 // decide where each phase stops, so one (hardware, operator, constraints, options)

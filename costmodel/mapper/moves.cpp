@@ -45,14 +45,12 @@ bool Search::fanout_ok(const lp::Mapping& mm, int l) const noexcept {
 
 bool Search::rederive(lp::Mapping& mm, int d) const {
   const i64 dim = p.dim_sizes[sz(d)];
+  const int rl = rest_level[sz(d)];
   i64 prod = 1;
-  for (int l = 0; l < nl; ++l) prod *= mm.levels[sz(l)].spatial[sz(d)] * (l > 0 ? mm.levels[sz(l)].temporal[sz(d)] : 1);
-  if (c.levels[0].temporal[sz(d)] > 0) {  // fixed outermost factor: the others must cover the rest
-    const i64 all = prod * c.levels[0].temporal[sz(d)];
-    return c.imperfect ? all >= dim : all == dim;
-  }
+  for (int l = 0; l < nl; ++l) prod *= mm.levels[sz(l)].spatial[sz(d)] * (l != rl ? mm.levels[sz(l)].temporal[sz(d)] : 1);
+  if (rl < 0) return c.imperfect ? prod >= dim : prod == dim;  // fixed factors only: they must cover it
   if (prod > dim || (!c.imperfect && dim % prod != 0)) return false;
-  mm.levels[0].temporal[sz(d)] = ceil_div(dim, prod);
+  mm.levels[sz(rl)].temporal[sz(d)] = ceil_div(dim, prod);
   return true;
 }
 
@@ -76,7 +74,7 @@ bool Search::repair_capacity(lp::Mapping& mm) const {
     for (int l = std::max(over, 1); l < nl && bl < 0; ++l) {
       for (int d = 0; d < nd; ++d) {
         const i64 f = mm.levels[sz(l)].temporal[sz(d)];
-        if (f > bf && temporal_free(l, d) && c.levels[0].temporal[sz(d)] == 0) {
+        if (f > bf && temporal_free(l, d) && rest_level[sz(d)] >= 0 && rest_level[sz(d)] < over) {
           bf = f;
           bl = l;
           bd = d;
@@ -156,6 +154,17 @@ bool Search::apply(const lp::Mapping& cur, const Move& mv, lp::Mapping& out) con
       break;
   }
   canonical_orders(out);
+  return !check_admission || factors_within(out);
+}
+
+bool Search::factors_within(const lp::Mapping& mm) const noexcept {
+  for (int l = 0; l < nl; ++l) {
+    const LevelConstraint& lc = c.levels[sz(l)];
+    for (int d = 0; d < nd; ++d) {
+      if (!within(mm.levels[sz(l)].temporal[sz(d)], lc.temporal_min[sz(d)], lc.temporal_max[sz(d)]) ||
+          !within(mm.levels[sz(l)].spatial[sz(d)], lc.spatial_min[sz(d)], lc.spatial_max[sz(d)])) return false;
+    }
+  }
   return true;
 }
 
@@ -165,9 +174,10 @@ bool Search::apply(const lp::Mapping& cur, const Move& mv, lp::Mapping& out) con
 int Search::slot_values(const lp::Mapping& cur, int d, int sl, const std::array<i64, kMaxPrimes + 4>& qs, int nq,
                         std::array<i64, kMaxSlotValues>& vals) const {
   const i64 f = slot_factor(cur, sl, d);
-  const i64 r0 = cur.levels[0].temporal[sz(d)];
+  const int rl = rest_level[sz(d)];
+  const i64 r0 = rl >= 0 ? cur.levels[sz(rl)].temporal[sz(d)] : 1;
   int nv = 0;
-  if (c.levels[0].temporal[sz(d)] == 0 && r0 > 1) nv += rest_values(f, r0, vals.data());
+  if (r0 > 1) nv += rest_values(f, r0, vals.data());
   for (int k = 0; k < nq; ++k) {
     vals[sz(nv++)] = f * qs[sz(k)];
     if (f % qs[sz(k)] == 0) vals[sz(nv++)] = f / qs[sz(k)];
@@ -191,7 +201,7 @@ void Search::gen_factor_moves(const lp::Mapping& cur, int d, std::vector<Move>& 
   int ns = 0;
   for (int sl = 0; sl < 2 * nl; ++sl) {
     const int l = sl / 2;
-    if ((sl % 2) == 1 ? spatial_free(l, d) : (l > 0 && temporal_free(l, d))) slots[sz(ns++)] = sl;
+    if ((sl % 2) == 1 ? spatial_free(l, d) : (l != rest_level[sz(d)] && temporal_free(l, d))) slots[sz(ns++)] = sl;
   }
   std::array<i64, kMaxPrimes + 4> qs{};
   int nq = 0;
@@ -286,15 +296,18 @@ void Search::gen_moves(const lp::Mapping& cur, std::vector<Move>& out) const {
   for (int d = 0; d < nd; ++d) gen_factor_moves(cur, d, out);
   gen_pair_moves(cur, out);
   // Loop orders: one non-unit loop moved to another place among them (not the loops a
-  // permutation constraint pins innermost).
+  // permutation constraint pins innermost or outermost).
   for (int l = 0; l < nl; ++l) {
     const LevelConstraint& lc = c.levels[sz(l)];
     std::array<std::int8_t, lp::kMaxDims> seq{};
     const int k = non_unit(cur.levels[sz(l)], nd, seq);
+    auto pinned = [&lc](int d) {
+      return in_list(lc.permutation, lc.num_permutation, d) || in_list(lc.outer_permutation, lc.num_outer_permutation, d);
+    };
     for (int i = 0; i < k; ++i) {
-      if (in_list(lc.permutation, lc.num_permutation, seq[sz(i)])) continue;
+      if (pinned(seq[sz(i)])) continue;
       for (int j = 0; j < k; ++j) {
-        if (j == i || j == i - 1 || in_list(lc.permutation, lc.num_permutation, seq[sz(j)])) continue;
+        if (j == i || j == i - 1 || pinned(seq[sz(j)])) continue;
         Move mv;
         mv.kind = Move::Kind::order;
         mv.s1 = static_cast<std::int8_t>(l);

@@ -138,13 +138,30 @@ inline bool in_list(const std::array<std::int8_t, lp::kMaxDims>& list, int n, in
   return false;
 }
 
-// Axis forced by the spatial split constraint: 0 = x, 1 = y, -1 = free.
+// Axis forced by the spatial split constraint: 0 = x, 1 = y, -1 = free (no split, or a
+// dimension the spatial permutation does not list).
 inline int forced_axis(const LevelConstraint& c, int d) noexcept {
   if (c.spatial_split < 0) return -1;
   for (int i = 0; i < c.num_spatial_permutation; ++i) {
     if (c.spatial_permutation[sz(i)] == d) return i < c.spatial_split ? 0 : 1;
   }
-  return 0;
+  return -1;
+}
+
+// Whether factor f lies within the bounds lo..hi (0 = unbounded).
+inline bool within(i64 f, i64 lo, i64 hi) noexcept { return (lo <= 0 || f >= lo) && (hi <= 0 || f <= hi); }
+
+// Constraints the enumeration alone does not enforce (bounds, outer permutations, least
+// utilisation): the mappings offered are checked with admitted().
+inline bool needs_admission_check(const Constraints& c) noexcept {
+  if (c.min_utilization > 0.0) return true;
+  for (const LevelConstraint& lc : c.levels) {
+    if (lc.num_outer_permutation > 0) return true;
+    for (int d = 0; d < lp::kMaxDims; ++d) {
+      if (lc.temporal_max[sz(d)] > 0 || lc.temporal_min[sz(d)] > 0 || lc.spatial_max[sz(d)] > 0 || lc.spatial_min[sz(d)] > 0) return true;
+    }
+  }
+  return false;
 }
 
 // One move of the local search (local_search.cpp), applied to a mapping by Search::apply.
@@ -218,6 +235,7 @@ struct Search {
   std::chrono::steady_clock::time_point deadline{};
   std::int64_t heuristic_stop = 0;  // local search: evaluation count at which it stops
   std::uint64_t rng = 0;            // splitmix64 state (local search moves and kicks)
+  bool check_admission = false;  // needs_admission_check(c)
   lp::PreparedNest prep{};  // evaluate()'s per-(hardware, operator) constants, computed once
   std::array<TensorShape, lp::kMaxTensors> shapes{};
   std::array<i64, lp::kMaxLevels + 1> fan_above{};  // product of the fan-outs of levels < l
@@ -226,6 +244,10 @@ struct Search {
   static constexpr int kMaxSlotValues = 2 * (kMaxPrimes + 4) + 6;
   std::array<std::array<i64, kMaxPrimes>, lp::kMaxDims> primes{};
   std::array<int, lp::kMaxDims> num_primes{};
+  // Per dimension, the level whose temporal factor takes what the others leave: the
+  // outermost (level 0) unless a constraint fixes it, then the outermost free one; -1
+  // when none is free (the fixed factors must cover the dimension).
+  std::array<int, lp::kMaxDims> rest_level{};
   std::int64_t pruned_bound = 0;   // branches cut by the lower bound (partial or complete tilings)
   std::int64_t orders_merged = 0;  // loop orders skipped as equivalent to one evaluated
   // Reused buffers (no allocation per tiling once warm).
@@ -237,6 +259,7 @@ struct Search {
   Search(const lp::Architecture& aa, const lp::Problem& pp, const Constraints& cc, const MapperOptions& oo)
       : a(aa), p(pp), c(cc), o(oo), nl(static_cast<int>(aa.levels.size())), nd(pp.num_dims) {
     prep = lp::prepare(aa, pp);
+    check_admission = needs_admission_check(cc);
     for (int t = 0; t < p.num_tensors; ++t) shapes[sz(t)] = tensor_shape(p.tensors[sz(t)]);
     fan_above[0] = 1;
     for (int l = 0; l < nl; ++l) fan_above[sz(l + 1)] = fan_above[sz(l)] * fanout_x(a, l) * fanout_y(a, l);
@@ -248,6 +271,12 @@ struct Search {
         while (r % q == 0) r /= q;
       }
       if (r > 1) primes[sz(d)][sz(num_primes[sz(d)]++)] = r;
+    }
+    for (int d = 0; d < nd; ++d) {
+      rest_level[sz(d)] = -1;
+      for (int l = 0; l < nl && rest_level[sz(d)] < 0; ++l) {
+        if (temporal_free(l, d)) rest_level[sz(d)] = l;
+      }
     }
     rng = o.seed;
   }
@@ -305,6 +334,7 @@ struct Search {
   bool rederive(lp::Mapping& mm, int d) const;
   bool fanout_ok(const lp::Mapping& mm, int l) const noexcept;
   bool repair_capacity(lp::Mapping& mm) const;
+  bool factors_within(const lp::Mapping& mm) const noexcept;  // every factor within its constraint's bounds
   // Evaluates mm, updates the three incumbents, returns mm's score on `guide`.
   Score eval(const lp::Mapping& mm, Objective guide);
   bool stop_heuristic() noexcept { return evaluated >= heuristic_stop || time_up(); }

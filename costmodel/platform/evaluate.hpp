@@ -246,6 +246,8 @@ struct GraphEval {
   // Per block: latency of one occurrence, and of its collectives.
   std::vector<double> block_latency_s;
   std::vector<double> block_collective_s;
+  // Per block, one occurrence: the time of its fused attention kernels (flash_attention).
+  std::vector<double> block_attention_s;
   int fusion_groups = 0;
   int unsupported_fusion_groups = 0;
   std::int64_t cache_hits = 0;

@@ -102,7 +102,7 @@ int cmd_map(const Args& args) {
       "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key "
       "loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
       "ert", po::value<std::string>(&ert), "Accelergy ERT for a Timeloop architecture")(
-      "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file (Timeloop architectures: their own constraints apply too)")(
+      "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file naming the hardware's levels (native or Timeloop; a Timeloop architecture's own constraints apply too)")(
       "op", po::value<std::string>(&op)->required(), "the operator, e.g. \"gemm M=4096 N=4096 K=4096\"")(
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
       "json", "print one JSON object instead of text");
@@ -139,11 +139,7 @@ int cmd_map(const Args& args) {
   const lp::Problem p = io::parse_loopnest_op(op, bits, "--op");
   if (native) arch = lp::bind_keep_roles(arch, p);  // `keeps:` lists by role
   mp::Constraints c;
-  if (!native) {
-    c = io::read_timeloop_constraints(hw, constraints, arch, p);
-  } else if (!constraints.empty()) {
-    throw InputError("--constraints applies to Timeloop architectures only");
-  }
+  c = io::read_timeloop_constraints(hw, constraints, arch, p);
   mp::MapperCache cache;
   const mp::MapResult r = cache.map(arch, p, c, o);
   const mp::MappingSheet s = mp::make_sheet(arch, p, r);

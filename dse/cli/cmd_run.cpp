@@ -133,7 +133,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
                     "%.2f s, compressing /points %.2f s",
                     s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
       std::cout << line.data() << "\n\n";
-      print_shortlist(read_results(s.output_path), std::cout);
+      print_shortlist(read_results(s.output_path), std::cout, read_result_names(s.output_path));
     }
     return kExitOk;
   } catch (const Interrupted& e) {

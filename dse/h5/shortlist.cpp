@@ -36,6 +36,8 @@ const std::vector<Quantity>& archive_quantities() {
       {"energy_per_sample_j", "energy", search::Sense::minimize, &PointRecord::energy_per_sample_j},
       {"engineering_risk", "risk", search::Sense::minimize, &PointRecord::engineering_risk},
       {"p99_latency_s", "p99", search::Sense::minimize, &PointRecord::p99_latency_s},
+      {"ttft_p99_s", "ttft", search::Sense::minimize, &PointRecord::ttft_p99_s},
+      {"tpot_p99_s", "tpot", search::Sense::minimize, &PointRecord::tpot_p99_s},
       {"power_w", "power", search::Sense::minimize, &PointRecord::power_w},
       {"area_mm2", "area", search::Sense::minimize, &PointRecord::area_mm2},
       {"memory_bytes", "memory", search::Sense::minimize, &PointRecord::memory_bytes},
@@ -86,6 +88,14 @@ std::string json_string(std::string_view s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? exact(v) : "null"; }
 
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 std::string name_of(const char* field, std::size_t n) {
   std::size_t len = 0;
   while (len < n && field[len] != '\0') ++len;
@@ -100,8 +110,10 @@ std::string budgets_text(const Budgets& b) {
     s << (any ? ", " : "") << what << " <= " << *v * scale << ' ' << unit;
     any = true;
   };
-  add("p99 latency", b.p99_latency_s, 1e3, "ms");
-  add("power", b.power_w, 1.0, "W");
+  add("end-to-end p99", b.p99_latency_s, 1e3, "ms");
+  add("TTFT p99", b.ttft_p99_s, 1e3, "ms");
+  add("TPOT p99", b.tpot_p99_s, 1e3, "ms");
+  add("wall power", b.power_w, 1.0, "W");
   add("area", b.area_mm2, 1.0, "mm2");
   add("memory", b.memory_bytes, 1e-9, "GB");
   return any ? s.str() : "none";
@@ -202,7 +214,9 @@ std::vector<ObjectiveSpec> parse_objectives(std::string_view csv) {
 }
 
 bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
-  return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) && (!b.power_w || r.power_w <= *b.power_w) &&
+  return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) &&
+         (!b.ttft_p99_s || r.ttft_p99_s <= *b.ttft_p99_s) && (!b.tpot_p99_s || r.tpot_p99_s <= *b.tpot_p99_s) &&
+         (!b.power_w || r.power_w <= *b.power_w) &&
          (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
 }
 
@@ -298,6 +312,43 @@ std::vector<PointRecord> read_archive_rows(const std::string& path) {
   return rows;
 }
 
+ResultNames read_result_names(const std::string& path) {
+  h5::quiet_errors();
+  const h5::Handle file = h5::open_file_readonly(path);
+  ResultNames n;
+  const TextTable w = read_text_table(file, "workloads");
+  for (std::size_t i = 0; i < w.ids.size(); ++i) {
+    if (w.rows[i].size() < 2) break;
+    if (w.ids[i] >= n.units.size()) {
+      n.units.resize(w.ids[i] + 1, "samples/s");
+      n.workloads.resize(w.ids[i] + 1);
+    }
+    n.workloads[w.ids[i]] = w.rows[i][0];
+    n.units[w.ids[i]] = w.rows[i][1];
+  }
+  const TextTable v = read_text_table(file, "variants");
+  for (std::size_t i = 0; i < v.ids.size(); ++i)
+    if (v.rows[i].size() >= 3) n.variants[v.ids[i]] = {v.rows[i][1], v.rows[i][2]};
+  return n;
+}
+
+std::string ResultNames::unit(std::uint32_t w) const { return w < units.size() ? units[w] : std::string("samples/s"); }
+
+std::string ResultNames::workload(const PointRecord& r) const {
+  return r.workload_id < workloads.size() && !workloads[r.workload_id].empty() ? workloads[r.workload_id]
+                                                                               : name_of(r.workload, sizeof(r.workload));
+}
+
+std::string ResultNames::hardware(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  return it != variants.end() ? it->second.first : name_of(r.hardware, sizeof(r.hardware));
+}
+
+std::string ResultNames::knobs(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  return it != variants.end() ? it->second.second : std::string();
+}
+
 ShortlistFormat parse_shortlist_format(const std::string& s) {
   if (s == "table") return ShortlistFormat::table;
   if (s == "csv") return ShortlistFormat::csv;
@@ -307,43 +358,54 @@ ShortlistFormat parse_shortlist_format(const std::string& s) {
 
 void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
                      const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
-                     std::ostream& out) {
+                     std::ostream& out, const ResultNames& names) {
   std::string objective_list;
   for (const auto& o : objectives) {
     objective_list += (objective_list.empty() ? "" : ",") + o.name +
                       (o.sense == search::Sense::maximize ? ":max" : ":min");
   }
   if (format == ShortlistFormat::csv) {
-    out << "index,workload,hardware,batch,throughput_samples_per_s,latency_s,energy_per_sample_j,"
-           "engineering_risk,p99_latency_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,bottleneck\n";
+    out << "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
+           "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
+           "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,knobs\n";
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
-      out << r.index << ',' << name_of(r.workload, sizeof(r.workload)) << ','
-          << name_of(r.hardware, sizeof(r.hardware)) << ',' << r.batch << ',' << exact(r.throughput_samples_per_s)
-          << ',' << exact(r.latency_s) << ',' << exact(r.energy_per_sample_j) << ',' << exact(r.engineering_risk)
-          << ',' << exact(r.p99_latency_s) << ',' << exact(r.power_w) << ',' << exact(r.area_mm2) << ','
+      out << r.index << ',' << csv_field(names.workload(r)) << ',' << csv_field(names.hardware(r)) << ','
+          << r.batch << ',' << exact(r.throughput_samples_per_s)
+          << ',' << names.unit(r.workload_id) << ',' << exact(r.latency_s) << ',' << exact(r.energy_per_sample_j)
+          << ',' << exact(r.engineering_risk) << ',' << exact(r.p99_latency_s) << ',' << exact(r.ttft_p99_s) << ','
+          << exact(r.tpot_p99_s) << ',' << exact(r.power_w) << ',' << exact(r.area_mm2) << ','
           << exact(r.memory_bytes) << ',' << exact(r.flops) << ',' << exact(r.dram_bytes) << ','
-          << name_of(r.bottleneck, sizeof(r.bottleneck)) << '\n';
+          << name_of(r.bottleneck, sizeof(r.bottleneck)) << ',' << exact(r.ttft_p50_s) << ',' << exact(r.ttft_p90_s)
+          << ',' << exact(r.tpot_p50_s) << ',' << exact(r.tpot_p90_s) << ',' << exact(r.e2e_p50_s) << ','
+          << exact(r.accelerator_power_w) << ',' << exact(r.mfu) << ',' << csv_field(names.knobs(r)) << '\n';
     }
     return;
   }
   if (format == ShortlistFormat::json) {
     auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
     out << "{\"objectives\": " << json_string(objective_list) << ", \"budgets\": {\"p99_latency_s\": "
-        << opt(budgets.p99_latency_s) << ", \"power_w\": " << opt(budgets.power_w)
+        << opt(budgets.p99_latency_s) << ", \"ttft_p99_s\": " << opt(budgets.ttft_p99_s)
+        << ", \"tpot_p99_s\": " << opt(budgets.tpot_p99_s) << ", \"power_w\": " << opt(budgets.power_w)
         << ", \"area_mm2\": " << opt(budgets.area_mm2) << ", \"memory_bytes\": " << opt(budgets.memory_bytes)
         << "}, \"archive_rows\": " << rows.size() << ", \"shortlist\": [";
     bool first = true;
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
       out << (first ? "\n  " : ",\n  ") << "{\"index\": " << r.index << ", \"workload\": "
-          << json_string(name_of(r.workload, sizeof(r.workload)))
-          << ", \"hardware\": " << json_string(name_of(r.hardware, sizeof(r.hardware))) << ", \"batch\": " << r.batch
+          << json_string(names.workload(r)) << ", \"hardware\": " << json_string(names.hardware(r))
+          << ", \"knobs\": " << json_string(names.knobs(r)) << ", \"batch\": " << r.batch
           << ", \"throughput_samples_per_s\": " << json_number(r.throughput_samples_per_s)
+          << ", \"throughput_unit\": " << json_string(names.unit(r.workload_id))
           << ", \"latency_s\": " << json_number(r.latency_s)
           << ", \"energy_per_sample_j\": " << json_number(r.energy_per_sample_j)
           << ", \"engineering_risk\": " << json_number(r.engineering_risk)
-          << ", \"p99_latency_s\": " << json_number(r.p99_latency_s) << ", \"power_w\": " << json_number(r.power_w)
+          << ", \"p99_latency_s\": " << json_number(r.p99_latency_s) << ", \"e2e_p50_s\": " << json_number(r.e2e_p50_s)
+          << ", \"ttft_p50_s\": " << json_number(r.ttft_p50_s) << ", \"ttft_p90_s\": " << json_number(r.ttft_p90_s)
+          << ", \"ttft_p99_s\": " << json_number(r.ttft_p99_s) << ", \"tpot_p50_s\": " << json_number(r.tpot_p50_s)
+          << ", \"tpot_p90_s\": " << json_number(r.tpot_p90_s) << ", \"tpot_p99_s\": " << json_number(r.tpot_p99_s)
+          << ", \"power_w\": " << json_number(r.power_w)
+          << ", \"accelerator_power_w\": " << json_number(r.accelerator_power_w) << ", \"mfu\": " << json_number(r.mfu)
           << ", \"area_mm2\": " << json_number(r.area_mm2) << ", \"memory_bytes\": " << json_number(r.memory_bytes)
           << ", \"bottleneck\": " << json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) << "}";
       first = false;
@@ -351,18 +413,18 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
     out << (first ? "" : "\n") << "]}\n";
     return;
   }
-  const std::vector<std::string> header = {"index",      "workload",   "hardware",       "batch",   "throughput_samples_per_s",
-                                           "latency_ms", "p99_ms",     "energy_mj",      "power_w", "area_mm2",
-                                           "memory_gb",  "risk",       "bottleneck"};
+  const std::vector<std::string> header = {"index",     "workload",   "hardware",  "batch",      "throughput", "unit",
+                                           "latency_ms", "ttft_p99_ms", "tpot_p99_ms", "p99_ms", "energy_mj", "power_w",
+                                           "area_mm2",  "memory_gb",  "mfu",       "risk",       "bottleneck", "knobs"};
   std::vector<std::vector<std::string>> table;
   for (const auto i : selected) {
     const PointRecord& r = rows[i];
-    table.push_back({std::to_string(r.index), name_of(r.workload, sizeof(r.workload)),
-                     name_of(r.hardware, sizeof(r.hardware)), std::to_string(r.batch),
-                     fixed(r.throughput_samples_per_s, 1), fixed(r.latency_s * 1e3, 4), fixed(r.p99_latency_s * 1e3, 4),
+    table.push_back({std::to_string(r.index), names.workload(r), names.hardware(r), std::to_string(r.batch),
+                     fixed(r.throughput_samples_per_s, 1), names.unit(r.workload_id), fixed(r.latency_s * 1e3, 4),
+                     fixed(r.ttft_p99_s * 1e3, 4), fixed(r.tpot_p99_s * 1e3, 4), fixed(r.p99_latency_s * 1e3, 4),
                      sci(r.energy_per_sample_j * 1e3), fixed(r.power_w, 1), fixed(r.area_mm2, 1),
-                     fixed(r.memory_bytes * 1e-9, 3), fixed(r.engineering_risk, 2),
-                     name_of(r.bottleneck, sizeof(r.bottleneck))});
+                     fixed(r.memory_bytes * 1e-9, 3), fixed(r.mfu, 3), fixed(r.engineering_risk, 2),
+                     name_of(r.bottleneck, sizeof(r.bottleneck)), names.knobs(r)});
   }
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {
@@ -371,7 +433,11 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   }
   auto print_row = [&](const std::vector<std::string>& row) {
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const bool text = c == 1 || c == 2 || c == 12;
+      const bool text = c == 1 || c == 2 || c == 5 || c >= 16;
+      if (c + 1 == row.size() && text) {  // the last column unpadded (no trailing blanks)
+        out << "  " << row[c];
+        continue;
+      }
       out << (c ? "  " : "") << (text ? std::left : std::right) << std::setw(static_cast<int>(width[c])) << row[c];
     }
     out << '\n';
@@ -382,11 +448,11 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   for (const auto& row : table) print_row(row);
 }
 
-void print_shortlist(const ResultsFile& results, std::ostream& out) {
+void print_shortlist(const ResultsFile& results, std::ostream& out, const ResultNames& names) {
   const auto objectives = default_objectives();
   const Budgets none;
   write_shortlist(results.archive, shortlist(results.archive, none, objectives), none, objectives,
-                  ShortlistFormat::table, out);
+                  ShortlistFormat::table, out, names);
 }
 
 }  // namespace dse

@@ -567,6 +567,14 @@ std::vector<CaseResult> evaluate_suite(const std::string& path, const std::vecto
   dse::costmodel::mapper::MapperCache mapper_cache;
   const YAML::Node list = top.sequence("cases");
   for (std::size_t i = 0; i < list.size(); ++i) {
+    // A serving case takes its own keys (validate_cases.hpp kServingCaseKeys).
+    if (list[i].IsMap() && list[i]["kind"].IsScalar() && is_serving_kind(list[i]["kind"].Scalar())) {
+      const io::MapReader c(list[i], top.place("cases").item(i), kServingCaseKeys);
+      suite_groups.insert(c.string("group"));
+      if (only.empty() || std::find(only.begin(), only.end(), c.string("group")) != only.end())
+        cases.push_back(serving_case(c, suite_dir, m));
+      continue;
+    }
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "dp", "sharding", "shard_group", "sequence_parallel", "micro_batches",

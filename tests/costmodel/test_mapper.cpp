@@ -564,3 +564,29 @@ TEST(MapperHeuristic, SheetSaysProvenOptimalOrTheGap) {
   EXPECT_EQ(sh.proven_optimal, h.objective_value <= h.bound_value * (1.0 + 1e-12));
   EXPECT_NEAR(sh.gap_to_bound, h.objective_value / h.bound_value - 1.0, 1e-12);
 }
+
+// A constraint that fixes a dimension's outermost temporal factor (here to 1, as Timeloop's
+// "P=1 at DRAM") leaves the rest of the dimension to the outermost level whose factor is
+// free: the local search starts there and keeps it there (the mapper before issue 59 put
+// the rest at level 0 regardless and found no feasible mapping: docs/known-gaps.md).
+TEST(MapperHeuristic, OutermostFactorFixedToOneStillMaps) {
+  lp::Architecture a = hw2();
+  a.levels[1].capacity_words = 4096;  // the GLB holds what DRAM may not iterate
+  const lp::Problem p = lp::make_gemm(24, 48, 32);
+  mp::Constraints c;
+  c.levels[0].temporal[0] = 1;  // M: one DRAM iteration
+  c.levels[0].temporal[2] = 1;  // K too
+  for (const mp::Objective obj : {mp::Objective::energy, mp::Objective::latency}) {
+    const mp::MapResult r = mp::map_operator(a, p, c, heuristic_options(obj));
+    ASSERT_TRUE(r.feasible) << mp::objective_name(obj);
+    EXPECT_EQ(r.strategy, mp::Strategy::heuristic);
+    EXPECT_TRUE(mp::admitted(c, a, p, r.mapping, r.cost));
+    EXPECT_EQ(r.mapping.levels[0].temporal[0], 1);
+    EXPECT_EQ(r.mapping.levels[0].temporal[2], 1);
+    for (int d = 0; d < 3; ++d) {
+      i64 prod = 1;
+      for (int l = 0; l < 3; ++l) prod *= r.mapping.levels[sz(l)].temporal[sz(d)] * r.mapping.levels[sz(l)].spatial[sz(d)];
+      EXPECT_GE(prod, p.dim_sizes[sz(d)]) << d;
+    }
+  }
+}

@@ -146,15 +146,17 @@ for extra, message in ((["--phase", "train", "--loss-kernel", "apex"], "--loss-k
                        (["--phase", "prefill", "--context", "100"], "--context applies to --phase decode"),
                        # The serving sweep's figures out of range (they ran: no sweep, or a simulation
                        # at a negative rate printing zeros).
-                       (["--prompt", "0"], "--prompt and --output must be >= 1 (got 0 and 256)"),
+                       (["--prompt", "0"], "--prompt: expected a number of tokens from 1 to 1073741824 or a range "
+                                           "LOW-HIGH (got 0)"),
+                       (["--output", "9-3"], "--output: expected a range LOW-HIGH of tokens, 1 <= LOW <= HIGH"),
                        (["--rate", "-2"], "--rate must be a finite number > 0 requests/s (got -2)"),
                        (["--sla-p99-ms", "0"], "--sla-p99-ms must be a finite number > 0 (got 0)"),
                        # Infinite ones too (an infinite SLA printed a max rate of 1.15e19 requests/s).
                        (["--rate", "inf"], "--rate must be a finite number > 0 requests/s (got inf)"),
                        (["--sla-p99-ms", "inf"], "--sla-p99-ms must be a finite number > 0 (got inf)"),
                        # A request past int's range (prompt + output overflowed: the sweep vanished).
-                       (["--prompt", "2147483000", "--output", "1000"],
-                        "prompt + output tokens (2147484000) exceed 2147483647"),
+                       (["--prompt", "1073741824", "--output", "1073741824"],
+                        "prompt + output tokens (2147483648) exceed 2147483647"),
                        # Expert parallelism on a dense model (it ran as if --ep were 1).
                        (["--tp", "2", "--ep", "2"], "--ep applies to mixture-of-experts transformers"),
                        # Options whose parallelism is absent, or whose kernel does not run (each ran with

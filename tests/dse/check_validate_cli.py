@@ -392,7 +392,7 @@ if sub["platform_speedups"] != [x for x in v["platform_speedups"] if x["faster"]
 if sub["rank_order_preserved"] != {b: ok for b, ok in v["rank_order_preserved"].items() if b.startswith("llm_offline")}:
     sys.exit(f"validate --group: rank orders {sub['rank_order_preserved']}")
 p = subprocess.run([dse, "validate", "--group", "end_to_en"], capture_output=True, text=True, timeout=60)
-if p.returncode != 2 or "research_silicon, research_silicon_layers, training_mfu" not in p.stderr or \
+if p.returncode != 2 or "research_silicon, research_silicon_layers, serving, training_mfu" not in p.stderr or \
         "did you mean 'end_to_end'? (got 'end_to_en')" not in p.stderr:
     sys.exit(f"validate --group end_to_en: exit {p.returncode}, stderr {p.stderr!r}")
 # The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
