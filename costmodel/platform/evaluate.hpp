@@ -167,6 +167,10 @@ struct ChipEnergy {
   double l2_byte_j = 0.0;
   double static_power_w = 0.0;
   double tdp_w = 0.0;
+  // The figures above whose source is recalled or assumed, not measured or derived from a
+  // measurement (a platform file's `confidence:` tags R; names as the file's keys): the
+  // point's engineering risk counts those its power depends on (system/risk.hpp).
+  std::vector<std::string> recalled_figures;
 };
 
 // A chip: its kernel model, its energy, its software stack, its own links.

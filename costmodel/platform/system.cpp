@@ -442,6 +442,20 @@ double step_mfu(const GraphEval& chip, const SystemRequest& r, double step_laten
   return flops / (step_latency_s * peak);
 }
 
+// The chip's power figures tagged R (ChipEnergy::recalled_figures) that a point at kernel
+// precision `p` depends on: the TDP, the static power, the energy per HBM byte and the matrix
+// FLOP energy of p (the FP32, INT8/FP8 or 16-bit one, as matrix_flop_energy picks it). The
+// vector and L2 energies are rule figures on every preset and are not counted.
+std::vector<std::string> recalled_power_figures(const Platform& platform, Precision p) {
+  const char* flop = p == Precision::fp32                          ? "matrix_flop_fp32_j"
+                     : p == Precision::int8 || p == Precision::fp8 ? "matrix_flop_int8_j"
+                                                                   : "matrix_flop_fp16_j";
+  std::vector<std::string> out;
+  for (const auto& f : platform.energy.recalled_figures)
+    if (f == "tdp_w" || f == "static_power_w" || f == "hbm_byte_j" || f == flop) out.push_back(f);
+  return out;
+}
+
 }  // namespace
 
 SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request) {
@@ -489,6 +503,7 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   ri.unsupported_fusions = out.chip.unsupported_fusion_groups;
   const double cap = platform.gpu.hbm_bytes;
   ri.memory_headroom_fraction = cap > 0 ? (cap - out.chip.totals.memory_bytes) / cap : 0.0;
+  ri.recalled_power_figures = recalled_power_figures(platform, kernel_precision(platform.gpu, request.phase.precision));
   out.risk = sys::assess_risk(ri);
 
   // Serving: decoder inference only.

@@ -85,13 +85,31 @@ sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
 
 namespace {
 
+// `confidence:` of an energy section: each figure's source tag (P primary, S secondary, D derived,
+// R recalled or assumed), keys among `figures`; the names of those tagged R.
+std::vector<std::string> read_confidence(const MapReader& e, const std::vector<std::string>& figures) {
+  const MapReader c(e.node("confidence"), e.place("confidence"), figures);
+  std::vector<std::string> recalled;
+  for (const auto& f : figures) {
+    if (!c.has(f)) continue;
+    const std::string tag = c.string(f);
+    if (tag != "P" && tag != "S" && tag != "D" && tag != "R")
+      fail(c.place(f), c.node(f), "expected P, S, D or R (the figure's source tag)", tag);
+    if (tag == "R") recalled.push_back(f);
+  }
+  return recalled;
+}
+
 // The `energy:` and `platform:` sections of `root` (a hardware file or its sidecar).
 void read_sections(const YAML::Node& root, const std::string& file, pf::Platform& p) {
   const Place top{file, ""};
   if (root["energy"]) {
-    MapReader e(root["energy"], top.child("energy"),
-                {"matrix_flop_fp32_j", "matrix_flop_fp16_j", "matrix_flop_int8_j", "vector_flop_j", "hbm_byte_j",
-                 "l2_byte_j", "static_power_w", "tdp_w", "process_nm"});
+    const std::vector<std::string> figures{"matrix_flop_fp32_j", "matrix_flop_fp16_j", "matrix_flop_int8_j",
+                                           "vector_flop_j",      "hbm_byte_j",         "l2_byte_j",
+                                           "static_power_w",     "tdp_w",              "process_nm"};
+    std::vector<std::string> keys = figures;
+    keys.emplace_back("confidence");
+    MapReader e(root["energy"], top.child("energy"), keys);
     p.energy.matrix_flop_fp32_j = e.non_negative("matrix_flop_fp32_j");
     p.energy.matrix_flop_fp16_j = e.non_negative("matrix_flop_fp16_j");
     p.energy.matrix_flop_int8_j = e.non_negative("matrix_flop_int8_j");
@@ -100,6 +118,8 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
     p.energy.l2_byte_j = e.non_negative_or("l2_byte_j", 0.0);
     p.energy.static_power_w = e.non_negative("static_power_w");
     p.energy.tdp_w = e.non_negative("tdp_w");
+    p.energy.recalled_figures.clear();
+    if (e.has("confidence")) p.energy.recalled_figures = read_confidence(e, figures);
   }
   if (root["platform"]) {
     MapReader m(root["platform"], top.child("platform"),

@@ -9,6 +9,9 @@
 //        vector_flop_j, hbm_byte_j, l2_byte_j: NUMBER >= 0
 //        static_power_w, tdp_w: NUMBER >= 0
 //        process_nm: NUMBER > 0            # informative (the scaling rule's input)
+//        confidence: {FIGURE: P|S|D|R, ...}   # each figure's source tag (keys: the names above);
+//                                          # those tagged R raise a point's engineering risk
+//                                          # (ChipEnergy::recalled_figures, costmodel/system/risk.hpp)
 //      platform:
 //        graph_kernel_overhead_s: NUMBER >= 0   # per kernel under CUDA/HPU graphs or XLA
 //        stack_maturity: NUMBER in [0, 1]

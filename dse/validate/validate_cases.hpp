@@ -97,4 +97,9 @@ inline constexpr std::initializer_list<const char*> kServingCaseKeys = {
     "prompt_bucket_tokens", "measured", "unit",        "source"};
 CaseResult serving_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
 
+// A power case (kind power, unit W; dse/validate/validate_power.cpp): the accelerators' or the wall's
+// power the model gives a measured workload -- operators on one chip (ops), one step of a model
+// (workload, phase) or an offline LLM run on a system -- against its measured power.
+CaseResult power_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
+
 }  // namespace dse::cli::validation
