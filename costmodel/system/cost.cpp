@@ -55,8 +55,8 @@ double wafer_usd(double process_nm) noexcept {
 double dies_per_wafer(double die_area_mm2) noexcept {
   if (!(die_area_mm2 > 0.0)) return 0.0;
   const double r = kWaferDiameterMm / 2.0;
-  const double n = std::numbers::pi * r * r / die_area_mm2 -
-                   std::numbers::pi * kWaferDiameterMm / std::sqrt(2.0 * die_area_mm2);
+  const double n =
+      std::numbers::pi * r * r / die_area_mm2 - std::numbers::pi * kWaferDiameterMm / std::sqrt(2.0 * die_area_mm2);
   return n > 0.0 ? std::floor(n) : 0.0;
 }
 

@@ -69,8 +69,8 @@ double vendor_markup() noexcept;
 double derived_chip_usd(double preset_chip_usd, const ChipBuild& preset, const ChipBuild& changed) noexcept;
 
 struct SystemCost {
-  double capital_usd = 0.0;  // the system's price (rented: the rate over the amortisation period)
-  double per_hour_usd = 0.0; // owning (amortised price + electricity at wall_w) or renting it
+  double capital_usd = 0.0;   // the system's price (rented: the rate over the amortisation period)
+  double per_hour_usd = 0.0;  // owning (amortised price + electricity at wall_w) or renting it
 };
 SystemCost system_cost(const SystemPrice& price, int chips, double wall_w, const CostAssumptions& a) noexcept;
 // Dollars per million units (tokens) at `per_s` units a second; 0 when nothing is made.

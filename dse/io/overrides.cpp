@@ -157,7 +157,8 @@ std::string closest_path(const std::string& path, const std::vector<std::string>
   std::string best;
   long best_score = static_cast<long>(std::max<std::size_t>(2, key.size() / 3)) + 1;
   for (const auto& c : candidates) {
-    if (c.size() <= parent.size() || c.compare(0, parent.size(), parent) != 0 || c.find('.', parent.size()) != std::string::npos)
+    if (c.size() <= parent.size() || c.compare(0, parent.size(), parent) != 0 ||
+        c.find('.', parent.size()) != std::string::npos)
       continue;
     const std::string other = c.substr(parent.size());
     std::size_t prefix = 0;
@@ -215,13 +216,14 @@ std::string reader_message(const Error& e) {
 
 std::string values_text(const std::vector<OverrideValue>& values, const char* lead) {
   std::string out;
-  for (const auto& [path, v] : values) out += (out.empty() ? "" : " ") + std::string(lead) + path + "=" + number_text(v);
+  for (const auto& [path, v] : values)
+    out += (out.empty() ? "" : " ") + std::string(lead) + path + "=" + number_text(v);
   return out;
 }
 
 // One knob's values: a number, a range, or {times: ...} over each path's value in the files.
-std::vector<std::vector<double>> knob_values(const YAML::Node& n, const Place& at, const std::vector<std::string>& paths,
-                                             const SystemTexts& texts) {
+std::vector<std::vector<double>> knob_values(const YAML::Node& n, const Place& at,
+                                             const std::vector<std::string>& paths, const SystemTexts& texts) {
   std::vector<std::vector<double>> out;
   const bool group = n.IsMap() && n["paths"];
   const MapReader m(n.IsMap() ? n : YAML::Node(YAML::NodeType::Map), at,
@@ -268,7 +270,8 @@ std::vector<std::string> knob_paths(const YAML::Node& key, const YAML::Node& val
     const YAML::Node ps = m.sequence("paths");
     for (std::size_t i = 0; i < ps.size(); ++i) {
       const std::string p = as_string(ps[i], m.place("paths").item(i));
-      if (const std::string why = unknown_path(texts, p); !why.empty()) fail(m.place("paths").item(i), ps[i], why, "\"" + p + "\"");
+      if (const std::string why = unknown_path(texts, p); !why.empty())
+        fail(m.place("paths").item(i), ps[i], why, "\"" + p + "\"");
       if (std::find(paths.begin(), paths.end(), p) != paths.end())
         fail(m.place("paths").item(i), ps[i], "expected a path not listed before", "\"" + p + "\"");
       paths.push_back(p);
@@ -299,8 +302,9 @@ std::vector<std::size_t> choices_of(const std::vector<OverrideKnob>& knobs, std:
 
 // Every combination's system, built in parallel; the first (lowest) combination the files
 // refuse is reported at `at`, the same on every run.
-std::vector<std::shared_ptr<const SystemFile>> build_all(const SystemTexts& texts, const std::vector<OverrideKnob>& knobs,
-                                                         std::uint64_t count, const YAML::Node& node, const Place& at) {
+std::vector<std::shared_ptr<const SystemFile>> build_all(const SystemTexts& texts,
+                                                         const std::vector<OverrideKnob>& knobs, std::uint64_t count,
+                                                         const YAML::Node& node, const Place& at) {
   std::vector<std::shared_ptr<const SystemFile>> systems(count);
   std::vector<std::string> errors(count);
   dse::parallel_for(std::uint64_t{0}, count, [&](std::uint64_t c) {
@@ -312,7 +316,8 @@ std::vector<std::shared_ptr<const SystemFile>> build_all(const SystemTexts& text
   });
   for (std::uint64_t c = 0; c < count; ++c)
     if (!errors[c].empty())
-      fail(at, node, "a combination the files accept: " + errors[c], values_text(values_of(knobs, choices_of(knobs, c)), ""));
+      fail(at, node, "a combination the files accept: " + errors[c],
+           values_text(values_of(knobs, choices_of(knobs, c)), ""));
   return systems;
 }
 
@@ -332,7 +337,8 @@ std::string number_text(double v) {
   return format_number(v, 17);
 }
 
-SystemOverrides::SystemOverrides(std::vector<OverrideKnob> knobs, std::vector<std::shared_ptr<const SystemFile>> systems)
+SystemOverrides::SystemOverrides(std::vector<OverrideKnob> knobs,
+                                 std::vector<std::shared_ptr<const SystemFile>> systems)
     : knobs_(std::move(knobs)), systems_(std::move(systems)) {}
 
 const std::shared_ptr<const SystemFile>& SystemOverrides::system(const std::vector<std::size_t>& choices) const {
@@ -358,7 +364,8 @@ std::string SystemOverrides::eval_arguments(const std::vector<std::size_t>& choi
 }
 
 std::shared_ptr<const SystemOverrides> read_overrides(const YAML::Node& node, const Place& at, const SystemFile& base) {
-  if (!node.IsMap() || node.size() == 0) fail(at, node, "expected a mapping of chip./system. paths to values", describe(node));
+  if (!node.IsMap() || node.size() == 0)
+    fail(at, node, "expected a mapping of chip./system. paths to values", describe(node));
   const SystemTexts texts = read_texts(base.file);
   std::vector<OverrideKnob> knobs;
   std::vector<YAML::Node> value_nodes;
@@ -382,8 +389,9 @@ std::shared_ptr<const SystemOverrides> read_overrides(const YAML::Node& node, co
       }
     }
     if (count > kMaxOverrideCombinations / k.values.size())
-      fail(kat, kv.second, "expected at most " + std::to_string(kMaxOverrideCombinations) +
-                               " combinations of override values in one entry (each a chip and system read once)",
+      fail(kat, kv.second,
+           "expected at most " + std::to_string(kMaxOverrideCombinations) +
+               " combinations of override values in one entry (each a chip and system read once)",
            "more");
     count *= k.values.size();
     knobs.push_back(std::move(k));

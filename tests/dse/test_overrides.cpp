@@ -55,20 +55,23 @@ TEST(Overrides, KnobsValuesNamesAndEvalOptions) {
   const SystemVariant v = e.variant(7).system;
   EXPECT_EQ(v.name, "h#7");
   EXPECT_EQ(v.system->chip.gpu.hbm_peak_bandwidth_bytes_per_s, 6.0e12);
-  EXPECT_EQ(v.system->chip.gpu.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(costmodel::Precision::fp8)], 6144.0);  // 4096 x 1.5
-  EXPECT_EQ(v.system->chip.gpu.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(costmodel::Precision::bf16)], 3072.0);  // 2048 x 1.5
+  EXPECT_EQ(v.system->chip.gpu.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(costmodel::Precision::fp8)],
+            6144.0);  // 4096 x 1.5
+  EXPECT_EQ(v.system->chip.gpu.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(costmodel::Precision::bf16)],
+            3072.0);  // 2048 x 1.5
   EXPECT_EQ(v.system->system.chips, 8);
   EXPECT_EQ(v.system->system.power.tdp_w, 1000.0);
   EXPECT_EQ(v.system->system.interconnect.link_bandwidth_bytes_per_s, 5.0e10);
-  EXPECT_EQ(v.dp, 4);  // fills the 8 chips at tp 2
+  EXPECT_EQ(v.dp, 4);                    // fills the 8 chips at tp 2
   EXPECT_EQ(e.variant(0).system.dp, 2);  // 4 chips
   const std::string knobs = e.describe(7);
   EXPECT_NE(knobs.find("tp=2 "), std::string::npos) << knobs;
   EXPECT_NE(knobs.find("dp=4 "), std::string::npos) << knobs;
-  EXPECT_NE(knobs.find("chip.memory.hbm_peak_bandwidth_bytes_per_s=6e+12 chip.matrix_engine.macs_per_cycle_per_core.fp8=6144 "
-                       "chip.matrix_engine.macs_per_cycle_per_core.bf16=3072 system.chips=8 system.power.tdp_w=1000 "
-                       "system.interconnect.link_bandwidth_bytes_per_s=5e+10"),
-            std::string::npos)
+  EXPECT_NE(
+      knobs.find("chip.memory.hbm_peak_bandwidth_bytes_per_s=6e+12 chip.matrix_engine.macs_per_cycle_per_core.fp8=6144 "
+                 "chip.matrix_engine.macs_per_cycle_per_core.bf16=3072 system.chips=8 system.power.tdp_w=1000 "
+                 "system.interconnect.link_bandwidth_bytes_per_s=5e+10"),
+      std::string::npos)
       << knobs;
   const std::string args = e.eval_arguments(7);
   EXPECT_NE(args.find(" --override chip.memory.hbm_peak_bandwidth_bytes_per_s=6e+12 --override "
@@ -90,10 +93,11 @@ TEST(Overrides, KnobsValuesNamesAndEvalOptions) {
 
 TEST(Overrides, PathsAndValuesAreCheckedAtTheScenariosPlace) {
   // A path the files lack names the closest one, at the key's line and column.
-  EXPECT_EQ(error_of("    overrides:\n      chip.memory.hbm_byte: 1.0e11\n"),
-            "o.yaml:8:7: hardware[0].overrides.chip.memory.hbm_byte: expected chip.<keys> or system.<keys>, a number of "
-            "h100-sxm5.yaml, its platform sidecar or dgx-h100-8.yaml, did you mean 'chip.memory.hbm_bytes'? (got "
-            "\"chip.memory.hbm_byte\")");
+  EXPECT_EQ(
+      error_of("    overrides:\n      chip.memory.hbm_byte: 1.0e11\n"),
+      "o.yaml:8:7: hardware[0].overrides.chip.memory.hbm_byte: expected chip.<keys> or system.<keys>, a number of "
+      "h100-sxm5.yaml, its platform sidecar or dgx-h100-8.yaml, did you mean 'chip.memory.hbm_bytes'? (got "
+      "\"chip.memory.hbm_byte\")");
   // A value the chip file refuses: its reader's own check, reported at the value.
   EXPECT_EQ(error_of("    overrides:\n      chip.memory.hbm_bytes: {choices: [8.0e10, -1]}\n"),
             "o.yaml:8:30: hardware[0].overrides.chip.memory.hbm_bytes: h100-sxm5.yaml refuses it: memory.hbm_bytes: "
@@ -104,7 +108,8 @@ TEST(Overrides, PathsAndValuesAreCheckedAtTheScenariosPlace) {
                       "interconnect.achievable_fraction: expected a number in (0, 1]"),
             std::string::npos);
   // A figure that is not a number (the chip's kind) is no path.
-  EXPECT_NE(error_of("    overrides:\n      chip.kind: 1\n").find("expected chip.<keys> or system.<keys>"), std::string::npos);
+  EXPECT_NE(error_of("    overrides:\n      chip.kind: 1\n").find("expected chip.<keys> or system.<keys>"),
+            std::string::npos);
   // A path moved by two knobs.
   EXPECT_NE(error_of("    overrides:\n      chip.clock_hz: 1.5e9\n      g: {paths: [chip.clock_hz], times: 2}\n")
                 .find("expected a path no other override moves (chip.clock_hz moves it)"),
@@ -133,13 +138,27 @@ TEST(Overrides, ListElementsByNameOrPosition) {
 
 // Every figure a record stores (names and numbers).
 void expect_same_record(const PointRecord& a, const PointRecord& b) {
-  const double PointRecord::*fields[] = {
-      &PointRecord::throughput_samples_per_s, &PointRecord::latency_s, &PointRecord::energy_per_sample_j,
-      &PointRecord::engineering_risk, &PointRecord::flops, &PointRecord::dram_bytes, &PointRecord::memory_bytes,
-      &PointRecord::p99_latency_s, &PointRecord::ttft_p99_s, &PointRecord::tpot_p99_s, &PointRecord::power_w,
-      &PointRecord::area_mm2, &PointRecord::cost_usd, &PointRecord::cost_per_hour_usd, &PointRecord::ttft_p50_s,
-      &PointRecord::ttft_p90_s, &PointRecord::tpot_p50_s, &PointRecord::tpot_p90_s, &PointRecord::e2e_p50_s,
-      &PointRecord::accelerator_power_w, &PointRecord::mfu};
+  const double PointRecord::*fields[] = {&PointRecord::throughput_samples_per_s,
+                                         &PointRecord::latency_s,
+                                         &PointRecord::energy_per_sample_j,
+                                         &PointRecord::engineering_risk,
+                                         &PointRecord::flops,
+                                         &PointRecord::dram_bytes,
+                                         &PointRecord::memory_bytes,
+                                         &PointRecord::p99_latency_s,
+                                         &PointRecord::ttft_p99_s,
+                                         &PointRecord::tpot_p99_s,
+                                         &PointRecord::power_w,
+                                         &PointRecord::area_mm2,
+                                         &PointRecord::cost_usd,
+                                         &PointRecord::cost_per_hour_usd,
+                                         &PointRecord::ttft_p50_s,
+                                         &PointRecord::ttft_p90_s,
+                                         &PointRecord::tpot_p50_s,
+                                         &PointRecord::tpot_p90_s,
+                                         &PointRecord::e2e_p50_s,
+                                         &PointRecord::accelerator_power_w,
+                                         &PointRecord::mfu};
   for (const auto f : fields) {
     // Bit for bit: the same double, not merely close.
     EXPECT_EQ(std::memcmp(&(a.*f), &(b.*f), sizeof(double)), 0) << a.*f << " vs " << b.*f;
@@ -232,7 +251,7 @@ TEST(Overrides, MoreHbmBandwidthNeverLowersDecodeThroughput) {
       }
     }
   }
-  EXPECT_EQ(checked, 840);  // the steps that fit in memory (120 of the 960 do not)
+  EXPECT_EQ(checked, 840);     // the steps that fit in memory (120 of the 960 do not)
   EXPECT_LE(capped_drops, 1);  // the sweep's one case above; a new one is a change to look at
 }
 
