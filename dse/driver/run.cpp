@@ -11,6 +11,7 @@
 
 #include "costmodel/layer.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/run_chips.hpp"
 #include "dse/error.hpp"
 #include "dse/version.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -269,6 +270,7 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
 // A point index decoded into the hardware variant, workload and batch it names.
 struct DecodedPoint {
   std::vector<std::uint64_t> digits;
+  const HardwareEntry* entry = nullptr;
   HardwareVariant hw;
   const WorkloadEntry* wl = nullptr;
   std::int64_t batch = 0;
@@ -278,6 +280,7 @@ DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, s
   DecodedPoint p;
   p.digits = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, p.digits[0]);
+  p.entry = &s.hardware[entry];
   p.hw = s.hardware[entry].variant(variant);
   p.wl = &s.workloads[p.digits[1]];
   p.batch = s.batch_sizes[p.digits[2]];
@@ -350,6 +353,10 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
     fill_served(evaluate_served(hw.system, *wl.model, batch, s.seed), batch, r);
     return r;
   }
+  if (is_chip_point(*p.entry, hw, wl)) {  // custom chips on models, loop-nest chips on anything (run_chips.hpp)
+    evaluate_chip_point(*p.entry, hw, wl, batch, r);
+    return r;
+  }
   const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
                                         ? costmodel::evaluate_workload(hw.roofline, wl, batch)
                                         : costmodel::evaluate_workload(hw.systolic, wl, batch);
@@ -398,6 +405,7 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
     }
     return out;
   }
+  if (is_chip_point(*p.entry, hw, wl)) return chip_layer_breakdown(*p.entry, hw, wl, batch);
   return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
                                            : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }
