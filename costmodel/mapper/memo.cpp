@@ -98,6 +98,8 @@ std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const
   put(k, o.objective);
   put(k, o.exhaustive_limit);
   put(k, o.heuristic_evaluations);
+  put(k, o.time_budget_ms);
+  put(k, o.seed);
   return k;
 }
 
