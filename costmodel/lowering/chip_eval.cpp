@@ -119,8 +119,13 @@ GraphCost evaluate_graph(const SystolicHardware& hw, const wl::OperatorGraph& g,
       c.stall_fraction = r.total_cycles > 0 ? static_cast<double>(r.stall_cycles) / static_cast<double>(r.total_cycles) : 0.0;
       c.bottleneck = r.stall_cycles * 2 > r.total_cycles ? Bottleneck::memory : Bottleneck::compute;
       c.pct_of_peak = r.overall_util_pct;
-      c.mapping = std::string(to_string(hw.array.dataflow)) + ", " + std::to_string(r.folds) + " folds" +
-                  (s.count > 1 ? " x " + std::to_string(s.count) : "") + ", mapping efficiency " +
+      // The convolution as a SCALE-Sim topology row gives it (name, H, W, R, S, C, K, stride), then
+      // how it ran.
+      const ConvLayer& l = s.layer;
+      c.mapping = "H=" + std::to_string(l.ifmap_h) + " W=" + std::to_string(l.ifmap_w) + " R=" + std::to_string(l.filter_h) +
+                  " S=" + std::to_string(l.filter_w) + " C=" + std::to_string(l.channels) + " K=" + std::to_string(l.num_filters) +
+                  " stride=" + std::to_string(l.stride_h) + (s.count > 1 ? " x" + std::to_string(s.count) : "") + " => " +
+                  std::string(to_string(hw.array.dataflow)) + ", " + std::to_string(r.folds) + " folds, mapping efficiency " +
                   std::to_string(static_cast<int>(r.mapping_eff_pct + 0.5)) + "%";
       return;
     }
@@ -138,11 +143,15 @@ GraphCost evaluate_graph(const SystolicHardware& hw, const wl::OperatorGraph& g,
 
 MappedOperator map_on_chip(const LoopnestChip& chip, const lp::Problem& p, OperatorMemo& memo) {
   const std::uint32_t id = memo.architecture_id(chip.arch);
-  return memo.get(OperatorMemo::key(id, p, chip.constraints_id, chip.mapper), [&] {
+  const OperatorMemo::Answers answers = memo.get(OperatorMemo::key(id, p, chip.constraints_id, chip.mapper), [&] {
     const lp::Architecture a = chip.keeps_by_role ? lp::bind_keep_roles(chip.arch, p) : chip.arch;
     const mp::Constraints c = chip.constraints ? chip.constraints(a, p) : mp::Constraints{};
-    return summarize(a, p, mp::map_operator(a, p, c, chip.mapper));
+    const std::array<mp::MapResult, 3> all = mp::map_all_objectives(a, p, c, chip.mapper);
+    OperatorMemo::Answers out;
+    for (std::size_t k = 0; k < 3; ++k) out[k] = summarize(a, p, all[k]);
+    return out;
   });
+  return answers[static_cast<std::size_t>(chip.mapper.objective)];
 }
 
 namespace {
@@ -183,7 +192,8 @@ GraphCost evaluate_graph(const LoopnestChip& chip, const wl::OperatorGraph& g, c
     c.stall_fraction = m.cycles > 0.0 ? (m.cycles - m.compute_cycles) / m.cycles : 0.0;
     c.pct_of_peak = 100.0 * m.utilization;
     c.bottleneck = m.bottleneck;
-    c.mapping = m.feasible ? m.loop_nest : "no mapping: " + m.reason;
+    // The operator as `dse map --op` takes it, then its loop nest.
+    c.mapping = map_op_text(op, bits) + " => " + (m.feasible ? m.loop_nest : "no mapping: " + m.reason);
   });
 }
 

@@ -151,9 +151,10 @@ std::string OperatorMemo::key(std::uint32_t arch_id, const lp::Problem& p, std::
       }
     }
   }
-  put(k, o.objective);
   put(k, o.exhaustive_limit);
   put(k, o.heuristic_evaluations);
+  put(k, o.time_budget_ms);
+  put(k, o.seed);
   return k;
 }
 

@@ -1,6 +1,8 @@
 // The memo of mapped operators for design-space sweeps: one (architecture, operator
-// shape, constraint source, mapper options) is mapped once, and a hit returns what
-// the mapping gave, figure for figure. Compact where mapper::MapperCache keeps whole
+// shape, constraint source, mapper budget) is mapped once, and a hit returns what
+// the mapping gave, figure for figure. The mapper's search does not depend on the
+// objective (mapper::map_all_objectives), so an entry holds the answers for all three
+// objectives and a change of objective is a hit. Compact where mapper::MapperCache keeps whole
 // MapResults: a sweep maps tens of thousands of operators per rank. The key interns
 // each architecture (all of its numbers, not its names) as a small id, so that an
 // operator's key is the id, the problem's numbers, the constraint source's id and the
@@ -50,14 +52,16 @@ MappedOperator summarize(const loopnest::Architecture& a, const loopnest::Proble
 class OperatorMemo {
  public:
   static constexpr std::size_t kMaxEntries = std::size_t{1} << 20;
+  using Answers = std::array<MappedOperator, 3>;
   // The architecture's id (interned on first sight).
   std::uint32_t architecture_id(const loopnest::Architecture& a);
-  // The key of one operator on architecture `arch_id` (see the header comment).
+  // The key of one operator on architecture `arch_id` (see the header comment); o.objective
+  // is not part of it.
   static std::string key(std::uint32_t arch_id, const loopnest::Problem& p, std::uint64_t constraints_id,
                          const mapper::MapperOptions& o);
-  // The stored answer for `key`, or map()'s (then stored).
+  // The answers (by mapper::Objective) stored for `key`, or map()'s (then stored).
   template <class Map>
-  MappedOperator get(const std::string& key, Map map) {
+  Answers get(const std::string& key, Map map) {
     Shard& sh = shard(key);
     {
       const std::lock_guard<std::mutex> lock(sh.mu);
@@ -68,7 +72,7 @@ class OperatorMemo {
       }
     }
     misses_.fetch_add(1, std::memory_order_relaxed);
-    MappedOperator m = map();
+    Answers m = map();
     const std::lock_guard<std::mutex> lock(sh.mu);
     if (sh.table.size() >= kMaxEntries / kShards) sh.table.clear();
     sh.table.emplace(key, m);
@@ -81,7 +85,7 @@ class OperatorMemo {
   static constexpr std::size_t kShards = 16;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, MappedOperator> table;
+    std::unordered_map<std::string, Answers> table;
   };
   Shard& shard(const std::string& key);
   std::array<Shard, kShards> shards_;

@@ -212,6 +212,7 @@ lw::LoopnestChip build_loopnest(const std::string& name, const std::vector<doubl
   c.keeps_by_role = e.native;
   c.mapper.objective = static_cast<mp::Objective>(static_cast<int>(f[kObjective]));
   c.mapper.heuristic_evaluations = static_cast<std::int64_t>(f[kEvaluations]);
+  c.mapper.time_budget_ms = 0.0;  // never the clock: a point is the same on any machine (mapper.hpp)
   const auto& source = e.constraint_sources[static_cast<std::size_t>(f[kConstraints])];
   if (source) {
     c.constraints = [source](const lp::Architecture& a, const lp::Problem& p) { return source->bind(a, p); };
