@@ -34,14 +34,36 @@ double LoopnestChip::peak_flops_per_s() const noexcept {
 
 namespace {
 
-// Sums the operators of g, each costed by `cost`, into a GraphCost (static power charged
-// on each operator's time by `cost` itself).
-template <class Cost>
-GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, double capacity_bytes, Cost cost) {
+// Which nodes of b run fused into their producer's output (LoopnestChip::fuse_epilogues).
+std::vector<bool> epilogues(const wl::Block& b) {
+  const auto cons = wl::consumers(b);
+  std::vector<bool> fused(b.nodes.size(), false);
+  for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+    const wl::Node& n = b.nodes[i];
+    const int activations = static_cast<int>(std::count_if(n.op.tensors.begin(), n.op.tensors.end(), [](const wl::Tensor& t) {
+      return t.role == wl::TensorRole::input;
+    }));
+    if (n.op.kind != wl::OpKind::elementwise || activations != 1 || n.inputs.size() != 1) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (b.nodes[j].op.name != n.inputs[0]) continue;
+      fused[i] = (unit_of(b.nodes[j].op) == Unit::array || fused[j]) && cons[j].size() == 1;
+      break;
+    }
+  }
+  return fused;
+}
+
+// Sums the operators of g, each costed by `cost` (or by `fused` where fuse says so), into a
+// GraphCost (static power charged on each operator's time by the callbacks themselves).
+template <class Cost, class Fused>
+GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, double capacity_bytes, bool fuse, Cost cost,
+                    Fused fused) {
   GraphCost out;
   ClassTimes by_class;
   for (const wl::Block& b : g.blocks) {
-    for (const wl::Node& n : b.nodes) {
+    const std::vector<bool> epilogue = fuse ? epilogues(b) : std::vector<bool>(b.nodes.size(), false);
+    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+      const wl::Node& n = b.nodes[i];
       OperatorCost c;
       c.name = n.op.name;
       c.type = std::string(wl::to_string(n.op.kind));
@@ -51,6 +73,9 @@ GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, doub
         c.feasible = false;
         c.reason = "unsupported";
         c.mapping = "collective: not on one chip";
+      } else if (epilogue[i]) {
+        fused(n.op, c);
+        c.mapping = "vector unit, fused into " + n.inputs[0] + "'s output";
       } else {
         cost(n.op, c);
       }
@@ -76,6 +101,11 @@ GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, doub
   }
   if (!out.feasible && out.reason == "unsupported") out.bottleneck = Bottleneck::capacity;
   return out;
+}
+
+template <class Cost>
+GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, double capacity_bytes, Cost cost) {
+  return sum_graph(g, phase, capacity_bytes, false, cost, [](const wl::Operator&, OperatorCost&) {});
 }
 
 void set_vector_figures(OperatorCost& c, double ops_cycles, double mem_cycles, double clock_hz) {
@@ -178,7 +208,12 @@ void vector_on_loopnest(const LoopnestChip& chip, const wl::Operator& op, Operat
 
 GraphCost evaluate_graph(const LoopnestChip& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, OperatorMemo& memo) {
   const int bits = chip.bits();
-  return sum_graph(g, phase, chip.memory_capacity_bytes, [&](const wl::Operator& op, OperatorCost& c) {
+  const auto fused = [&](const wl::Operator& op, OperatorCost& c) {
+    const double ops = vector_work(op).ops;
+    set_vector_figures(c, ops / chip.vector_ops_per_cycle(), 0.0, chip.arch.clock_hz);
+    c.energy_j = ops * chip.vector.energy_per_op_j + chip.static_power_w * c.latency_s;
+  };
+  return sum_graph(g, phase, chip.memory_capacity_bytes, chip.fuse_epilogues, [&](const wl::Operator& op, OperatorCost& c) {
     if (unit_of(op) == Unit::vector) {
       vector_on_loopnest(chip, op, c);
       return;
@@ -194,7 +229,7 @@ GraphCost evaluate_graph(const LoopnestChip& chip, const wl::OperatorGraph& g, c
     c.bottleneck = m.bottleneck;
     // The operator as `dse map --op` takes it, then its loop nest.
     c.mapping = map_op_text(op, bits) + " => " + (m.feasible ? m.loop_nest : "no mapping: " + m.reason);
-  });
+  }, fused);
 }
 
 }  // namespace dse::costmodel::lowering

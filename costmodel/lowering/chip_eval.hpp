@@ -36,6 +36,13 @@ struct LoopnestChip {
   loopnest::Architecture arch;
   bool keeps_by_role = true;  // a native description: bind its keeps to each operator (bind_keep_roles)
   mapper::MapperOptions mapper;
+  // Epilogue fusion: a one-input element-wise operator whose only input is an array
+  // operator's output (or a fused operator's), that output read by it alone, runs on the
+  // vector unit as the output is written (a ReLU or a folded batch norm applied at the
+  // array's output, as Eyeriss v1 applies its ReLU before writing ofmaps: Chen et al., JSSC
+  // 52(1), 2017, section IV-A): its operations cost their vector-unit time and energy, its
+  // tensors no memory traffic. Otherwise each operator's tensors go through memory.
+  bool fuse_epilogues = false;
   int operand_bits = 0;       // 0: the first compute rate's
   VectorUnit vector;
   double static_power_w = 0.0;

@@ -227,7 +227,7 @@ std::vector<std::string> knob_paths(const YAML::Node& key, const YAML::Node& val
   };
   std::vector<std::string> paths;
   if (value.IsMap() && value["paths"]) {
-    const MapReader m(value, at, {"paths", "choices", "linear", "log", "times"});
+    const MapReader m(value, at, {"paths", "choices", "linear", "log", "times", "labels"});
     const YAML::Node ps = m.sequence("paths");
     for (std::size_t i = 0; i < ps.size(); ++i) {
       const std::string p = as_string(ps[i], m.place("paths").item(i));
@@ -249,9 +249,10 @@ std::vector<std::vector<double>> knob_values(const YAML::Node& n, const Place& a
   std::vector<std::vector<double>> out;
   const bool group = n.IsMap() && n["paths"];
   const MapReader m(n.IsMap() ? n : YAML::Node(YAML::NodeType::Map), at,
-                    group ? std::vector<std::string>{"paths", "choices", "linear", "log", "times"}
+                    group ? std::vector<std::string>{"paths", "choices", "linear", "log", "times", "labels"}
                           : std::vector<std::string>{"choices", "linear", "log", "times"});
-  if (n.IsMap() && n.size() != (group ? 2u : 1u)) fail(at, n, "expected exactly one of choices, linear, log, times", describe(n));
+  const std::size_t keys = group ? (m.has("labels") ? 3u : 2u) : 1u;
+  if (n.IsMap() && n.size() != keys) fail(at, n, "expected exactly one of choices, linear, log, times", describe(n));
   if (m.has("times")) {
     for (const double f : read_knob_values(m.node("times"), m.place("times"), false)) {
       std::vector<double> row;
@@ -278,6 +279,23 @@ std::vector<std::vector<double>> knob_values(const YAML::Node& n, const Place& a
       if (m.has(key)) range[key] = m.node(key);
   }
   for (const double v : read_knob_values(group ? range : n, at, false)) out.emplace_back(k.paths.size(), v);
+  return out;
+}
+
+// A group's `labels:`, one distinct name per choice (none when not given).
+std::vector<std::string> knob_labels(const YAML::Node& n, const Place& at, std::size_t choices) {
+  if (!n.IsMap() || !n["labels"]) return {};
+  const MapReader m(n, at, {"paths", "choices", "linear", "log", "times", "labels"});
+  const YAML::Node l = m.sequence("labels");
+  if (l.size() != choices)
+    fail(m.place("labels"), l, "expected one label per choice (" + std::to_string(choices) + ")", std::to_string(l.size()));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    const std::string s = as_string(l[i], m.place("labels").item(i));
+    if (s.find_first_of(" =") != std::string::npos || std::find(out.begin(), out.end(), s) != out.end())
+      fail(m.place("labels").item(i), l[i], "expected a distinct label without spaces or '='", "\"" + s + "\"");
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -310,6 +328,7 @@ std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const 
     const Place kat = at.child(k.key);
     k.paths = knob_paths(kv.first, kv.second, kat, base, file, k.fields);
     k.values = knob_values(kv.second, kat, k, base);
+    k.labels = knob_labels(kv.second, kat, k.values.size());
     for (const auto& other : knobs)
       for (const auto& p : k.paths)
         if (std::find(other.paths.begin(), other.paths.end(), p) != other.paths.end())

@@ -15,7 +15,8 @@
 // {linear: [from, to, steps]}, {log: [from, to, steps]} or {times: NUMBER-OR-RANGE} (the
 // architecture's value times each factor); a knob keyed by a name of its own moves several
 // paths together, {paths: [a, b], choices: [...]}, a choice being one number for every path
-// or a list of one number per path. An unknown path is refused with the closest valid one; a
+// or a list of one number per path, and optionally `labels: [...]`, one name per choice,
+// which the result file's knob text shows instead of the numbers. An unknown path is refused with the closest valid one; a
 // value the native reader would refuse, or one that leaves an invalid hierarchy
 // (loopnest::validate), is refused at the knob's place: FILE:LINE:COL:
 // hardware[i].overrides.KEY: ... When the knobs have at most kMaxCheckedCombinations
@@ -49,6 +50,7 @@ struct LoopnestKnob {
   std::vector<std::string> paths;
   std::vector<LoopnestField> fields;        // one per path
   std::vector<std::vector<double>> values;  // values[choice][path], in the file's units
+  std::vector<std::string> labels;          // a group's names of its choices, or none
 };
 
 // Every path of `a` (for messages and `dse presets`-style listings).

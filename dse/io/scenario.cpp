@@ -621,6 +621,7 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
 }
 
 std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
+  if (kind == HardwareKind::loopnest) return chips::map_arguments(*this, v);  // dse map's
   if (kind != HardwareKind::system) return "";
   const SystemVariant s = variant(v).system;
   std::string a = "--system " + system->file + " --tp " + std::to_string(s.tp) + " --pp " + std::to_string(s.pp) +

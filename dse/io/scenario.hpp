@@ -92,7 +92,8 @@ struct HardwareEntry {
   // static batching, batch_timeout_s, stack) and every swept figure; another kind's swept figures.
   [[nodiscard]] std::string describe(std::uint64_t v) const;
   // For a system variant, the `dse eval` options that select the same system and strategy
-  // (--system FILE --tp ... --stack ...); "" for other kinds.
+  // (--system FILE --tp ... --stack ...); for a loop-nest variant, the `dse map` options that
+  // select the same architecture and mapping strategy (chips::map_arguments); "" otherwise.
   [[nodiscard]] std::string eval_arguments(std::uint64_t v) const;
 };
 

@@ -1,5 +1,6 @@
 #include "dse/io/scenario_chips.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -61,15 +62,34 @@ const std::vector<ChipField>& loopnest_fields() {
       {"register_area_mm2_per_kib", -1, Check::non_negative},
       {"vector_lane_area_mm2", -1, Check::non_negative},
       {"fixed_area_mm2", 0, Check::non_negative},
+      {"fusion", 0, Check::category},  // none 0, epilogue 1 (LoopnestChip::fuse_epilogues)
   };
   return f;
 }
 
 constexpr std::size_t kObjective = 0, kConstraints = 1, kPrecisionBits = 2, kEvaluations = 3, kVectorOps = 4,
                       kVectorEnergy = 5, kStaticPower = 6, kCapacity = 7, kRisk = 8, kProcess = 9, kMacArea = 10,
-                      kSramArea = 11, kRegisterArea = 12, kVectorArea = 13, kFixedArea = 14;
+                      kSramArea = 11, kRegisterArea = 12, kVectorArea = 13, kFixedArea = 14, kFusion = 15;
+constexpr std::size_t kFirstOverride = 16;
 
 const char* const kObjectives[] = {"latency", "energy", "edp"};  // mapper::Objective's order
+const char* const kFusions[] = {"none", "epilogue"};
+
+// fusion: none | epilogue, or {choices: [...]}.
+std::vector<double> fusion_values(const YAML::Node& n, const Place& at) {
+  const auto one = [](const YAML::Node& x, const Place& p) {
+    const std::string s = io::as_string(x, p);
+    if (s == "none") return 0.0;
+    if (s == "epilogue") return 1.0;
+    io::fail(p, x, "expected none or epilogue", "\"" + s + "\"");
+  };
+  if (!n.IsMap()) return {one(n, at)};
+  const MapReader m(n, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
 
 // A path given in a scenario: absolute, else relative to the scenario's folder when a file is
 // there, else as given (the current folder).
@@ -184,7 +204,9 @@ HardwareEntry parse_loopnest_entry(const YAML::Node& node, const Place& at) {
     } else if (!m.has(f.key)) {
       values = {f.fallback};
     } else {
-      values = i == kObjective ? objective_values(m.node(f.key), m.place(f.key)) : field_values(f, m.node(f.key), m.place(f.key));
+      values = i == kObjective ? objective_values(m.node(f.key), m.place(f.key))
+               : i == kFusion  ? fusion_values(m.node(f.key), m.place(f.key))
+                               : field_values(f, m.node(f.key), m.place(f.key));
     }
     h.figures.push_back(values.front());
     if (values.size() > 1) h.knobs.push_back({f.key, i, std::move(values)});
@@ -207,9 +229,10 @@ lw::LoopnestChip build_loopnest(const std::string& name, const std::vector<doubl
   lw::LoopnestChip c;
   c.name = name;
   std::vector<std::size_t> choices;
-  for (std::size_t k = 0; k < e.overrides.size(); ++k) choices.push_back(static_cast<std::size_t>(f[kFixedArea + 1 + k]));
+  for (std::size_t k = 0; k < e.overrides.size(); ++k) choices.push_back(static_cast<std::size_t>(f[kFirstOverride + k]));
   c.arch = e.overrides.empty() ? e.base : io::apply_loopnest_knobs(e.base, e.overrides, choices);
   c.keeps_by_role = e.native;
+  c.fuse_epilogues = f[kFusion] == 1.0;
   c.mapper.objective = static_cast<mp::Objective>(static_cast<int>(f[kObjective]));
   c.mapper.heuristic_evaluations = static_cast<std::int64_t>(f[kEvaluations]);
   c.mapper.time_budget_ms = 0.0;  // never the clock: a point is the same on any machine (mapper.hpp)
@@ -252,19 +275,47 @@ std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>&
     if (!swept[i]) continue;
     const std::string v = i == kObjective     ? kObjectives[static_cast<int>(f[i])]
                           : i == kConstraints ? e.constraint_names[static_cast<std::size_t>(f[i])]
+                          : i == kFusion      ? kFusions[static_cast<int>(f[i])]
                                               : number(f[i]);
     add(std::string(defs[i].key) + "=" + v);
   }
   for (std::size_t k = 0; k < e.overrides.size(); ++k) {
     const std::size_t field = defs.size() + k;
     if (!swept[field]) continue;
-    const std::vector<double>& row = e.overrides[k].values[static_cast<std::size_t>(f[field])];
+    const auto choice = static_cast<std::size_t>(f[field]);
+    if (!e.overrides[k].labels.empty()) {
+      add(e.overrides[k].key + "=" + e.overrides[k].labels[choice]);
+      continue;
+    }
+    const std::vector<double>& row = e.overrides[k].values[choice];
     std::string v;
     const bool same = std::all_of(row.begin(), row.end(), [&](double x) { return x == row.front(); });
     for (std::size_t p = 0; p < (same ? 1 : row.size()); ++p) v += (v.empty() ? "" : ",") + number(row[p]);
     add(e.overrides[k].key + "=" + v);
   }
   return out;
+}
+
+std::string map_arguments(const HardwareEntry& h, std::uint64_t v) {
+  std::vector<double> f = h.figures;
+  for (const auto& k : h.knobs) {
+    f[k.field] = k.values[v % k.values.size()];
+    v /= k.values.size();
+  }
+  const LoopnestEntry& e = *h.loopnest;
+  const lw::LoopnestChip c = build_loopnest(h.name, f, e);
+  // A preset by its name (the same on every checkout), a file by the path read.
+  const bool preset = io::resolve_loopnest_hardware_path(e.architecture) != e.architecture;
+  std::string a = "--hw " + (preset ? e.architecture : e.file) + (e.ert.empty() ? std::string() : " --ert " + e.ert);
+  const std::string& constraints = e.constraint_names[static_cast<std::size_t>(f[kConstraints])];
+  if (constraints != "none") a += " --constraints " + constraints;
+  for (std::size_t k = 0; k < e.overrides.size(); ++k) {
+    const io::LoopnestKnob& knob = e.overrides[k];
+    const std::vector<double>& row = knob.values[static_cast<std::size_t>(f[kFirstOverride + k])];
+    for (std::size_t p = 0; p < knob.paths.size(); ++p) a += " --override " + knob.paths[p] + "=" + number(row[p]);
+  }
+  return a + " --objective " + kObjectives[static_cast<int>(f[kObjective])] + " --evaluations " +
+         std::to_string(c.mapper.heuristic_evaluations) + " --time-budget-ms 0 --seed " + std::to_string(c.mapper.seed);
 }
 
 namespace {

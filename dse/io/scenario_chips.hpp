@@ -63,6 +63,12 @@ costmodel::lowering::LoopnestChip build_loopnest(const std::string& name, const 
 // describe() of a loop-nest entry: its swept figures and override knobs, key=value.
 std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>& f, const std::vector<bool>& swept);
 
+// For variant v of a loop-nest entry, the `dse map` options that map one operator on the same
+// architecture under the same strategy (--hw FILE [--ert] [--constraints] --override PATH=VALUE
+// ... --objective O --evaluations N --time-budget-ms 0 --seed S); the operator's --op text is
+// in the point's mapping sheet.
+std::string map_arguments(const HardwareEntry& h, std::uint64_t v);
+
 // A workload entry with `model` and `phase` (a model on chips). Throws ConfigError.
 WorkloadEntry parse_chip_workload(const YAML::Node& node, const io::Place& at);
 // Builds every chip workload's graph at every batch size of s (after batch_sizes are read);
