@@ -349,7 +349,7 @@ std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const 
     if (why.empty()) continue;
     std::string got;
     for (std::size_t k = 0; k < knobs.size(); ++k) got += (got.empty() ? "" : " ") + values_text(knobs[k], knobs[k].values[choices[k]]);
-    fail(at, node, "a combination of override values that leaves a valid hierarchy (" + why + ")", got);
+    fail(at, node, "expected a combination of override values that leaves a valid hierarchy (" + why + ")", got);
   }
   return knobs;
 }

@@ -105,10 +105,10 @@ std::vector<double> field_values(const ChipField& f, const YAML::Node& n, const 
   std::vector<double> v = io::read_knob_values(n, at, false);
   for (const double x : v) {
     const bool whole = x == std::floor(x) && x <= 9007199254740992.0;
-    const char* expected = f.check == Check::fraction                                      ? "a number in [0, 1]"
-                           : f.check == Check::whole_positive                              ? "a whole number > 0"
-                           : f.check == Check::whole_non_negative                          ? "a whole number >= 0"
-                                                                                           : "a number >= 0";
+    const char* expected = f.check == Check::fraction             ? "expected a number in [0, 1]"
+                           : f.check == Check::whole_positive     ? "expected a whole number > 0"
+                           : f.check == Check::whole_non_negative ? "expected a whole number >= 0"
+                                                                  : "expected a number >= 0";
     const bool ok = x >= 0.0 && (f.check != Check::fraction || x <= 1.0) &&
                     (f.check != Check::whole_positive || (whole && x >= 1.0)) &&
                     (f.check != Check::whole_non_negative || whole);
@@ -169,7 +169,7 @@ void read_architecture(const MapReader& m, LoopnestEntry& e) {
   const YAML::Node probe = io::parse_yaml(io::read_text_file(e.file, "architecture"), e.file);
   e.native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
   if (e.native) {
-    if (m.has("ert")) io::fail(m.place("ert"), m.node("ert"), "no ert for a native loop-nest file (its energies are in it)", "ert");
+    if (m.has("ert")) io::fail(m.place("ert"), m.node("ert"), "expected no ert for a native loop-nest file (its energies are in it)", "ert");
     e.base = io::read_loopnest_hardware(e.file);
     return;
   }
@@ -177,7 +177,7 @@ void read_architecture(const MapReader& m, LoopnestEntry& e) {
     io::fail(m.place("architecture"), m.node("architecture"),
              "expected a loop-nest architecture (a native loopnest_hardware file or a Timeloop v0.4 architecture)",
              "\"" + e.architecture + "\"");
-  if (!m.has("ert")) io::fail(m.place("architecture"), m.node("architecture"), "a Timeloop architecture needs `ert:` (its Accelergy ERT)", "no ert");
+  if (!m.has("ert")) io::fail(m.place("architecture"), m.node("architecture"), "expected `ert:` (its Accelergy ERT) with a Timeloop architecture", "no ert");
   e.ert = scenario_path(m.string("ert"), m.place("ert"));
   e.base = io::read_timeloop_arch(e.file);
   io::read_timeloop_ert(e.ert, e.base);
@@ -370,11 +370,11 @@ WorkloadEntry parse_chip_workload(const YAML::Node& node, const Place& at) {
     io::fail(m.place("phase"), m.node("phase"), "expected inference, prefill, decode or train", "\"" + ph + "\"");
   }
   if (c->onnx && c->phase.phase != wl::Phase::prefill)
-    io::fail(m.place("phase"), m.node("phase"), "inference or prefill for an ONNX model (its graph as exported)", "\"" + ph + "\"");
+    io::fail(m.place("phase"), m.node("phase"), "expected inference or prefill for an ONNX model (its graph as exported)", "\"" + ph + "\"");
   c->phase.seq = m.positive_integer_or("seq", 1);
   c->phase.context = m.has("context") ? m.positive_integer("context") : 0;
   if (m.has("context") && c->phase.phase != wl::Phase::decode)
-    io::fail(m.place("context"), m.node("context"), "context only with phase: decode (the tokens already cached)", "context");
+    io::fail(m.place("context"), m.node("context"), "expected context only with phase: decode (the tokens already cached)", "context");
   if (m.has("precision")) c->phase.precision = io::as_precision(m.node("precision"), m.place("precision"));
   w.chip = std::move(c);
   return w;
@@ -395,11 +395,11 @@ std::shared_ptr<const wl::OperatorGraph> graph_at(const ChipWorkload& c, std::in
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
-      io::fail(at.child("model"), node["model"], "an ONNX model the importer reads", err.what());
+      io::fail(at.child("model"), node["model"], "expected an ONNX model the importer reads", err.what());
     }
   }
   if (const std::string why = wl::check(c.spec, phase); !why.empty())
-    io::fail(at.child("phase"), node["phase"], "a phase the model can run at batch " + std::to_string(batch), why);
+    io::fail(at.child("phase"), node["phase"], "expected a phase the model can run at batch " + std::to_string(batch), why);
   return std::make_shared<const wl::OperatorGraph>(wl::build_graph(c.spec, phase));
 }
 
