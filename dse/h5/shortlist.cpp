@@ -322,13 +322,16 @@ ResultNames read_result_names(const std::string& path) {
     if (w.ids[i] >= n.units.size()) {
       n.units.resize(w.ids[i] + 1, "samples/s");
       n.workloads.resize(w.ids[i] + 1);
+      n.workload_eval_arguments.resize(w.ids[i] + 1);
     }
     n.workloads[w.ids[i]] = w.rows[i][0];
     n.units[w.ids[i]] = w.rows[i][1];
+    if (w.rows[i].size() > 2) n.workload_eval_arguments[w.ids[i]] = w.rows[i][2];
   }
   const TextTable v = read_text_table(file, "variants");
   for (std::size_t i = 0; i < v.ids.size(); ++i)
-    if (v.rows[i].size() >= 3) n.variants[v.ids[i]] = {v.rows[i][1], v.rows[i][2]};
+    if (v.rows[i].size() >= 3)
+      n.variants[v.ids[i]] = {v.rows[i][1], v.rows[i][2], v.rows[i].size() > 3 ? v.rows[i][3] : std::string()};
   return n;
 }
 
@@ -341,12 +344,22 @@ std::string ResultNames::workload(const PointRecord& r) const {
 
 std::string ResultNames::hardware(const PointRecord& r) const {
   const auto it = variants.find(r.hardware_id);
-  return it != variants.end() ? it->second.first : name_of(r.hardware, sizeof(r.hardware));
+  return it != variants.end() ? it->second.name : name_of(r.hardware, sizeof(r.hardware));
 }
 
 std::string ResultNames::knobs(const PointRecord& r) const {
   const auto it = variants.find(r.hardware_id);
-  return it != variants.end() ? it->second.second : std::string();
+  return it != variants.end() ? it->second.knobs : std::string();
+}
+
+std::string ResultNames::eval_command(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  if (it == variants.end() || it->second.eval_arguments.empty() || r.workload_id >= workload_eval_arguments.size() ||
+      workload_eval_arguments[r.workload_id].empty())
+    return {};
+  const std::string b = std::to_string(r.batch);
+  return "dse eval " + it->second.eval_arguments + " " + workload_eval_arguments[r.workload_id] + " --batch " + b +
+         " --max-batch " + b;
 }
 
 ShortlistFormat parse_shortlist_format(const std::string& s) {
@@ -394,7 +407,8 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
       const PointRecord& r = rows[i];
       out << (first ? "\n  " : ",\n  ") << "{\"index\": " << r.index << ", \"workload\": "
           << json_string(names.workload(r)) << ", \"hardware\": " << json_string(names.hardware(r))
-          << ", \"knobs\": " << json_string(names.knobs(r)) << ", \"batch\": " << r.batch
+          << ", \"knobs\": " << json_string(names.knobs(r)) << ", \"eval_command\": " << json_string(names.eval_command(r))
+          << ", \"batch\": " << r.batch
           << ", \"throughput_samples_per_s\": " << json_number(r.throughput_samples_per_s)
           << ", \"throughput_unit\": " << json_string(names.unit(r.workload_id))
           << ", \"latency_s\": " << json_number(r.latency_s)

@@ -63,13 +63,19 @@ std::vector<PointRecord> read_archive_rows(const std::string& path);
 // ("tokens/s" for served models, "samples/s" otherwise) and full name, each stored variant's
 // full name and knob values. Empty where the file lacks them.
 struct ResultNames {
+  struct Variant {
+    std::string name, knobs, eval_arguments;
+  };
   std::vector<std::string> units;                            // by workload id
   std::vector<std::string> workloads;                        // by workload id
-  std::map<std::uint32_t, std::pair<std::string, std::string>> variants;  // hardware id -> name, knobs
+  std::vector<std::string> workload_eval_arguments;          // by workload id
+  std::map<std::uint32_t, Variant> variants;                 // by hardware id
   [[nodiscard]] std::string unit(std::uint32_t workload) const;
   [[nodiscard]] std::string workload(const PointRecord& r) const;
   [[nodiscard]] std::string hardware(const PointRecord& r) const;
   [[nodiscard]] std::string knobs(const PointRecord& r) const;
+  // The `dse eval` command that evaluates point r again (a served model on a system), or "".
+  [[nodiscard]] std::string eval_command(const PointRecord& r) const;
 };
 ResultNames read_result_names(const std::string& path);
 
