@@ -67,7 +67,8 @@ costmodel::loopnest::Architecture apply_loopnest_knobs(const costmodel::loopnest
                                                        const std::vector<LoopnestKnob>& knobs,
                                                        const std::vector<std::size_t>& choices);
 
-// Reads `overrides:` (node at `at`) against the architecture `base` read from `file`.
+// Reads `overrides:` (node at `at`) against the architecture `base`, named `file` in messages
+// (as the scenario names it).
 // Throws ConfigError.
 std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const Place& at,
                                                   const costmodel::loopnest::Architecture& base, const std::string& file);

@@ -211,7 +211,7 @@ HardwareEntry parse_loopnest_entry(const YAML::Node& node, const Place& at) {
     h.figures.push_back(values.front());
     if (values.size() > 1) h.knobs.push_back({f.key, i, std::move(values)});
   }
-  if (m.has("overrides")) e->overrides = io::read_loopnest_overrides(m.node("overrides"), m.place("overrides"), e->base, e->file);
+  if (m.has("overrides")) e->overrides = io::read_loopnest_overrides(m.node("overrides"), m.place("overrides"), e->base, e->architecture);
   for (const auto& k : e->overrides) {
     const std::size_t field = h.figures.size();
     h.figures.push_back(0.0);
