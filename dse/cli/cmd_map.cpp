@@ -32,13 +32,7 @@ namespace {
 
 std::string num(double v) { return io::format_number(v); }
 // A JSON number that reads back to the same double (dse run's mapping sheets compare to it).
-std::string exact(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = io::format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return io::format_number(v, 17);
-}
+std::string exact(double v) { return io::exact_number_text(v); }
 
 // --override PATH=VALUE, in the order given: numbers of the architecture by the native file's
 // keys, as a scenario's loop-nest overrides set them (dse/io/loopnest_overrides.hpp).

@@ -95,22 +95,21 @@ std::string closest(const std::string& path, const std::vector<std::string>& val
   return best;
 }
 
-// The shortest text that reads back to v.
-std::string text_of(double v) {
+std::string values_text(const LoopnestKnob& k, const std::vector<double>& row) {
+  std::string out;
+  for (std::size_t p = 0; p < k.paths.size(); ++p) out += (out.empty() ? "" : " ") + k.paths[p] + "=" + exact_number_text(row[p]);
+  return out;
+}
+
+}  // namespace
+
+std::string exact_number_text(double v) {
   for (int digits = 6; digits <= 17; ++digits) {
     const std::string t = format_number(v, digits);
     if (std::stod(t) == v) return t;
   }
   return format_number(v, 17);
 }
-
-std::string values_text(const LoopnestKnob& k, const std::vector<double>& row) {
-  std::string out;
-  for (std::size_t p = 0; p < k.paths.size(); ++p) out += (out.empty() ? "" : " ") + k.paths[p] + "=" + text_of(row[p]);
-  return out;
-}
-
-}  // namespace
 
 std::vector<std::string> loopnest_paths(const lp::Architecture& a) {
   std::vector<std::string> out;

@@ -53,6 +53,10 @@ struct LoopnestKnob {
   std::vector<std::string> labels;          // a group's names of its choices, or none
 };
 
+// The shortest text that reads back to v (6 to 17 significant digits), as a scenario writes
+// a number and as /variants and `dse map --json` print one.
+std::string exact_number_text(double v);
+
 // Every path of `a` (for messages and `dse presets`-style listings).
 std::vector<std::string> loopnest_paths(const costmodel::loopnest::Architecture& a);
 std::optional<LoopnestField> resolve_loopnest_path(const costmodel::loopnest::Architecture& a, const std::string& path);

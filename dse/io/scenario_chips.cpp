@@ -255,18 +255,6 @@ lw::LoopnestChip build_loopnest(const std::string& name, const std::vector<doubl
   return c;
 }
 
-namespace {
-
-std::string number(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = io::format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return io::format_number(v, 17);
-}
-
-}  // namespace
-
 std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>& f, const std::vector<bool>& swept) {
   const auto& defs = loopnest_fields();
   std::string out;
@@ -276,7 +264,7 @@ std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>&
     const std::string v = i == kObjective     ? kObjectives[static_cast<int>(f[i])]
                           : i == kConstraints ? e.constraint_names[static_cast<std::size_t>(f[i])]
                           : i == kFusion      ? kFusions[static_cast<int>(f[i])]
-                                              : number(f[i]);
+                                              : io::exact_number_text(f[i]);
     add(std::string(defs[i].key) + "=" + v);
   }
   for (std::size_t k = 0; k < e.overrides.size(); ++k) {
@@ -290,7 +278,7 @@ std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>&
     const std::vector<double>& row = e.overrides[k].values[choice];
     std::string v;
     const bool same = std::all_of(row.begin(), row.end(), [&](double x) { return x == row.front(); });
-    for (std::size_t p = 0; p < (same ? 1 : row.size()); ++p) v += (v.empty() ? "" : ",") + number(row[p]);
+    for (std::size_t p = 0; p < (same ? 1 : row.size()); ++p) v += (v.empty() ? "" : ",") + io::exact_number_text(row[p]);
     add(e.overrides[k].key + "=" + v);
   }
   return out;
@@ -312,7 +300,7 @@ std::string map_arguments(const HardwareEntry& h, std::uint64_t v) {
   for (std::size_t k = 0; k < e.overrides.size(); ++k) {
     const io::LoopnestKnob& knob = e.overrides[k];
     const std::vector<double>& row = knob.values[static_cast<std::size_t>(f[kFirstOverride + k])];
-    for (std::size_t p = 0; p < knob.paths.size(); ++p) a += " --override " + knob.paths[p] + "=" + number(row[p]);
+    for (std::size_t p = 0; p < knob.paths.size(); ++p) a += " --override " + knob.paths[p] + "=" + io::exact_number_text(row[p]);
   }
   return a + " --objective " + kObjectives[static_cast<int>(f[kObjective])] + " --evaluations " +
          std::to_string(c.mapper.heuristic_evaluations) + " --time-budget-ms 0 --seed " + std::to_string(c.mapper.seed);
