@@ -12,6 +12,8 @@
 #include "dse/driver/run.hpp"
 #include "dse/error.hpp"
 #include "dse/io/scenario.hpp"
+#include "dse/io/op_spec.hpp"
+#include "dse/io/timeloop_reader.hpp"
 #include "dse/io/timeloop_writer.hpp"
 #include "dse/io/platform_reader.hpp"
 
@@ -222,6 +224,34 @@ TEST(ChipPoints, ModelsRunOnRooflineSystolicAndLoopnestChips) {
   const PointRecord sys = evaluate_point(s, space, 3);  // a system runs served models only
   EXPECT_EQ(sys.feasible, 0);
   EXPECT_EQ(std::string(sys.bottleneck), "unsupported");
+}
+
+// A Timeloop v0.4 architecture (the Eyeriss exercise of data/oracles/timeloop/06, with its ERT
+// and its own dataspace constraints) as a loop-nest chip: a mapped layer of the point is what
+// dse map's path gives for the operator the sheet names (read_timeloop_arch + ERT, the file's
+// constraints, map_operator with an evaluation budget and no clock).
+TEST(ChipPoints, TimeloopArchitectureUnderItsOwnConstraints) {
+  const std::string dir = std::string(DSE_ORACLES_DIR) + "/timeloop/06-eyeriss-vgg02-layer5/";
+  const Scenario s = parse_scenario("name: t\nhardware:\n  - name: tl\n    kind: loopnest\n    architecture: " + dir +
+                                        "eyeriss_like.yaml\n    ert: " + dir + "ERT.yaml\n    mapper_evaluations: 500\n"
+                                        "workloads:\n  - {name: w, model: mobilenet-v2, phase: inference}\nbatch_sizes: [1]\n",
+                                    "s.yaml");
+  const auto rows = layer_breakdown(s, design_space(s), 0);
+  int checked = 0;
+  for (const auto& row : rows) {
+    const auto arrow = row.mapping.find(" => ");
+    if (arrow == std::string::npos || checked == 3) continue;
+    lp::Architecture a = io::read_timeloop_arch(dir + "eyeriss_like.yaml");
+    io::read_timeloop_ert(dir + "ERT.yaml", a);
+    const lp::Problem p = io::parse_loopnest_op(row.mapping.substr(0, arrow), 8, "op");
+    costmodel::mapper::MapperOptions o;
+    o.heuristic_evaluations = 500;
+    const auto r = costmodel::mapper::map_operator(a, p, io::read_timeloop_constraints(dir + "eyeriss_like.yaml", "", a, p), o);
+    EXPECT_EQ(row.latency_s, r.cost.latency_s) << row.name;
+    EXPECT_EQ(row.energy_j, r.cost.energy_j) << row.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 TEST(ChipWorkloads, PhaseAndModelErrorsAreOneLine) {
