@@ -24,7 +24,9 @@ std::string scenario_text(std::int64_t evaluations) {
          "    kind: loopnest\n"
          "    architecture: eyeriss-like\n"
          "    objective: {choices: [energy, latency, edp]}\n"
-         "    mapper_evaluations: " + std::to_string(evaluations) + "\n"
+         "    mapper_evaluations: " +
+         std::to_string(evaluations) +
+         "\n"
          "    process_nm: 65\n"
          "    overrides:\n"
          "      levels.shared_glb.capacity_words: {choices: [27648, 55296, 110592]}\n"

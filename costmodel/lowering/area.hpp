@@ -27,12 +27,12 @@ namespace dse::costmodel::lowering {
 inline constexpr std::int64_t kRegisterFileMaxBits = 1024;
 
 struct AreaFigures {
-  double mac_mm2 = 0.0;               // one MAC unit at the array's precision
+  double mac_mm2 = 0.0;  // one MAC unit at the array's precision
   double sram_mm2_per_kib = 0.0;
   double register_mm2_per_kib = 0.0;
   double vector_lane_mm2 = 0.0;
-  double hbm_phy_mm2 = 0.0;           // per HBM stack
-  double link_phy_mm2 = 0.0;          // per chip-to-chip link
+  double hbm_phy_mm2 = 0.0;   // per HBM stack
+  double link_phy_mm2 = 0.0;  // per chip-to-chip link
   double fixed_mm2 = 0.0;
   int hbm_stacks = 0;
   int links = 0;
@@ -43,7 +43,7 @@ struct AreaBreakdown {
   double sram_mm2 = 0.0;
   double registers_mm2 = 0.0;
   double vector_mm2 = 0.0;
-  double io_mm2 = 0.0;   // HBM PHYs and links
+  double io_mm2 = 0.0;  // HBM PHYs and links
   double fixed_mm2 = 0.0;
   [[nodiscard]] double total_mm2() const noexcept {
     return macs_mm2 + sram_mm2 + registers_mm2 + vector_mm2 + io_mm2 + fixed_mm2;

@@ -40,9 +40,8 @@ std::vector<bool> epilogues(const wl::Block& b) {
   std::vector<bool> fused(b.nodes.size(), false);
   for (std::size_t i = 0; i < b.nodes.size(); ++i) {
     const wl::Node& n = b.nodes[i];
-    const int activations = static_cast<int>(std::count_if(n.op.tensors.begin(), n.op.tensors.end(), [](const wl::Tensor& t) {
-      return t.role == wl::TensorRole::input;
-    }));
+    const int activations = static_cast<int>(std::count_if(
+        n.op.tensors.begin(), n.op.tensors.end(), [](const wl::Tensor& t) { return t.role == wl::TensorRole::input; }));
     if (n.op.kind != wl::OpKind::elementwise || activations != 1 || n.inputs.size() != 1) continue;
     for (std::size_t j = 0; j < i; ++j) {
       if (b.nodes[j].op.name != n.inputs[0]) continue;
@@ -127,7 +126,8 @@ GraphCost evaluate_graph(const RooflineHardware& hw, const wl::OperatorGraph& g,
     c.dram_bytes = work.bytes;
     c.bottleneck = k.bottleneck;
     c.stall_fraction = k.latency_s > 0.0 ? (k.latency_s - k.compute_time_s) / k.latency_s : 0.0;
-    c.pct_of_peak = k.latency_s > 0.0 && hw.peak_flops_per_s > 0.0 ? 100.0 * work.flops / (k.latency_s * hw.peak_flops_per_s) : 0.0;
+    c.pct_of_peak =
+        k.latency_s > 0.0 && hw.peak_flops_per_s > 0.0 ? 100.0 * work.flops / (k.latency_s * hw.peak_flops_per_s) : 0.0;
     c.mapping = "roofline";
   });
 }
@@ -144,19 +144,22 @@ GraphCost evaluate_graph(const SystolicHardware& hw, const wl::OperatorGraph& g,
       const double dram = static_cast<double>(r.dram_ifmap_reads + r.dram_filter_reads + r.dram_ofmap_writes);
       c.latency_s = cycles / hw.clock_hz;
       c.energy_j = n * (static_cast<double>(r.macs) * hw.energy_per_mac_j + sram * hw.energy_per_sram_word_j +
-                        dram * hw.energy_per_dram_word_j) + hw.static_power_w * c.latency_s;
+                        dram * hw.energy_per_dram_word_j) +
+                   hw.static_power_w * c.latency_s;
       c.dram_bytes = n * dram * word;
-      c.stall_fraction = r.total_cycles > 0 ? static_cast<double>(r.stall_cycles) / static_cast<double>(r.total_cycles) : 0.0;
+      c.stall_fraction =
+          r.total_cycles > 0 ? static_cast<double>(r.stall_cycles) / static_cast<double>(r.total_cycles) : 0.0;
       c.bottleneck = r.stall_cycles * 2 > r.total_cycles ? Bottleneck::memory : Bottleneck::compute;
       c.pct_of_peak = r.overall_util_pct;
       // The convolution as a SCALE-Sim topology row gives it (name, H, W, R, S, C, K, stride), then
       // how it ran.
       const ConvLayer& l = s.layer;
-      c.mapping = "H=" + std::to_string(l.ifmap_h) + " W=" + std::to_string(l.ifmap_w) + " R=" + std::to_string(l.filter_h) +
-                  " S=" + std::to_string(l.filter_w) + " C=" + std::to_string(l.channels) + " K=" + std::to_string(l.num_filters) +
-                  " stride=" + std::to_string(l.stride_h) + (s.count > 1 ? " x" + std::to_string(s.count) : "") + " => " +
-                  std::string(to_string(hw.array.dataflow)) + ", " + std::to_string(r.folds) + " folds, mapping efficiency " +
-                  std::to_string(static_cast<int>(r.mapping_eff_pct + 0.5)) + "%";
+      c.mapping = "H=" + std::to_string(l.ifmap_h) + " W=" + std::to_string(l.ifmap_w) +
+                  " R=" + std::to_string(l.filter_h) + " S=" + std::to_string(l.filter_w) +
+                  " C=" + std::to_string(l.channels) + " K=" + std::to_string(l.num_filters) +
+                  " stride=" + std::to_string(l.stride_h) + (s.count > 1 ? " x" + std::to_string(s.count) : "") +
+                  " => " + std::string(to_string(hw.array.dataflow)) + ", " + std::to_string(r.folds) +
+                  " folds, mapping efficiency " + std::to_string(static_cast<int>(r.mapping_eff_pct + 0.5)) + "%";
       return;
     }
     // The vector path of systolic_platform.cpp's element-wise layers: words over the DRAM
@@ -164,7 +167,8 @@ GraphCost evaluate_graph(const SystolicHardware& hw, const wl::OperatorGraph& g,
     const VectorWork w = vector_work(op);
     const double words = w.elements_read + w.elements_written;
     const double rate = hw.vector_ops_per_cycle > 0 ? hw.vector_ops_per_cycle : static_cast<double>(hw.array.cols);
-    set_vector_figures(c, w.ops / rate, words / (3.0 * static_cast<double>(hw.array.dram_words_per_cycle)), hw.clock_hz);
+    set_vector_figures(c, w.ops / rate, words / (3.0 * static_cast<double>(hw.array.dram_words_per_cycle)),
+                       hw.clock_hz);
     c.energy_j = words * hw.energy_per_dram_word_j + hw.static_power_w * c.latency_s;
     c.dram_bytes = words * word;
     c.mapping = "vector unit";
@@ -198,38 +202,42 @@ void vector_on_loopnest(const LoopnestChip& chip, const wl::Operator& op, Operat
   if (top.write_bandwidth_words_per_cycle > 0.0) mem = std::max(mem, written / top.write_bandwidth_words_per_cycle);
   set_vector_figures(c, w.ops / chip.vector_ops_per_cycle(), mem, chip.arch.clock_hz);
   const double block = static_cast<double>(top.block_words);
-  c.energy_j = read / block * top.read_energy_j + written / block * top.update_energy_j + w.ops * chip.vector.energy_per_op_j +
-               chip.static_power_w * c.latency_s;
+  c.energy_j = read / block * top.read_energy_j + written / block * top.update_energy_j +
+               w.ops * chip.vector.energy_per_op_j + chip.static_power_w * c.latency_s;
   c.dram_bytes = (read + written) * static_cast<double>(top.word_bits) / 8.0;
   c.mapping = "vector unit";
 }
 
 }  // namespace
 
-GraphCost evaluate_graph(const LoopnestChip& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, OperatorMemo& memo) {
+GraphCost evaluate_graph(const LoopnestChip& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase,
+                         OperatorMemo& memo) {
   const int bits = chip.bits();
   const auto fused = [&](const wl::Operator& op, OperatorCost& c) {
     const double ops = vector_work(op).ops;
     set_vector_figures(c, ops / chip.vector_ops_per_cycle(), 0.0, chip.arch.clock_hz);
     c.energy_j = ops * chip.vector.energy_per_op_j + chip.static_power_w * c.latency_s;
   };
-  return sum_graph(g, phase, chip.memory_capacity_bytes, chip.fuse_epilogues, [&](const wl::Operator& op, OperatorCost& c) {
-    if (unit_of(op) == Unit::vector) {
-      vector_on_loopnest(chip, op, c);
-      return;
-    }
-    const MappedOperator m = map_on_chip(chip, loopnest_problem(op, bits), memo);
-    c.feasible = m.feasible;
-    c.reason = m.reason;
-    c.latency_s = m.latency_s;
-    c.energy_j = m.energy_j + chip.static_power_w * m.latency_s;
-    c.dram_bytes = m.dram_bytes;
-    c.stall_fraction = m.cycles > 0.0 ? (m.cycles - m.compute_cycles) / m.cycles : 0.0;
-    c.pct_of_peak = 100.0 * m.utilization;
-    c.bottleneck = m.bottleneck;
-    // The operator as `dse map --op` takes it, then its loop nest.
-    c.mapping = map_op_text(op, bits) + " => " + (m.feasible ? m.loop_nest : "no mapping: " + m.reason);
-  }, fused);
+  return sum_graph(
+      g, phase, chip.memory_capacity_bytes, chip.fuse_epilogues,
+      [&](const wl::Operator& op, OperatorCost& c) {
+        if (unit_of(op) == Unit::vector) {
+          vector_on_loopnest(chip, op, c);
+          return;
+        }
+        const MappedOperator m = map_on_chip(chip, loopnest_problem(op, bits), memo);
+        c.feasible = m.feasible;
+        c.reason = m.reason;
+        c.latency_s = m.latency_s;
+        c.energy_j = m.energy_j + chip.static_power_w * m.latency_s;
+        c.dram_bytes = m.dram_bytes;
+        c.stall_fraction = m.cycles > 0.0 ? (m.cycles - m.compute_cycles) / m.cycles : 0.0;
+        c.pct_of_peak = 100.0 * m.utilization;
+        c.bottleneck = m.bottleneck;
+        // The operator as `dse map --op` takes it, then its loop nest.
+        c.mapping = map_op_text(op, bits) + " => " + (m.feasible ? m.loop_nest : "no mapping: " + m.reason);
+      },
+      fused);
 }
 
 }  // namespace dse::costmodel::lowering

@@ -43,7 +43,7 @@ struct LoopnestChip {
   // 52(1), 2017, section IV-A): its operations cost their vector-unit time and energy, its
   // tensors no memory traffic. Otherwise each operator's tensors go through memory.
   bool fuse_epilogues = false;
-  int operand_bits = 0;       // 0: the first compute rate's
+  int operand_bits = 0;  // 0: the first compute rate's
   VectorUnit vector;
   double static_power_w = 0.0;
   double memory_capacity_bytes = 0.0;  // 0: unbounded
@@ -62,34 +62,36 @@ struct LoopnestChip {
 // One operator of the step: its figures per occurrence, how it ran.
 struct OperatorCost {
   std::string name;
-  std::string type;          // the operator kind (workload/operator.hpp to_string)
-  std::int64_t repeat = 1;   // occurrences in the step
+  std::string type;         // the operator kind (workload/operator.hpp to_string)
+  std::int64_t repeat = 1;  // occurrences in the step
   double latency_s = 0.0;
-  double energy_j = 0.0;     // dynamic, a loop nest's leakage and the chip's static power over latency_s
+  double energy_j = 0.0;  // dynamic, a loop nest's leakage and the chip's static power over latency_s
   double flops = 0.0;
-  double dram_bytes = 0.0;   // outermost-memory traffic
+  double dram_bytes = 0.0;  // outermost-memory traffic
   double stall_fraction = 0.0;
   double pct_of_peak = 0.0;  // achieved FLOP/s over the unit's peak, percent
   Bottleneck bottleneck = Bottleneck::compute;
   bool feasible = true;
-  std::string reason;        // why not, when infeasible
-  std::string mapping;       // how it ran: a loop nest, folds on the array, the vector unit
+  std::string reason;   // why not, when infeasible
+  std::string mapping;  // how it ran: a loop nest, folds on the array, the vector unit
 };
 
 struct GraphCost {
   std::vector<OperatorCost> ops;
-  double latency_s = 0.0;    // the step
-  double energy_j = 0.0;     // the step, static power included
+  double latency_s = 0.0;  // the step
+  double energy_j = 0.0;   // the step, static power included
   double flops = 0.0;
   double dram_bytes = 0.0;
-  double memory_bytes = 0.0; // the step's footprint (workload/footprint.hpp)
-  bool feasible = true;      // every operator mapped and the footprint fits
-  std::string reason;        // the first reason it is not ("capacity", "unsupported", a mapper reason)
+  double memory_bytes = 0.0;  // the step's footprint (workload/footprint.hpp)
+  bool feasible = true;       // every operator mapped and the footprint fits
+  std::string reason;         // the first reason it is not ("capacity", "unsupported", a mapper reason)
   Bottleneck bottleneck = Bottleneck::compute;  // the class that takes the most time
 };
 
-GraphCost evaluate_graph(const RooflineHardware& hw, const workload::OperatorGraph& g, const workload::PhaseSpec& phase);
-GraphCost evaluate_graph(const SystolicHardware& hw, const workload::OperatorGraph& g, const workload::PhaseSpec& phase);
+GraphCost evaluate_graph(const RooflineHardware& hw, const workload::OperatorGraph& g,
+                         const workload::PhaseSpec& phase);
+GraphCost evaluate_graph(const SystolicHardware& hw, const workload::OperatorGraph& g,
+                         const workload::PhaseSpec& phase);
 // Mapped operators go through `memo`: one (architecture, operator shape, constraints, mapper
 // options) is mapped once per memo, and a hit gives the same figures as the mapping did.
 GraphCost evaluate_graph(const LoopnestChip& chip, const workload::OperatorGraph& g, const workload::PhaseSpec& phase,

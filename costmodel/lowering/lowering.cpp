@@ -36,10 +36,18 @@ lp::Conv2dShape conv_shape(const wl::ConvShape& c) {
 lp::Problem loopnest_problem(const wl::Operator& op, int bits) {
   lp::Problem p;
   switch (op.kind) {
-    case wl::OpKind::gemm: p = lp::make_gemm(op.batch * op.m, op.n, op.k, bits); break;  // a shared weight: rows fold
-    case wl::OpKind::batched_gemm: p = lp::make_batched_gemm(op.batch, op.m, op.n, op.k, bits); break;
-    case wl::OpKind::conv2d: p = lp::make_conv2d(conv_shape(op.conv), bits); break;
-    default: p = lp::make_gemm(1, 1, 1, bits); break;  // not an array operator (unit_of)
+    case wl::OpKind::gemm:
+      p = lp::make_gemm(op.batch * op.m, op.n, op.k, bits);
+      break;  // a shared weight: rows fold
+    case wl::OpKind::batched_gemm:
+      p = lp::make_batched_gemm(op.batch, op.m, op.n, op.k, bits);
+      break;
+    case wl::OpKind::conv2d:
+      p = lp::make_conv2d(conv_shape(op.conv), bits);
+      break;
+    default:
+      p = lp::make_gemm(1, 1, 1, bits);
+      break;  // not an array operator (unit_of)
   }
   p.name = op.name;
   return p;
@@ -50,8 +58,8 @@ std::string map_op_text(const wl::Operator& op, int bits) {
   std::string t;
   if (op.kind == wl::OpKind::conv2d) {
     const wl::ConvShape& c = op.conv;
-    t = "conv2d N=" + n(c.n) + " C=" + n(c.c) + " H=" + n(c.h + 2 * c.pad) + " W=" + n(c.w + 2 * c.pad) + " K=" + n(c.k) +
-        " R=" + n(c.s) + " S=" + n(c.r) + " stride=" + n(c.stride);
+    t = "conv2d N=" + n(c.n) + " C=" + n(c.c) + " H=" + n(c.h + 2 * c.pad) + " W=" + n(c.w + 2 * c.pad) +
+        " K=" + n(c.k) + " R=" + n(c.s) + " S=" + n(c.r) + " stride=" + n(c.stride);
     if (c.groups > 1) t += " groups=" + n(c.groups);
   } else if (op.kind == wl::OpKind::batched_gemm) {
     t = "bmm B=" + n(op.batch) + " M=" + n(op.m) + " N=" + n(op.n) + " K=" + n(op.k);

@@ -110,7 +110,9 @@ MappedOperator summarize(const lp::Architecture& a, const lp::Problem& p, const 
     m.dram_words = words * static_cast<double>(top.utilized_instances);
     m.dram_bytes = m.dram_words * static_cast<double>(a.levels[0].word_bits) / 8.0;
   }
-  m.bottleneck = !r.feasible ? Bottleneck::capacity : c.cycles > c.compute_cycles ? Bottleneck::memory : Bottleneck::compute;
+  m.bottleneck = !r.feasible                   ? Bottleneck::capacity
+                 : c.cycles > c.compute_cycles ? Bottleneck::memory
+                                               : Bottleneck::compute;
   if (r.feasible) m.loop_nest = loop_nest_text(a, p, r.mapping);
   return m;
 }

@@ -29,17 +29,17 @@ namespace dse::costmodel::lowering {
 // What a point keeps of one mapped operator.
 struct MappedOperator {
   bool feasible = false;
-  std::string reason;          // loopnest::infeasible_name when infeasible
+  std::string reason;  // loopnest::infeasible_name when infeasible
   double latency_s = 0.0;
   double energy_j = 0.0;
   double cycles = 0.0;
   double compute_cycles = 0.0;
-  double utilization = 0.0;    // MACs / (cycles x peak MACs per cycle)
+  double utilization = 0.0;  // MACs / (cycles x peak MACs per cycle)
   double macs = 0.0;
-  double dram_words = 0.0;     // outermost level: reads + fills + updates of every tensor
+  double dram_words = 0.0;  // outermost level: reads + fills + updates of every tensor
   double dram_bytes = 0.0;
   Bottleneck bottleneck = Bottleneck::compute;
-  std::string loop_nest;       // per level, outermost first: temporal factors [order], spatial factors
+  std::string loop_nest;  // per level, outermost first: temporal factors [order], spatial factors
 };
 
 // The loop nest of a mapping in one line: "DRAM: M2 C4 [C M] | shared_glb: P7 Q7 x: Q14 y: M12 | ..."

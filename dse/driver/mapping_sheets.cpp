@@ -13,8 +13,8 @@ namespace {
 
 // The columns: point_index, then these texts and numbers in this order.
 constexpr std::array<const char*, 4> kTexts = {"layer", "type", "bottleneck", "mapping"};
-constexpr std::array<const char*, 6> kNumbers = {"latency_s", "energy_j", "flops", "dram_bytes", "stall_fraction",
-                                                 "pct_of_peak"};
+constexpr std::array<const char*, 6> kNumbers = {"latency_s",  "energy_j",       "flops",
+                                                 "dram_bytes", "stall_fraction", "pct_of_peak"};
 
 struct Layout {
   std::array<std::uint64_t, kTexts.size()> width{};  // each text's bytes, its NUL included
@@ -67,7 +67,7 @@ std::vector<char> pack(const std::vector<Row>& rows, const Layout& l) {
     char* row = buf.data() + i * l.size;
     std::memcpy(row, &rows[i].point, sizeof(std::uint64_t));
     const costmodel::LayerBreakdown& b = rows[i].b;
-    const std::array<double, kNumbers.size()> numbers = {b.latency_s, b.energy_j,       b.flops,
+    const std::array<double, kNumbers.size()> numbers = {b.latency_s,  b.energy_j,       b.flops,
                                                          b.dram_bytes, b.stall_fraction, b.pct_of_peak};
     for (std::size_t c = 0; c < kNumbers.size(); ++c) std::memcpy(row + l.number_at[c], &numbers[c], sizeof(double));
     const auto texts = texts_of(rows[i]);
@@ -99,7 +99,8 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
     shape[0] = rows.size();
     for (const Row& r : rows) {
       const auto texts = texts_of(r);
-      for (std::size_t c = 0; c < kTexts.size(); ++c) shape[1 + c] = std::max<std::uint64_t>(shape[1 + c], texts[c].size() + 1);
+      for (std::size_t c = 0; c < kTexts.size(); ++c)
+        shape[1 + c] = std::max<std::uint64_t>(shape[1 + c], texts[c].size() + 1);
     }
   }
   Bytes b(sizeof(shape));

@@ -35,10 +35,14 @@ std::string unusable(const HardwareVariant& hw) {
 
 lw::GraphCost cost_of(const HardwareEntry& e, const HardwareVariant& hw, const ChipStep& s) {
   switch (hw.kind) {
-    case HardwareKind::roofline: return lw::evaluate_graph(hw.roofline, *s.graph, s.phase);
-    case HardwareKind::systolic: return lw::evaluate_graph(hw.systolic, *s.graph, s.phase);
-    case HardwareKind::loopnest: return lw::evaluate_graph(hw.loopnest, *s.graph, s.phase, *e.loopnest->memo);
-    case HardwareKind::system: break;
+    case HardwareKind::roofline:
+      return lw::evaluate_graph(hw.roofline, *s.graph, s.phase);
+    case HardwareKind::systolic:
+      return lw::evaluate_graph(hw.systolic, *s.graph, s.phase);
+    case HardwareKind::loopnest:
+      return lw::evaluate_graph(hw.loopnest, *s.graph, s.phase, *e.loopnest->memo);
+    case HardwareKind::system:
+      break;
   }
   return {};
 }
@@ -72,7 +76,8 @@ void evaluate_chip_point(const HardwareEntry& entry, const HardwareVariant& hw, 
   const double peak = hw.peak_flops_per_s();
   r.mfu = peak > 0.0 && c.latency_s > 0.0 ? c.flops / (c.latency_s * peak) : 0.0;
   r.feasible = c.feasible ? 1 : 0;
-  set_name(r.bottleneck, c.reason == "unsupported" ? std::string("unsupported") : std::string(costmodel::to_string(c.bottleneck)));
+  set_name(r.bottleneck,
+           c.reason == "unsupported" ? std::string("unsupported") : std::string(costmodel::to_string(c.bottleneck)));
 }
 
 std::vector<costmodel::LayerBreakdown> chip_layer_breakdown(const HardwareEntry& entry, const HardwareVariant& hw,

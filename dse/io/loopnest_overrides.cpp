@@ -48,10 +48,14 @@ int key_index(const Key (&keys)[N], const std::string& name) {
 
 const Key& key_of(const LoopnestField& f) {
   switch (f.owner) {
-    case LoopnestField::Owner::chip: return kChipKeys[f.key];
-    case LoopnestField::Owner::level: return kLevelKeys[f.key];
-    case LoopnestField::Owner::compute: return kComputeKeys[f.key];
-    case LoopnestField::Owner::rate: return kRateKeys[f.key];
+    case LoopnestField::Owner::chip:
+      return kChipKeys[f.key];
+    case LoopnestField::Owner::level:
+      return kLevelKeys[f.key];
+    case LoopnestField::Owner::compute:
+      return kComputeKeys[f.key];
+    case LoopnestField::Owner::rate:
+      return kRateKeys[f.key];
   }
   return kChipKeys[0];
 }
@@ -97,7 +101,8 @@ std::string closest(const std::string& path, const std::vector<std::string>& val
 
 std::string values_text(const LoopnestKnob& k, const std::vector<double>& row) {
   std::string out;
-  for (std::size_t p = 0; p < k.paths.size(); ++p) out += (out.empty() ? "" : " ") + k.paths[p] + "=" + exact_number_text(row[p]);
+  for (std::size_t p = 0; p < k.paths.size(); ++p)
+    out += (out.empty() ? "" : " ") + k.paths[p] + "=" + exact_number_text(row[p]);
   return out;
 }
 
@@ -142,33 +147,47 @@ std::optional<LoopnestField> resolve_loopnest_path(const lp::Architecture& a, co
 double loopnest_value(const lp::Architecture& a, const LoopnestField& f) {
   using O = LoopnestField::Owner;
   switch (f.owner) {
-    case O::chip: return a.clock_hz;
-    case O::compute: return static_cast<double>(f.key == 0 ? a.compute.mesh_x : a.compute.mesh_y);
+    case O::chip:
+      return a.clock_hz;
+    case O::compute:
+      return static_cast<double>(f.key == 0 ? a.compute.mesh_x : a.compute.mesh_y);
     case O::rate: {
       const lp::PrecisionRate& r = a.compute.rates[static_cast<std::size_t>(f.index)];
       return f.key == 0 ? r.bits : f.key == 1 ? r.macs_per_cycle : r.energy_per_mac_j * 1e12;
     }
-    case O::level: break;
+    case O::level:
+      break;
   }
   const lp::StorageLevel& lv = a.levels[static_cast<std::size_t>(f.index)];
-  const double values[] = {static_cast<double>(lv.capacity_words), static_cast<double>(lv.word_bits),
-                           static_cast<double>(lv.block_words), static_cast<double>(lv.mesh_x),
-                           static_cast<double>(lv.mesh_y), lv.read_bandwidth_words_per_cycle,
-                           lv.write_bandwidth_words_per_cycle, lv.read_energy_j * 1e12, lv.fill_energy_j * 1e12,
-                           lv.update_energy_j * 1e12, lv.leak_energy_j_per_cycle * 1e12};
+  const double values[] = {static_cast<double>(lv.capacity_words),
+                           static_cast<double>(lv.word_bits),
+                           static_cast<double>(lv.block_words),
+                           static_cast<double>(lv.mesh_x),
+                           static_cast<double>(lv.mesh_y),
+                           lv.read_bandwidth_words_per_cycle,
+                           lv.write_bandwidth_words_per_cycle,
+                           lv.read_energy_j * 1e12,
+                           lv.fill_energy_j * 1e12,
+                           lv.update_energy_j * 1e12,
+                           lv.leak_energy_j_per_cycle * 1e12};
   return values[f.key];
 }
 
 std::string check_loopnest_value(const LoopnestField& f, double v) {
   if (!std::isfinite(v)) return "a finite number";
-  constexpr double kInt = 2147483647.0;           // an int
-  constexpr double kInt64 = 9007199254740992.0;   // 2^53: whole numbers a double holds exactly
+  constexpr double kInt = 2147483647.0;          // an int
+  constexpr double kInt64 = 9007199254740992.0;  // 2^53: whole numbers a double holds exactly
   switch (key_of(f).rule) {
-    case Rule::positive: return v > 0.0 ? "" : "a number > 0";
-    case Rule::non_negative: return v >= 0.0 ? "" : "a number >= 0";
-    case Rule::whole_positive_int: return v >= 1.0 && v <= kInt && v == std::floor(v) ? "" : "a whole number from 1 to 2^31-1";
-    case Rule::whole_positive_int64: return v >= 1.0 && v <= kInt64 && v == std::floor(v) ? "" : "a whole number from 1 to 2^53";
-    case Rule::whole_non_negative: return v >= 0.0 && v <= kInt64 && v == std::floor(v) ? "" : "a whole number from 0 to 2^53";
+    case Rule::positive:
+      return v > 0.0 ? "" : "a number > 0";
+    case Rule::non_negative:
+      return v >= 0.0 ? "" : "a number >= 0";
+    case Rule::whole_positive_int:
+      return v >= 1.0 && v <= kInt && v == std::floor(v) ? "" : "a whole number from 1 to 2^31-1";
+    case Rule::whole_positive_int64:
+      return v >= 1.0 && v <= kInt64 && v == std::floor(v) ? "" : "a whole number from 1 to 2^53";
+    case Rule::whole_non_negative:
+      return v >= 0.0 && v <= kInt64 && v == std::floor(v) ? "" : "a whole number from 0 to 2^53";
   }
   return "";
 }
@@ -177,8 +196,12 @@ void set_loopnest_value(lp::Architecture& a, const LoopnestField& f, double v) {
   using O = LoopnestField::Owner;
   const auto i64 = static_cast<std::int64_t>(v);
   switch (f.owner) {
-    case O::chip: a.clock_hz = v; return;
-    case O::compute: (f.key == 0 ? a.compute.mesh_x : a.compute.mesh_y) = i64; return;
+    case O::chip:
+      a.clock_hz = v;
+      return;
+    case O::compute:
+      (f.key == 0 ? a.compute.mesh_x : a.compute.mesh_y) = i64;
+      return;
     case O::rate: {
       lp::PrecisionRate& r = a.compute.rates[static_cast<std::size_t>(f.index)];
       if (f.key == 0) r.bits = static_cast<int>(v);
@@ -186,21 +209,44 @@ void set_loopnest_value(lp::Architecture& a, const LoopnestField& f, double v) {
       if (f.key == 2) r.energy_per_mac_j = v * 1e-12;
       return;
     }
-    case O::level: break;
+    case O::level:
+      break;
   }
   lp::StorageLevel& lv = a.levels[static_cast<std::size_t>(f.index)];
   switch (f.key) {
-    case 0: lv.capacity_words = i64; break;
-    case 1: lv.word_bits = static_cast<int>(v); break;
-    case 2: lv.block_words = static_cast<int>(v); break;
-    case 3: lv.mesh_x = i64; break;
-    case 4: lv.mesh_y = i64; break;
-    case 5: lv.read_bandwidth_words_per_cycle = v; break;
-    case 6: lv.write_bandwidth_words_per_cycle = v; break;
-    case 7: lv.read_energy_j = v * 1e-12; break;
-    case 8: lv.fill_energy_j = v * 1e-12; break;
-    case 9: lv.update_energy_j = v * 1e-12; break;
-    default: lv.leak_energy_j_per_cycle = v * 1e-12; break;
+    case 0:
+      lv.capacity_words = i64;
+      break;
+    case 1:
+      lv.word_bits = static_cast<int>(v);
+      break;
+    case 2:
+      lv.block_words = static_cast<int>(v);
+      break;
+    case 3:
+      lv.mesh_x = i64;
+      break;
+    case 4:
+      lv.mesh_y = i64;
+      break;
+    case 5:
+      lv.read_bandwidth_words_per_cycle = v;
+      break;
+    case 6:
+      lv.write_bandwidth_words_per_cycle = v;
+      break;
+    case 7:
+      lv.read_energy_j = v * 1e-12;
+      break;
+    case 8:
+      lv.fill_energy_j = v * 1e-12;
+      break;
+    case 9:
+      lv.update_energy_j = v * 1e-12;
+      break;
+    default:
+      lv.leak_energy_j_per_cycle = v * 1e-12;
+      break;
   }
 }
 
@@ -208,7 +254,8 @@ lp::Architecture apply_loopnest_knobs(const lp::Architecture& base, const std::v
                                       const std::vector<std::size_t>& choices) {
   lp::Architecture a = base;
   for (std::size_t k = 0; k < knobs.size(); ++k)
-    for (std::size_t p = 0; p < knobs[k].fields.size(); ++p) set_loopnest_value(a, knobs[k].fields[p], knobs[k].values[choices[k]][p]);
+    for (std::size_t p = 0; p < knobs[k].fields.size(); ++p)
+      set_loopnest_value(a, knobs[k].fields[p], knobs[k].values[choices[k]][p]);
   return a;
 }
 
@@ -216,12 +263,15 @@ namespace {
 
 // The paths of the knob keyed `key`: the key itself, or a group's `paths:`; each resolved.
 std::vector<std::string> knob_paths(const YAML::Node& key, const YAML::Node& value, const Place& at,
-                                    const lp::Architecture& base, const std::string& file, std::vector<LoopnestField>& fields) {
+                                    const lp::Architecture& base, const std::string& file,
+                                    std::vector<LoopnestField>& fields) {
   const auto resolve = [&](const std::string& p, const Place& where, const YAML::Node& n) {
     const auto f = resolve_loopnest_path(base, p);
     if (!f)
-      fail(where, n, "expected a number of the architecture " + file + ", the closest valid path is '" +
-                         closest(p, loopnest_paths(base)) + "'", "\"" + p + "\"");
+      fail(where, n,
+           "expected a number of the architecture " + file + ", the closest valid path is '" +
+               closest(p, loopnest_paths(base)) + "'",
+           "\"" + p + "\"");
     fields.push_back(*f);
   };
   std::vector<std::string> paths;
@@ -265,7 +315,8 @@ std::vector<std::vector<double>> knob_values(const YAML::Node& n, const Place& a
     for (std::size_t i = 0; i < c.size(); ++i) {
       const Place p = m.place("choices").item(i);
       if (!c[i].IsSequence() || c[i].size() != k.paths.size())
-        fail(p, c[i], "expected a list of " + std::to_string(k.paths.size()) + " numbers (one per path)", describe(c[i]));
+        fail(p, c[i], "expected a list of " + std::to_string(k.paths.size()) + " numbers (one per path)",
+             describe(c[i]));
       std::vector<double> row;
       for (std::size_t j = 0; j < k.paths.size(); ++j) row.push_back(as_number(c[i][j], p.item(j)));
       out.push_back(row);
@@ -287,7 +338,8 @@ std::vector<std::string> knob_labels(const YAML::Node& n, const Place& at, std::
   const MapReader m(n, at, {"paths", "choices", "linear", "log", "times", "labels"});
   const YAML::Node l = m.sequence("labels");
   if (l.size() != choices)
-    fail(m.place("labels"), l, "expected one label per choice (" + std::to_string(choices) + ")", std::to_string(l.size()));
+    fail(m.place("labels"), l, "expected one label per choice (" + std::to_string(choices) + ")",
+         std::to_string(l.size()));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < l.size(); ++i) {
     const std::string s = as_string(l[i], m.place("labels").item(i));
@@ -318,7 +370,8 @@ void check_each_value(const LoopnestKnob& k, const YAML::Node& n, const Place& a
 
 std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const Place& at, const lp::Architecture& base,
                                                   const std::string& file) {
-  if (!node.IsMap() || node.size() == 0) fail(at, node, "expected a mapping of architecture paths to values", describe(node));
+  if (!node.IsMap() || node.size() == 0)
+    fail(at, node, "expected a mapping of architecture paths to values", describe(node));
   std::vector<LoopnestKnob> knobs;
   std::uint64_t combinations = 1;
   for (const auto& kv : node) {
@@ -347,7 +400,8 @@ std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const 
     const std::string why = lp::validate(apply_loopnest_knobs(base, knobs, choices));
     if (why.empty()) continue;
     std::string got;
-    for (std::size_t k = 0; k < knobs.size(); ++k) got += (got.empty() ? "" : " ") + values_text(knobs[k], knobs[k].values[choices[k]]);
+    for (std::size_t k = 0; k < knobs.size(); ++k)
+      got += (got.empty() ? "" : " ") + values_text(knobs[k], knobs[k].values[choices[k]]);
     fail(at, node, "expected a combination of override values that leaves a valid hierarchy (" + why + ")", got);
   }
   return knobs;

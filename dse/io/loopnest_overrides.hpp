@@ -16,11 +16,10 @@
 // architecture's value times each factor); a knob keyed by a name of its own moves several
 // paths together, {paths: [a, b], choices: [...]}, a choice being one number for every path
 // or a list of one number per path, and optionally `labels: [...]`, one name per choice,
-// which the result file's knob text shows instead of the numbers. An unknown path is refused with the closest valid one; a
-// value the native reader would refuse, or one that leaves an invalid hierarchy
-// (loopnest::validate), is refused at the knob's place: FILE:LINE:COL:
-// hardware[i].overrides.KEY: ... When the knobs have at most kMaxCheckedCombinations
-// combinations, every combination is checked as the scenario is read; past that, each value
+// which the result file's knob text shows instead of the numbers. An unknown path is refused with the closest valid
+// one; a value the native reader would refuse, or one that leaves an invalid hierarchy (loopnest::validate), is refused
+// at the knob's place: FILE:LINE:COL: hardware[i].overrides.KEY: ... When the knobs have at most
+// kMaxCheckedCombinations combinations, every combination is checked as the scenario is read; past that, each value
 // alone, and a combination that leaves an invalid hierarchy is an infeasible point.
 #pragma once
 
@@ -46,7 +45,7 @@ struct LoopnestField {
 };
 
 struct LoopnestKnob {
-  std::string key;                          // its key under `overrides:` (a path, or a group's name)
+  std::string key;  // its key under `overrides:` (a path, or a group's name)
   std::vector<std::string> paths;
   std::vector<LoopnestField> fields;        // one per path
   std::vector<std::vector<double>> values;  // values[choice][path], in the file's units
@@ -75,6 +74,7 @@ costmodel::loopnest::Architecture apply_loopnest_knobs(const costmodel::loopnest
 // (as the scenario names it).
 // Throws ConfigError.
 std::vector<LoopnestKnob> read_loopnest_overrides(const YAML::Node& node, const Place& at,
-                                                  const costmodel::loopnest::Architecture& base, const std::string& file);
+                                                  const costmodel::loopnest::Architecture& base,
+                                                  const std::string& file);
 
 }  // namespace dse::io

@@ -56,7 +56,7 @@ const std::vector<ChipField>& loopnest_fields() {
       {"static_power_w", 0, Check::non_negative},
       {"memory_capacity_bytes", 0, Check::non_negative},  // 0: unbounded
       {"engineering_risk", 0, Check::fraction},
-      {"process_nm", 0, Check::non_negative},  // 0: no reference area figures
+      {"process_nm", 0, Check::non_negative},     // 0: no reference area figures
       {"mac_area_mm2", -1, Check::non_negative},  // -1: process_nm's reference figure
       {"sram_area_mm2_per_kib", -1, Check::non_negative},
       {"register_area_mm2_per_kib", -1, Check::non_negative},
@@ -139,8 +139,8 @@ std::vector<double> constraint_values(const YAML::Node& n, const Place& at, Loop
     const std::string s = io::as_string(x, p);
     const std::string file = s == "none" ? "" : scenario_path(s, p);
     try {
-      e.constraint_sources.push_back(file.empty() && e.native ? nullptr
-                                                              : std::make_shared<const io::TimeloopConstraintSource>(e.file, file));
+      e.constraint_sources.push_back(
+          file.empty() && e.native ? nullptr : std::make_shared<const io::TimeloopConstraintSource>(e.file, file));
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
@@ -169,7 +169,9 @@ void read_architecture(const MapReader& m, LoopnestEntry& e) {
   const YAML::Node probe = io::parse_yaml(io::read_text_file(e.file, "architecture"), e.file);
   e.native = probe.IsMap() && probe["loopnest_hardware"].IsDefined();
   if (e.native) {
-    if (m.has("ert")) io::fail(m.place("ert"), m.node("ert"), "expected no ert for a native loop-nest file (its energies are in it)", "ert");
+    if (m.has("ert"))
+      io::fail(m.place("ert"), m.node("ert"), "expected no ert for a native loop-nest file (its energies are in it)",
+               "ert");
     e.base = io::read_loopnest_hardware(e.file);
     return;
   }
@@ -177,7 +179,9 @@ void read_architecture(const MapReader& m, LoopnestEntry& e) {
     io::fail(m.place("architecture"), m.node("architecture"),
              "expected a loop-nest architecture (a native loopnest_hardware file or a Timeloop v0.4 architecture)",
              "\"" + e.architecture + "\"");
-  if (!m.has("ert")) io::fail(m.place("architecture"), m.node("architecture"), "expected `ert:` (its Accelergy ERT) with a Timeloop architecture", "no ert");
+  if (!m.has("ert"))
+    io::fail(m.place("architecture"), m.node("architecture"),
+             "expected `ert:` (its Accelergy ERT) with a Timeloop architecture", "no ert");
   e.ert = scenario_path(m.string("ert"), m.place("ert"));
   e.base = io::read_timeloop_arch(e.file);
   io::read_timeloop_ert(e.ert, e.base);
@@ -211,7 +215,8 @@ HardwareEntry parse_loopnest_entry(const YAML::Node& node, const Place& at) {
     h.figures.push_back(values.front());
     if (values.size() > 1) h.knobs.push_back({f.key, i, std::move(values)});
   }
-  if (m.has("overrides")) e->overrides = io::read_loopnest_overrides(m.node("overrides"), m.place("overrides"), e->base, e->architecture);
+  if (m.has("overrides"))
+    e->overrides = io::read_loopnest_overrides(m.node("overrides"), m.place("overrides"), e->base, e->architecture);
   for (const auto& k : e->overrides) {
     const std::size_t field = h.figures.size();
     h.figures.push_back(0.0);
@@ -229,7 +234,8 @@ lw::LoopnestChip build_loopnest(const std::string& name, const std::vector<doubl
   lw::LoopnestChip c;
   c.name = name;
   std::vector<std::size_t> choices;
-  for (std::size_t k = 0; k < e.overrides.size(); ++k) choices.push_back(static_cast<std::size_t>(f[kFirstOverride + k]));
+  for (std::size_t k = 0; k < e.overrides.size(); ++k)
+    choices.push_back(static_cast<std::size_t>(f[kFirstOverride + k]));
   c.arch = e.overrides.empty() ? e.base : io::apply_loopnest_knobs(e.base, e.overrides, choices);
   c.keeps_by_role = e.native;
   c.fuse_epilogues = f[kFusion] == 1.0;
@@ -278,7 +284,8 @@ std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>&
     const std::vector<double>& row = e.overrides[k].values[choice];
     std::string v;
     const bool same = std::all_of(row.begin(), row.end(), [&](double x) { return x == row.front(); });
-    for (std::size_t p = 0; p < (same ? 1 : row.size()); ++p) v += (v.empty() ? "" : ",") + io::exact_number_text(row[p]);
+    for (std::size_t p = 0; p < (same ? 1 : row.size()); ++p)
+      v += (v.empty() ? "" : ",") + io::exact_number_text(row[p]);
     add(e.overrides[k].key + "=" + v);
   }
   return out;
@@ -300,7 +307,8 @@ std::string map_arguments(const HardwareEntry& h, std::uint64_t v) {
   for (std::size_t k = 0; k < e.overrides.size(); ++k) {
     const io::LoopnestKnob& knob = e.overrides[k];
     const std::vector<double>& row = knob.values[static_cast<std::size_t>(f[kFirstOverride + k])];
-    for (std::size_t p = 0; p < knob.paths.size(); ++p) a += " --override " + knob.paths[p] + "=" + io::exact_number_text(row[p]);
+    for (std::size_t p = 0; p < knob.paths.size(); ++p)
+      a += " --override " + knob.paths[p] + "=" + io::exact_number_text(row[p]);
   }
   return a + " --objective " + kObjectives[static_cast<int>(f[kObjective])] + " --evaluations " +
          std::to_string(c.mapper.heuristic_evaluations) + " --time-budget-ms 0 --seed " + std::to_string(c.mapper.seed);
@@ -324,7 +332,8 @@ void read_model(const MapReader& m, ChipWorkload& c) {
   }
   if (!std::filesystem::exists(file, ec)) {
     const std::string why = io::unknown_workload(c.model);
-    io::fail(m.place("model"), m.node("model"), why.empty() ? "expected a workload preset, file or ONNX model" : why, "\"" + c.model + "\"");
+    io::fail(m.place("model"), m.node("model"), why.empty() ? "expected a workload preset, file or ONNX model" : why,
+             "\"" + c.model + "\"");
   }
   c.file = file;
   c.onnx = std::filesystem::path(file).extension() == ".onnx";
@@ -358,11 +367,13 @@ WorkloadEntry parse_chip_workload(const YAML::Node& node, const Place& at) {
     io::fail(m.place("phase"), m.node("phase"), "expected inference, prefill, decode or train", "\"" + ph + "\"");
   }
   if (c->onnx && c->phase.phase != wl::Phase::prefill)
-    io::fail(m.place("phase"), m.node("phase"), "expected inference or prefill for an ONNX model (its graph as exported)", "\"" + ph + "\"");
+    io::fail(m.place("phase"), m.node("phase"),
+             "expected inference or prefill for an ONNX model (its graph as exported)", "\"" + ph + "\"");
   c->phase.seq = m.positive_integer_or("seq", 1);
   c->phase.context = m.has("context") ? m.positive_integer("context") : 0;
   if (m.has("context") && c->phase.phase != wl::Phase::decode)
-    io::fail(m.place("context"), m.node("context"), "expected context only with phase: decode (the tokens already cached)", "context");
+    io::fail(m.place("context"), m.node("context"),
+             "expected context only with phase: decode (the tokens already cached)", "context");
   if (m.has("precision")) c->phase.precision = io::as_precision(m.node("precision"), m.place("precision"));
   w.chip = std::move(c);
   return w;
@@ -387,7 +398,8 @@ std::shared_ptr<const wl::OperatorGraph> graph_at(const ChipWorkload& c, std::in
     }
   }
   if (const std::string why = wl::check(c.spec, phase); !why.empty())
-    io::fail(at.child("phase"), node["phase"], "expected a phase the model can run at batch " + std::to_string(batch), why);
+    io::fail(at.child("phase"), node["phase"], "expected a phase the model can run at batch " + std::to_string(batch),
+             why);
   return std::make_shared<const wl::OperatorGraph>(wl::build_graph(c.spec, phase));
 }
 

@@ -44,10 +44,10 @@ struct LoopnestEntry {
 // A model at one phase on a custom chip. Graphs are built when the scenario is read, one
 // per batch size (ONNX models imported at each).
 struct ChipWorkload {
-  std::string model;       // as the scenario gives it
-  std::string file;        // the workload or ONNX file read ("" for a preset)
+  std::string model;  // as the scenario gives it
+  std::string file;   // the workload or ONNX file read ("" for a preset)
   bool onnx = false;
-  std::string phase_name;  // inference, prefill, decode or train
+  std::string phase_name;                  // inference, prefill, decode or train
   costmodel::workload::WorkloadSpec spec;  // not for ONNX
   costmodel::workload::PhaseSpec phase;    // the batch is the point's
   std::map<std::int64_t, std::shared_ptr<const costmodel::workload::OperatorGraph>> graphs;
@@ -59,7 +59,8 @@ namespace chips {
 // A `kind: loopnest` hardware entry (node at `at`). Throws ConfigError.
 HardwareEntry parse_loopnest_entry(const YAML::Node& node, const io::Place& at);
 // The chip of variant figures f of a loop-nest entry.
-costmodel::lowering::LoopnestChip build_loopnest(const std::string& name, const std::vector<double>& f, const LoopnestEntry& e);
+costmodel::lowering::LoopnestChip build_loopnest(const std::string& name, const std::vector<double>& f,
+                                                 const LoopnestEntry& e);
 // describe() of a loop-nest entry: its swept figures and override knobs, key=value.
 std::string describe_loopnest(const LoopnestEntry& e, const std::vector<double>& f, const std::vector<bool>& swept);
 

@@ -50,8 +50,11 @@ class ChipWorkloads : public ::testing::Test {
 // convolution of C to K channels on an H x W output costs H W C K MACs, a 3x3 depthwise one
 // 9 H W C; the first layer is a 3x3 stride-2 convolution of 3 to 32 channels.
 double mobilenet_v2_macs_by_hand() {
-  struct Row { int t, c, n, s; };
-  const Row rows[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  struct Row {
+    int t, c, n, s;
+  };
+  const Row rows[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                      {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   double hw = 112;  // after the first layer
   double macs = hw * hw * 3 * 3 * 3 * 32;
   double c_in = 32;
@@ -60,8 +63,8 @@ double mobilenet_v2_macs_by_hand() {
       const double hidden = c_in * r.t;
       if (r.t != 1) macs += hw * hw * c_in * hidden;  // expansion, at the input's size
       if (i == 0 && r.s == 2) hw /= 2;
-      macs += 9 * hw * hw * hidden;         // depthwise
-      macs += hw * hw * hidden * r.c;       // projection
+      macs += 9 * hw * hw * hidden;    // depthwise
+      macs += hw * hw * hidden * r.c;  // projection
       c_in = r.c;
     }
   }
@@ -76,7 +79,8 @@ TEST_F(ChipWorkloads, MobileNetV2IsThePublishedNetwork) {
   for (const auto& n : g.blocks[0].nodes) {
     if (n.op.kind != wl::OpKind::conv2d) continue;
     conv_macs += wl::macs(n.op);
-    for (const auto& t : n.op.tensors) weights += t.role == wl::TensorRole::weight ? static_cast<double>(t.elements) : 0.0;
+    for (const auto& t : n.op.tensors)
+      weights += t.role == wl::TensorRole::weight ? static_cast<double>(t.elements) : 0.0;
     if (n.op.name != "classifier") folded_batch_norms += static_cast<double>(n.op.conv.k);
   }
   EXPECT_EQ(conv_macs, mobilenet_v2_macs_by_hand());
@@ -161,7 +165,8 @@ TEST_F(ChipWorkloads, ALargerGlobalBufferNeverRaisesDramTraffic) {
         const lw::MappedOperator m = lw::map_on_chip(chip, p, memo);
         ASSERT_TRUE(m.feasible) << p.name;
         if (before != nullptr) {
-          const std::string where = p.name + " at " + std::to_string(words) + " words, objective " + mp::objective_name(o);
+          const std::string where =
+              p.name + " at " + std::to_string(words) + " words, objective " + mp::objective_name(o);
           EXPECT_LE(m.dram_bytes, before->dram_bytes) << where;
           ++compared;
         }

@@ -11,11 +11,11 @@
 #include "costmodel/loopnest/architecture.hpp"
 #include "dse/driver/run.hpp"
 #include "dse/error.hpp"
-#include "dse/io/scenario.hpp"
 #include "dse/io/op_spec.hpp"
+#include "dse/io/platform_reader.hpp"
+#include "dse/io/scenario.hpp"
 #include "dse/io/timeloop_reader.hpp"
 #include "dse/io/timeloop_writer.hpp"
-#include "dse/io/platform_reader.hpp"
 
 namespace dse {
 namespace {
@@ -32,7 +32,8 @@ std::string parse_error(const std::string& text) {
 }
 
 // A loop-nest entry on eyeriss-like with `extra` lines (4-space indented keys) and a workload.
-std::string eyeriss(const std::string& extra, const std::string& workload = "{name: w, model: resnet50, phase: inference}") {
+std::string eyeriss(const std::string& extra,
+                    const std::string& workload = "{name: w, model: resnet50, phase: inference}") {
   return "name: t\n"
          "hardware:\n"
          "  - name: e\n"
@@ -49,8 +50,9 @@ TEST(ChipOverrides, UnknownPathNamesTheClosestValidOne) {
                     0),
             0u)
       << e;
-  EXPECT_NE(e.find("the closest valid path is 'levels.shared_glb.capacity_words' (got \"levels.shared_gbl.capacity_words\")"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("the closest valid path is 'levels.shared_glb.capacity_words' (got \"levels.shared_gbl.capacity_words\")"),
+      std::string::npos)
       << e;
 }
 
@@ -90,18 +92,19 @@ TEST(ChipOverrides, GroupsCheckTheirChoicesAndLabels) {
 }
 
 TEST(ChipOverrides, VariantsCarryTheirValuesAndDseMapOptions) {
-  const Scenario s = parse_scenario(
-      eyeriss("    objective: {choices: [energy, latency]}\n    overrides:\n      glb:\n"
-              "        paths: [levels.shared_glb.capacity_words]\n        times: {choices: [1, 2]}\n"
-              "        labels: [base, double]\n"),
-      "s.yaml");
+  const Scenario s =
+      parse_scenario(eyeriss("    objective: {choices: [energy, latency]}\n    overrides:\n      glb:\n"
+                             "        paths: [levels.shared_glb.capacity_words]\n        times: {choices: [1, 2]}\n"
+                             "        labels: [base, double]\n"),
+                     "s.yaml");
   const HardwareEntry& h = s.hardware[0];
   ASSERT_EQ(h.variants(), 4u);
   EXPECT_EQ(h.describe(3), "objective=latency glb=double");
   // The preset's 55,296 words, doubled.
   EXPECT_EQ(h.variant(3).loopnest.arch.levels[1].capacity_words, 110592);
-  EXPECT_EQ(h.eval_arguments(3), "--hw eyeriss-like --override levels.shared_glb.capacity_words=110592 --objective latency "
-                                 "--evaluations 300 --time-budget-ms 0 --seed 1");
+  EXPECT_EQ(h.eval_arguments(3),
+            "--hw eyeriss-like --override levels.shared_glb.capacity_words=110592 --objective latency "
+            "--evaluations 300 --time-budget-ms 0 --seed 1");
 }
 
 // Every record field of a chip point, compared exactly.
@@ -122,18 +125,18 @@ void expect_same_record(const PointRecord& a, const PointRecord& b) {
 TEST(ChipOverrides, AnOverrideThatChangesNothingGivesThePresetsFigures) {
   const std::string w = "{name: w, model: mobilenet-v2, phase: inference}";
   const Scenario plain = parse_scenario(eyeriss("    process_nm: 65\n", w), "a.yaml");
-  const Scenario same = parse_scenario(
-      eyeriss("    process_nm: 65\n    overrides:\n      levels.shared_glb.capacity_words: 55296\n"
-              "      compute.rates.0.energy_pj_per_mac: {times: 1}\n      clock_hz: 2.0e8\n",
-              w),
-      "b.yaml");
+  const Scenario same =
+      parse_scenario(eyeriss("    process_nm: 65\n    overrides:\n      levels.shared_glb.capacity_words: 55296\n"
+                             "      compute.rates.0.energy_pj_per_mac: {times: 1}\n      clock_hz: 2.0e8\n",
+                             w),
+                     "b.yaml");
   expect_same_record(evaluate_point(plain, design_space(plain), 0), evaluate_point(same, design_space(same), 0));
 }
 
 TEST(ChipPoints, TheMemoGivesTheSameFigures) {
-  const Scenario s = parse_scenario(eyeriss("    objective: {choices: [energy, latency]}\n",
-                                            "{name: w, model: mobilenet-v2, phase: inference}"),
-                                    "s.yaml");
+  const Scenario s = parse_scenario(
+      eyeriss("    objective: {choices: [energy, latency]}\n", "{name: w, model: mobilenet-v2, phase: inference}"),
+      "s.yaml");
   const auto space = design_space(s);
   const PointRecord first = evaluate_point(s, space, 0);
   const std::int64_t misses = s.hardware[0].loopnest->memo->misses();
@@ -147,18 +150,18 @@ TEST(ChipPoints, TheMemoGivesTheSameFigures) {
 // the ReLU's output and the block's input (explicit operator list).
 const char* kTiny =
     "name: tiny\nblocks:\n  - name: b\n    ops:\n"
-    "      - {name: conv, kind: conv2d, batch: batch, in_channels: 16, height: 8, width: 8, out_channels: 16, kernel: 1}\n"
+    "      - {name: conv, kind: conv2d, batch: batch, in_channels: 16, height: 8, width: 8, out_channels: 16, kernel: "
+    "1}\n"
     "      - {name: relu, kind: elementwise, rows: batch, cols: 1024, after: conv}\n"
     "      - {name: add, kind: elementwise, rows: batch, cols: 1024, inputs: 2, after: relu}\n";
 
 TEST(ChipPoints, VectorUnitAndEpilogueFusionByHand) {
   const std::string file = std::string(::testing::TempDir()) + "/tiny_chip_workload.yaml";
-  {
-    std::ofstream(file) << kTiny;
-  }
-  const Scenario s = parse_scenario(eyeriss("    fusion: {choices: [none, epilogue]}\n    vector_energy_per_op_j: 1.0e-13\n",
-                                            "{name: w, model: " + file + ", phase: inference}"),
-                                    "s.yaml");
+  { std::ofstream(file) << kTiny; }
+  const Scenario s =
+      parse_scenario(eyeriss("    fusion: {choices: [none, epilogue]}\n    vector_energy_per_op_j: 1.0e-13\n",
+                             "{name: w, model: " + file + ", phase: inference}"),
+                     "s.yaml");
   const auto space = design_space(s);
   const auto none = layer_breakdown(s, space, 0);
   const auto fused = layer_breakdown(s, space, 1);
@@ -181,7 +184,8 @@ TEST(ChipPoints, VectorUnitAndEpilogueFusionByHand) {
   EXPECT_EQ(fused[2].mapping, "vector unit");
   // The convolution is the same mapped operator either way.
   EXPECT_EQ(none[0].latency_s, fused[0].latency_s);
-  EXPECT_EQ(none[0].mapping.rfind("conv2d N=1 C=16 H=8 W=8 K=16 R=1 S=1 stride=1 bits=16 => ", 0), 0u) << none[0].mapping;
+  EXPECT_EQ(none[0].mapping.rfind("conv2d N=1 C=16 H=8 W=8 K=16 R=1 S=1 stride=1 bits=16 => ", 0), 0u)
+      << none[0].mapping;
 }
 
 TEST(ChipPoints, AreaOfEyerissLikeAt65nmByHand) {
@@ -232,10 +236,12 @@ TEST(ChipPoints, ModelsRunOnRooflineSystolicAndLoopnestChips) {
 // constraints, map_operator with an evaluation budget and no clock).
 TEST(ChipPoints, TimeloopArchitectureUnderItsOwnConstraints) {
   const std::string dir = std::string(DSE_ORACLES_DIR) + "/timeloop/06-eyeriss-vgg02-layer5/";
-  const Scenario s = parse_scenario("name: t\nhardware:\n  - name: tl\n    kind: loopnest\n    architecture: " + dir +
-                                        "eyeriss_like.yaml\n    ert: " + dir + "ERT.yaml\n    mapper_evaluations: 500\n"
-                                        "workloads:\n  - {name: w, model: mobilenet-v2, phase: inference}\nbatch_sizes: [1]\n",
-                                    "s.yaml");
+  const Scenario s =
+      parse_scenario("name: t\nhardware:\n  - name: tl\n    kind: loopnest\n    architecture: " + dir +
+                         "eyeriss_like.yaml\n    ert: " + dir +
+                         "ERT.yaml\n    mapper_evaluations: 500\n"
+                         "workloads:\n  - {name: w, model: mobilenet-v2, phase: inference}\nbatch_sizes: [1]\n",
+                     "s.yaml");
   const auto rows = layer_breakdown(s, design_space(s), 0);
   int checked = 0;
   for (const auto& row : rows) {
@@ -246,7 +252,8 @@ TEST(ChipPoints, TimeloopArchitectureUnderItsOwnConstraints) {
     const lp::Problem p = io::parse_loopnest_op(row.mapping.substr(0, arrow), 8, "op");
     costmodel::mapper::MapperOptions o;
     o.heuristic_evaluations = 500;
-    const auto r = costmodel::mapper::map_operator(a, p, io::read_timeloop_constraints(dir + "eyeriss_like.yaml", "", a, p), o);
+    const auto r =
+        costmodel::mapper::map_operator(a, p, io::read_timeloop_constraints(dir + "eyeriss_like.yaml", "", a, p), o);
     EXPECT_EQ(row.latency_s, r.cost.latency_s) << row.name;
     EXPECT_EQ(row.energy_j, r.cost.energy_j) << row.name;
     ++checked;
@@ -265,7 +272,8 @@ TEST(ChipWorkloads, PhaseAndModelErrorsAreOneLine) {
                 .find("workloads[0].model: expected a workload preset or file, did you mean 'resnet50'?"),
             std::string::npos);
   // ResNet-50 has no decode phase: the builder's own reason, at the phase.
-  EXPECT_NE(parse_error(eyeriss("", "{name: w, model: resnet50, phase: decode}")).find("workloads[0].phase: expected a phase"),
+  EXPECT_NE(parse_error(eyeriss("", "{name: w, model: resnet50, phase: decode}"))
+                .find("workloads[0].phase: expected a phase"),
             std::string::npos);
 }
 
