@@ -11,6 +11,8 @@
 
 #include "costmodel/layer.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/mapping_sheets.hpp"
+#include "dse/driver/run_chips.hpp"
 #include "dse/error.hpp"
 #include "dse/version.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -56,92 +58,10 @@ std::string on_root(Context& ctx, F f) {
   return got.substr(1);
 }
 
-// One row of /mapping_sheets: a layer of an archived (or Pareto) point.
-struct SheetRow {
-  std::uint64_t point_index = 0;
-  char layer[32] = {};
-  char type[16] = {};
-  double latency_s = 0.0;
-  double flops = 0.0;
-  double dram_bytes = 0.0;
-  double stall_fraction = 0.0;
-  double pct_of_peak = 0.0;
-  char bottleneck[16] = {};
-  char mapping[128] = {};
-};
-
-h5::Handle sheet_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(SheetRow)), "H5Tcreate"), H5Tclose);
-  const h5::Handle s16 = h5::fixed_string_type(16);
-  const h5::Handle s32 = h5::fixed_string_type(32);
-  const h5::Handle s128 = h5::fixed_string_type(128);
-  auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
-  add("point_index", offsetof(SheetRow, point_index), H5T_NATIVE_UINT64);
-  add("layer", offsetof(SheetRow, layer), s32);
-  add("type", offsetof(SheetRow, type), s16);
-  add("latency_s", offsetof(SheetRow, latency_s), H5T_NATIVE_DOUBLE);
-  add("flops", offsetof(SheetRow, flops), H5T_NATIVE_DOUBLE);
-  add("dram_bytes", offsetof(SheetRow, dram_bytes), H5T_NATIVE_DOUBLE);
-  add("stall_fraction", offsetof(SheetRow, stall_fraction), H5T_NATIVE_DOUBLE);
-  add("pct_of_peak", offsetof(SheetRow, pct_of_peak), H5T_NATIVE_DOUBLE);
-  add("bottleneck", offsetof(SheetRow, bottleneck), s16);
-  add("mapping", offsetof(SheetRow, mapping), s128);
-  return t;
-}
-
-// Mapping sheets for the archived points, or for the Pareto points alone when the
-// archive is larger than kSheetArchiveLimit (the per-layer rows would dwarf the rest).
-constexpr std::size_t kSheetArchiveLimit = 10000;
 // /points in the finished file: 16,384-row chunks, byte shuffle + deflate level 1 (the
 // fastest level; shuffle groups the bytes of each column, which does most of the work).
 constexpr std::uint64_t kPointsChunkRows = 16384;
 constexpr int kPointsDeflateLevel = 1;
-
-void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                          const std::vector<PointRecord>& archive, std::uint64_t archive_size,
-                          const std::vector<std::uint64_t>& pareto) {
-  const bool all = archive_size <= kSheetArchiveLimit;
-  std::vector<SheetRow> rows;
-  if (ctx.rank() == 0) {
-    std::vector<std::uint64_t> points;
-    if (all) {
-      for (const auto& r : archive) points.push_back(r.index);
-    } else {
-      points = pareto;
-    }
-    for (const auto i : points) {
-      for (const auto& b : layer_breakdown(scenario, space, i)) {
-        SheetRow row;
-        row.point_index = i;
-        set_name(row.layer, b.name);
-        set_name(row.type, b.type);
-        row.latency_s = b.latency_s;
-        row.flops = b.flops;
-        row.dram_bytes = b.dram_bytes;
-        row.stall_fraction = b.stall_fraction;
-        row.pct_of_peak = b.pct_of_peak;
-        set_name(row.bottleneck, std::string(costmodel::to_string(b.bottleneck)));
-        set_name(row.mapping, b.mapping);
-        rows.push_back(row);
-      }
-    }
-  }
-  Bytes n(sizeof(std::uint64_t));
-  std::uint64_t count = rows.size();
-  std::memcpy(n.data(), &count, sizeof(count));
-  n = ctx.broadcast(n, 0);
-  std::memcpy(&count, n.data(), sizeof(count));
-  const h5::Handle type = sheet_type();
-  // Uncompressed, like every dataset written collectively (see kDeflate in driver.cpp).
-  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 0);
-  h5::set_rows(ds, count);
-  std::vector<h5::RowRun> runs;
-  if (ctx.rank() == 0 && count > 0) runs.push_back({0, count});
-  h5::write_runs(ds, type, rows.data(), runs, ctx.distributed());
-  h5::write_attribute(ds, "points", std::string(all ? "archive" : "pareto"));
-}
 
 std::string read_scenario_of_partial(const std::string& partial) {
   std::error_code ec;
@@ -269,6 +189,7 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
 // A point index decoded into the hardware variant, workload and batch it names.
 struct DecodedPoint {
   std::vector<std::uint64_t> digits;
+  const HardwareEntry* entry = nullptr;
   HardwareVariant hw;
   const WorkloadEntry* wl = nullptr;
   std::int64_t batch = 0;
@@ -278,6 +199,7 @@ DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, s
   DecodedPoint p;
   p.digits = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, p.digits[0]);
+  p.entry = &s.hardware[entry];
   p.hw = s.hardware[entry].variant(variant);
   p.wl = &s.workloads[p.digits[1]];
   p.batch = s.batch_sizes[p.digits[2]];
@@ -350,6 +272,10 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
     fill_served(evaluate_served(hw.system, *wl.model, batch, s.seed), batch, r);
     return r;
   }
+  if (is_chip_point(*p.entry, hw, wl)) {  // custom chips on models, loop-nest chips on anything (run_chips.hpp)
+    evaluate_chip_point(*p.entry, hw, wl, batch, r);
+    return r;
+  }
   const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
                                         ? costmodel::evaluate_workload(hw.roofline, wl, batch)
                                         : costmodel::evaluate_workload(hw.systolic, wl, batch);
@@ -398,6 +324,7 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
     }
     return out;
   }
+  if (is_chip_point(*p.entry, hw, wl)) return chip_layer_breakdown(*p.entry, hw, wl, batch);
   return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
                                            : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }

@@ -165,7 +165,9 @@ class Importer {
     block.name = "onnx";
     for (int i = 0; i < model_.graph().node_size(); ++i) {
       const onnx::NodeProto& node = model_.graph().node(i);
-      if (node.op_type() == "Constant") {
+      // Constant and ConstantOfShape (a tensor of one value, its shape given) are data: their
+      // outputs are read like initializers, as weights.
+      if (node.op_type() == "Constant" || node.op_type() == "ConstantOfShape") {
         for (const auto& o : node.output()) constants_.insert(o);
         continue;
       }

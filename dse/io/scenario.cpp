@@ -119,6 +119,7 @@ const std::vector<FieldDef>& fields_of(HardwareKind k) {
     case HardwareKind::roofline: return roofline_fields();
     case HardwareKind::systolic: return systolic_fields();
     case HardwareKind::system: return system_fields();
+    case HardwareKind::loopnest: break;  // per entry: dse/io/scenario_chips.cpp
   }
   return roofline_fields();
 }
@@ -254,6 +255,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   HardwareEntry e;
   const YAML::Node kind_node = node["kind"];
   const std::string kind = kind_node.IsDefined() ? io::as_string(kind_node, at.child("kind")) : "roofline";
+  if (kind == "loopnest") return chips::parse_loopnest_entry(node, at);
   if (kind == "roofline") {
     e.kind = HardwareKind::roofline;
   } else if (kind == "systolic") {
@@ -261,7 +263,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   } else if (kind == "system") {
     e.kind = HardwareKind::system;
   } else {
-    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected roofline, systolic, system or loopnest", "\"" + kind + "\"");
   }
   const auto& defs = fields_of(e.kind);
   std::vector<std::string> allowed = {"name", "kind"};
@@ -433,6 +435,7 @@ void read_request_lengths(const MapReader& m, ModelWorkload& mw) {
 }
 
 WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
+  if (node.IsMap() && node["model"].IsDefined() && node["phase"].IsDefined()) return chips::parse_chip_workload(node, at);
   if (node.IsMap() && node["model"].IsDefined()) {
     const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "lengths_file", "rate_per_s",
                                  "requests", "static_kv_tokens", "prompt_bucket_tokens"});
@@ -558,6 +561,8 @@ HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
     out.roofline = build_roofline(n, f);
   } else if (kind == HardwareKind::systolic) {
     out.systolic = build_systolic(n, f);
+  } else if (kind == HardwareKind::loopnest) {
+    out.loopnest = chips::build_loopnest(n, f, *loopnest);
   } else {
     out.system = build_system(n, f, system, stacks);
   }
@@ -600,6 +605,7 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
     v /= k.values.size();
     swept[k.field] = true;
   }
+  if (kind == HardwareKind::loopnest) return chips::describe_loopnest(*loopnest, f, swept);
   const auto& defs = fields_of(kind);
   std::string out;
   for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -615,6 +621,7 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
 }
 
 std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
+  if (kind == HardwareKind::loopnest) return chips::map_arguments(*this, v);  // dse map's
   if (kind != HardwareKind::system) return "";
   const SystemVariant s = variant(v).system;
   std::string a = "--system " + system->file + " --tp " + std::to_string(s.tp) + " --pp " + std::to_string(s.pp) +
@@ -657,6 +664,7 @@ const std::string& HardwareVariant::name() const {
     case HardwareKind::roofline: return roofline.name;
     case HardwareKind::systolic: return systolic.name;
     case HardwareKind::system: return system.name;
+    case HardwareKind::loopnest: return loopnest.name;
   }
   return roofline.name;
 }
@@ -666,6 +674,7 @@ double HardwareVariant::engineering_risk() const {
     case HardwareKind::roofline: return roofline.engineering_risk;
     case HardwareKind::systolic: return systolic.engineering_risk;
     case HardwareKind::system: return 0.0;  // assessed per point (costmodel/system/risk)
+    case HardwareKind::loopnest: return loopnest.engineering_risk;
   }
   return 0.0;
 }
@@ -677,6 +686,7 @@ double HardwareVariant::peak_flops_per_s() const {
       return 2.0 * static_cast<double>(systolic.array.rows) * static_cast<double>(systolic.array.cols) *
              systolic.clock_hz;
     case HardwareKind::system: return 0.0;  // per step (SystemEval::step_mfu)
+    case HardwareKind::loopnest: return loopnest.peak_flops_per_s();
   }
   return 0.0;
 }
@@ -686,6 +696,7 @@ double HardwareVariant::area_mm2() const {
     case HardwareKind::roofline: return roofline.area_mm2;
     case HardwareKind::systolic: return systolic.area_mm2();
     case HardwareKind::system: return 0.0;  // die areas are not in the system presets
+    case HardwareKind::loopnest: return loopnest.area_mm2();
   }
   return 0.0;
 }
@@ -732,6 +743,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
       io::fail(m.place("batch_sizes").item(i), bs[i], "expected a batch size not listed before", std::to_string(b));
     s.batch_sizes.push_back(b);
   }
+  chips::build_chip_graphs(s, wl, m.place("workloads"));
+  chips::share_memo(s);
   // The design space (hardware variants x workloads x batch sizes) must be indexable by a
   // signed 64-bit integer: refuse it here rather than let a count wrap.
   {

@@ -1,0 +1,16 @@
+// The values a swept figure takes in a scenario (a hardware entry's figure, or a chip or system
+// figure under `overrides:`): a number, or a range, each value one step of a knob.
+#pragma once
+
+#include <vector>
+
+#include "dse/io/yaml_reader.hpp"
+
+namespace dse::io {
+
+// A scalar, or exactly one of {choices: [a, b, ...]}, {linear: [from, to, steps]},
+// {log: [from, to, steps]}; `positive`: every value > 0. At most 10^6 steps, every point
+// finite. Throws ConfigError at `at`.
+std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bool positive);
+
+}  // namespace dse::io
