@@ -177,7 +177,7 @@ std::string preset_hint(const std::string& name, const std::vector<std::string>&
 std::string resolve_preset_or_file(const std::string& name_or_path, const std::string& sub,
                                    const std::string& what) {
   if (const std::string why = unknown_preset(name_or_path, sub); !why.empty())
-    throw ConfigError(name_or_path, 1, 1, what, why, "\"" + name_or_path + "\"");
+    throw ConfigError(name_or_path, 1, 1, what, why, excerpt(name_or_path));
   return resolve_path(name_or_path, sub);
 }
 }  // namespace
@@ -205,7 +205,7 @@ std::string unknown_preset(const std::string& name_or_path, const std::vector<st
 std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub) {
   const std::string name = m.string(key);
   if (const std::string why = unknown_preset(name, sub); !why.empty())
-    fail(m.place(key), m.node(key), why, "\"" + name + "\"");
+    fail(m.place(key), m.node(key), why, excerpt(name));
   return name;
 }
 

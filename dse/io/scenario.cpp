@@ -16,6 +16,10 @@ namespace {
 using io::MapReader;
 using io::Place;
 
+// A name of the scenario, a hardware entry, workload or layer: one line of UTF-8 text without
+// control characters (a name reaches the terminal in the shortlist and the reports).
+std::string name_at(const MapReader& m) { return io::as_name(m.node("name", "a non-empty string"), m.place("name")); }
+
 // A figure that may be swept: a scalar, or one of
 //   {choices: [a, b, ...]}, {linear: [from, to, steps]}, {log: [from, to, steps]}.
 std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool positive) {
@@ -125,7 +129,7 @@ std::vector<double> parse_category(const YAML::Node& node, const Place& at, cons
   auto one = [&](const YAML::Node& n, const Place& p) {
     const std::string v = io::as_string(n, p);
     const auto it = std::find(names.begin(), names.end(), v);
-    if (it == names.end()) io::fail(p, n, expected, "\"" + v + "\"");
+    if (it == names.end()) io::fail(p, n, expected, excerpt(v));
     return static_cast<double>(it - names.begin());
   };
   if (!node.IsMap()) return {one(node, at)};
@@ -205,7 +209,7 @@ std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
     if (v == "ws") return 0.0;
     if (v == "os") return 1.0;
     if (v == "is") return 2.0;
-    io::fail(p, n, "expected ws, os or is", "\"" + v + "\"");
+    io::fail(p, n, "expected ws, os or is", excerpt(v));
   };
   if (!node.IsMap()) return {one(node, at)};
   const MapReader m(node, at, {"choices"});
@@ -227,14 +231,14 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   } else if (kind == "system") {
     e.kind = HardwareKind::system;
   } else {
-    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", excerpt(kind));
   }
   const auto& defs = fields_of(e.kind);
   std::vector<std::string> allowed = {"name", "kind"};
   if (e.kind == HardwareKind::system) allowed.emplace_back("system");
   for (const auto& f : defs) allowed.emplace_back(f.key);
   const MapReader m(node, at, allowed);
-  e.name = m.string("name");
+  e.name = name_at(m);
   if (e.kind == HardwareKind::system) {
     const std::string preset = io::preset_at(m, "system", "systems");
     try {
@@ -242,7 +246,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
-      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", "\"" + preset + "\": " + err.what());
+      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", excerpt(preset) + ": " + err.what());
     }
   }
   for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -327,7 +331,7 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
   costmodel::LayerSpec l;
   if (kind == "gemm") {
     const MapReader m(node, at, {"name", "kind", "rows_per_sample", "n", "k", "bytes_per_element"});
-    l.name = m.string("name");
+    l.name = name_at(m);
     l.kind = costmodel::LayerKind::gemm;
     l.rows_per_sample = m.positive_integer("rows_per_sample");
     l.n = m.positive_integer("n");
@@ -337,14 +341,14 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
     const MapReader m(node, at,
                       {"name", "kind", "elements_per_sample", "flops_per_element", "tensors_touched",
                        "bytes_per_element"});
-    l.name = m.string("name");
+    l.name = name_at(m);
     l.kind = costmodel::LayerKind::elementwise;
     l.elements_per_sample = m.positive_integer("elements_per_sample");
     l.flops_per_element = m.has("flops_per_element") ? m.positive("flops_per_element") : 1.0;
     l.tensors_touched = static_cast<int>(m.positive_integer_or("tensors_touched", 2));
     l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
   } else {
-    io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", excerpt(kind));
   }
   if (l.bytes_per_element > 16) {
     io::fail(at.child("bytes_per_element"), node["bytes_per_element"], "expected at most 16 bytes",
@@ -358,17 +362,17 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
     const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests",
                                  "static_kv_tokens", "prompt_bucket_tokens"});
     WorkloadEntry w;
-    w.name = m.string("name");
+    w.name = name_at(m);
     ModelWorkload mw;
     const std::string model = m.string("model");
     if (const std::string why = io::unknown_workload(model); !why.empty())
-      io::fail(m.place("model"), m.node("model"), why, "\"" + model + "\"");
+      io::fail(m.place("model"), m.node("model"), why, excerpt(model));
     try {
       mw.spec = io::resolve_workload(model);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
-      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", "\"" + model + "\": " + err.what());
+      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", excerpt(model) + ": " + err.what());
     }
     mw.prompt_tokens = m.positive_integer_or("prompt_tokens", 1024);
     mw.output_tokens = m.positive_integer_or("output_tokens", 256);
@@ -385,7 +389,7 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
   }
   const MapReader m(node, at, {"name", "layers"});
   WorkloadEntry w;
-  w.name = m.string("name");
+  w.name = name_at(m);
   const YAML::Node layers = m.sequence("layers");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     w.layers.push_back(parse_layer(layers[i], m.place("layers").item(i)));
@@ -402,7 +406,7 @@ void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, co
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!seen.insert(name_of(items[i])).second) {
       io::fail(at.item(i).child("name"), seq[i]["name"], "expected a name not used before",
-               "\"" + name_of(items[i]) + "\"");
+               excerpt(name_of(items[i])));
     }
   }
 }
@@ -422,7 +426,7 @@ SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t s
     p.population = static_cast<std::size_t>(m.positive_integer("population"));
     p.generations = static_cast<std::size_t>(m.positive_integer("generations"));
   } else {
-    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", "\"" + kind + "\"");
+    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", excerpt(kind));
   }
   return p;
 }
@@ -527,7 +531,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   Scenario s;
   s.file = file;
   s.text = text;
-  s.name = m.string("name");
+  s.name = name_at(m);
   s.seed = m.unsigned_or("seed", 0);
 
   const YAML::Node hw = m.sequence("hardware");

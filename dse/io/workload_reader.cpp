@@ -56,7 +56,7 @@ E choice(const MapReader& m, const std::string& key, E fallback,
   }
   const std::string hint = did_you_mean(s, names);
   fail(m.place(key), n, "expected one of " + join(names) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-       "\"" + s + "\"");
+       excerpt(s));
 }
 
 // Reads the transformer hyperparameters present in m over the defaults in s.
@@ -173,7 +173,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     const std::string hint = did_you_mean(kind_s, kinds);
     fail(at.child("kind"), kind_node,
          "expected one of " + join(kinds) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-         "\"" + kind_s + "\"");
+         excerpt(kind_s));
   }
   std::vector<std::string> allowed{"name", "kind", "layer", "precision", "after"};
   switch (*kind) {
@@ -199,7 +199,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     const auto layer = wl::layer_type_from_string(s);
     if (!layer) {
       fail(m.place("layer"), m.node("layer"),
-           "expected one of attention, ffn, conv, norm, elementwise, embedding, collective", "\"" + s + "\"");
+           "expected one of attention, ffn, conv, norm, elementwise, embedding, collective", excerpt(s));
     }
     op.layer = *layer;
   }
@@ -272,11 +272,11 @@ wl::ExplicitBlock read_block(const YAML::Node& ops, const Place& at, std::string
     for (std::size_t j = 0; j < op.after.size(); ++j) {
       if (seen.count(op.after[j]) == 0) {
         const YAML::Node a = ops[i]["after"];
-        fail(p.child("after"), a, "expected the name of an earlier operator", "\"" + op.after[j] + "\"");
+        fail(p.child("after"), a, "expected the name of an earlier operator", excerpt(op.after[j]));
       }
     }
     if (!seen.insert(op.name).second) {
-      fail(p.child("name"), ops[i]["name"], "expected a name not used before", "\"" + op.name + "\"");
+      fail(p.child("name"), ops[i]["name"], "expected a name not used before", excerpt(op.name));
     }
     b.ops.push_back(std::move(op));
   }
@@ -308,7 +308,7 @@ wl::Precision as_precision(const YAML::Node& n, const Place& at) {
   if (!p || *p == wl::Precision::int32) {
     const std::string hint = did_you_mean(s, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
     fail(at, n, "expected one of fp32, bf16, fp16, fp8, int8, int4" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-         "\"" + s + "\"");
+         excerpt(s));
   }
   return *p;
 }
@@ -316,7 +316,7 @@ wl::Precision as_precision(const YAML::Node& n, const Place& at) {
 wl::Phase as_phase(const YAML::Node& n, const Place& at) {
   const std::string s = as_string(n, at);
   const auto p = wl::phase_from_string(s);
-  if (!p) fail(at, n, "expected one of training, prefill, decode", "\"" + s + "\"");
+  if (!p) fail(at, n, "expected one of training, prefill, decode", excerpt(s));
   return *p;
 }
 
@@ -331,7 +331,7 @@ wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
       const std::string hint = did_you_mean(name, names);
       fail(at.child("preset"), node["preset"],
            hint.empty() ? "expected one of " + join(names) : "expected a preset name, did you mean '" + hint + "'?",
-           "\"" + name + "\"");
+           excerpt(name));
     }
     spec = *preset;
     if (auto* t = std::get_if<wl::TransformerSpec>(&spec)) {
@@ -378,7 +378,7 @@ wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
       const std::string hint = did_you_mean(builder, {"decoder", "encoder", "vit", "resnet"});
       fail(at.child("builder"), b,
            "expected one of decoder, encoder, vit, resnet" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-           "\"" + builder + "\"");
+           excerpt(builder));
     }
   } else if (node["ops"].IsDefined() || node["blocks"].IsDefined()) {
     const MapReader m(node, at, {"name", "ops", "blocks"});
@@ -427,7 +427,7 @@ std::string unknown_workload(const std::string& name_or_path) {
 wl::WorkloadSpec resolve_workload(const std::string& name_or_path) {
   if (const auto preset = wl::workload_preset(name_or_path)) return *preset;
   if (const std::string why = unknown_workload(name_or_path); !why.empty())
-    throw ConfigError(name_or_path, 1, 1, "workload", why, "\"" + name_or_path + "\"");
+    throw ConfigError(name_or_path, 1, 1, "workload", why, excerpt(name_or_path));
   return read_workload_file(name_or_path);
 }
 

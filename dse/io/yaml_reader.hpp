@@ -10,15 +10,21 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dse/error.hpp"
 
 namespace dse::io {
 
-// Parse YAML text; a syntax error becomes a ConfigError at the error's place.
+// Parse YAML text; a syntax error becomes a ConfigError at the error's place, and so do a key
+// given twice in one mapping and a second document (yaml-cpp would keep the first silently).
 YAML::Node parse_yaml(const std::string& text, const std::string& file);
-// Read a whole file; a missing or unreadable file becomes a ConfigError at 1:1.
+// The largest text file read (scenarios, hardware, workload, SCALE-Sim and Timeloop files).
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{16} << 20;
+// Read a whole text file; a ConfigError at 1:1 for a missing or unreadable file, a directory, a
+// FIFO, device or socket (refused without waiting on it), a file past kMaxTextFileBytes, and an
+// HDF5 file or other binary data (a NUL byte), before any parser sees the bytes.
 std::string read_text_file(const std::string& path, const std::string& what);
 
 // The strings separated by ", " (for "expected one of ..." messages).
@@ -36,7 +42,13 @@ struct Place {
 
 [[noreturn]] void fail(const Place& at, const YAML::Node& node, const std::string& expected,
                        const std::string& got);
-std::string describe(const YAML::Node& node);  // how a value reads in a message
+std::string describe(const YAML::Node& node);  // how a value reads in a message (an excerpt)
+// A mapping key as a message shows it: itself when it is a word (letters, digits, _ - .; at most
+// kExcerptBytes), else "a key of N bytes, not shown" (a file that is not what it was named as --
+// a password file given as a system file -- reads as keys of its lines).
+std::string key_text(const std::string& key);
+// Whether S is valid UTF-8 without control characters (tabs and newlines allowed with `newlines`).
+bool is_text(std::string_view s, bool newlines);
 std::string format_number(double v, int digits = 6);  // as printf's %.<digits>g: "0", "1.5e+19", "inf"
 
 // A mapping whose keys are checked against the allowed set when it is opened.
@@ -76,6 +88,9 @@ class MapReader {
 double as_number(const YAML::Node& n, const Place& at);
 double as_positive(const YAML::Node& n, const Place& at);
 std::int64_t as_positive_integer(const YAML::Node& n, const Place& at);
+// A non-empty string of UTF-8 text (newlines and tabs allowed, no other control character).
 std::string as_string(const YAML::Node& n, const Place& at);
+// A name: as_string, on one line, without tabs.
+std::string as_name(const YAML::Node& n, const Place& at);
 
 }  // namespace dse::io
