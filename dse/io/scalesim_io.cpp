@@ -49,19 +49,9 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   return x;
 }
 
-// Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
-// from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
-constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
-
-// A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
+// A size in KiB, returned in KiB; refused past kMaxSramKib.
 std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
-  const std::int64_t kib = parse_int(v, file, line, key, 1);
-  constexpr std::int64_t kMaxKib = std::numeric_limits<std::int64_t>::max() / 1024;
-  if (kib > kMaxKib) {
-    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(kMaxKib) + " kB", v);
-  }
-  return kib;
+  return parse_int(v, file, line, key, 1, kMaxSramKib);
 }
 
 std::string format_count(double x) {

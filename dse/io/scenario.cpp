@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "dse/io/scalesim_io.hpp"
 #include "dse/io/workload_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
 
@@ -202,6 +203,58 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   }
 }
 
+// Position of `key` in a kind's field table.
+std::size_t field_index(const std::vector<FieldDef>& defs, const std::string& key) {
+  for (std::size_t i = 0; i < defs.size(); ++i)
+    if (key == defs[i].key) return i;
+  throw std::logic_error("no field " + key);
+}
+
+// The figures of a systolic entry that the simulator takes as whole numbers or multiplies in int64
+// (costmodel/systolic), over every swept value: an array of 0.5 rows was truncated to 0 and divided
+// by (SIGFPE), one of 1e18 rows wrapped, SRAMs past 2^53 bytes summed past int64 to a negative area
+// (issue 58 items 5 and 9). The area, formed from the largest values, must be finite.
+void check_systolic_figures(const HardwareEntry& e, const MapReader& m) {
+  const auto& defs = systolic_fields();
+  const auto values = [&](const char* key) { return values_of(e, field_index(defs, key)); };
+  const auto whole = [&](const char* key, double most) {
+    if (!m.has(key)) return;
+    for (const double v : values(key)) {
+      if (v != std::floor(v) || v < 1.0 || v > most)
+        io::fail(m.place(key), m.node(key), "expected a whole number from 1 to " + io::format_number(most, 17),
+                 io::format_number(v, 17));
+    }
+  };
+  whole("array_rows", static_cast<double>(io::kMaxArraySide));
+  whole("array_cols", static_cast<double>(io::kMaxArraySide));
+  whole("dram_words_per_cycle", 9007199254740992.0);  // 2^53: exact in double and in int64
+  whole("word_bytes", 16.0);                          // a layer's bytes_per_element is at most 16 too
+  double sram_kib = 0.0;
+  for (const char* key : {"ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"}) {
+    double most = 0.0;
+    for (const double v : values(key)) {
+      if (v * 1024.0 < 1.0 || v > static_cast<double>(io::kMaxSramKib))
+        io::fail(m.place(key), m.node(key),
+                 "expected from 1/1024 KiB (one byte) to " + std::to_string(io::kMaxSramKib) + " KiB (2^53 bytes)",
+                 io::format_number(v, 17));
+      most = std::max(most, v);
+    }
+    sram_kib += most;
+  }
+  const auto largest = [&](const char* key) {
+    const auto v = values(key);
+    return *std::max_element(v.begin(), v.end());
+  };
+  const double pes = largest("array_rows") * largest("array_cols");
+  const double area =
+      largest("fixed_area_mm2") + pes * largest("area_per_pe_mm2") + sram_kib * largest("area_per_sram_kib_mm2");
+  if (!std::isfinite(area)) {
+    const char* key = m.has("area_per_pe_mm2") ? "area_per_pe_mm2" : m.has("area_per_sram_kib_mm2") ? "area_per_sram_kib_mm2" : "fixed_area_mm2";
+    io::fail(m.place(key), m.node(key), "expected area figures whose total over the largest array and SRAMs is finite",
+             "a total past 1.8e308 mm2");
+  }
+}
+
 // A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
 std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
   auto one = [](const YAML::Node& n, const Place& p) {
@@ -273,6 +326,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
   }
   if (e.kind == HardwareKind::system) check_system_degrees(e, m);
+  if (e.kind == HardwareKind::systolic) check_systolic_figures(e, m);
   return e;
 }
 
@@ -374,12 +428,21 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
     } catch (const Error& err) {
       io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", excerpt(model) + ": " + err.what());
     }
-    mw.prompt_tokens = m.positive_integer_or("prompt_tokens", 1024);
-    mw.output_tokens = m.positive_integer_or("output_tokens", 256);
+    // The serving simulation holds these in int (costmodel/platform ServingOptions): a larger
+    // count wrapped. Requests are simulated one by one at every point.
+    constexpr std::int64_t kMaxTokens = std::numeric_limits<int>::max();
+    constexpr std::int64_t kMaxRequests = 1'000'000;
+    const auto bounded = [&](const char* key, std::int64_t fallback, std::int64_t most) {
+      const std::int64_t v = m.positive_integer_or(key, fallback);
+      if (v > most) io::fail(m.place(key), m.node(key), "expected at most " + std::to_string(most), std::to_string(v));
+      return v;
+    };
+    mw.prompt_tokens = bounded("prompt_tokens", 1024, kMaxTokens);
+    mw.output_tokens = bounded("output_tokens", 256, kMaxTokens);
     mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
-    mw.requests = static_cast<int>(m.positive_integer_or("requests", 1000));
-    mw.static_kv_tokens = m.positive_integer_or("static_kv_tokens", 0);
-    mw.prompt_bucket_tokens = m.positive_integer_or("prompt_bucket_tokens", 0);
+    mw.requests = static_cast<int>(bounded("requests", 1000, kMaxRequests));
+    mw.static_kv_tokens = bounded("static_kv_tokens", 0, kMaxTokens);
+    mw.prompt_bucket_tokens = bounded("prompt_bucket_tokens", 0, kMaxTokens);
     if (mw.static_kv_tokens > 0 && mw.static_kv_tokens < mw.prompt_tokens + mw.output_tokens)
       io::fail(m.place("static_kv_tokens"), m.node("static_kv_tokens"),
                "expected at least prompt_tokens + output_tokens (" + std::to_string(mw.prompt_tokens + mw.output_tokens) + ")",
@@ -523,7 +586,9 @@ std::pair<std::size_t, std::uint64_t> locate_hardware(const Scenario& s, std::ui
   throw std::out_of_range("hardware variant out of range");
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& file) {
+namespace {
+
+Scenario parse_scenario_text(const std::string& text, const std::string& file) {
   const YAML::Node root = io::parse_yaml(text, file);
   const Place top{file, ""};
   if (!root.IsMap()) io::fail({file, "(root)"}, root, "expected a mapping", io::describe(root));
@@ -548,6 +613,12 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     // A repeated size would evaluate the same points twice under two indices.
     if (std::find(s.batch_sizes.begin(), s.batch_sizes.end(), b) != s.batch_sizes.end())
       io::fail(m.place("batch_sizes").item(i), bs[i], "expected a batch size not listed before", std::to_string(b));
+    // A served model's batch is an int in the serving simulation (evaluate_served).
+    const bool served = std::any_of(s.workloads.begin(), s.workloads.end(), [](const WorkloadEntry& w) { return w.model.has_value(); });
+    if (served && b > std::numeric_limits<int>::max())
+      io::fail(m.place("batch_sizes").item(i), bs[i],
+               "expected at most " + std::to_string(std::numeric_limits<int>::max()) + " with a model workload",
+               std::to_string(b));
     s.batch_sizes.push_back(b);
   }
   // The design space (hardware variants x workloads x batch sizes) must be indexable by a
@@ -577,6 +648,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   }
   s.search.seed = s.seed;
   if (m.has("search")) s.search = parse_search(m.node("search"), m.place("search"), s.seed);
+  return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  io::RecordedReads reads;
+  Scenario s = parse_scenario_text(text, file);
+  s.inputs = reads.files();
   return s;
 }
 

@@ -15,6 +15,7 @@
 #include "costmodel/systolic/systolic_platform.hpp"
 #include "costmodel/workload/spec.hpp"
 #include "dse/io/platform_reader.hpp"
+#include "dse/io/yaml_reader.hpp"
 
 namespace dse {
 
@@ -101,6 +102,9 @@ struct Scenario {
   std::vector<WorkloadEntry> workloads;
   std::vector<std::int64_t> batch_sizes;
   SearchPlan search;  // default: exhaustive
+  // The files the scenario made the reader read (system, hardware, workload files), each once;
+  // not the scenario file itself.
+  std::vector<io::InputFile> inputs;
 };
 
 // All hardware variants of all entries, and where variant h lives: (entry, variant).

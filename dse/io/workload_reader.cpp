@@ -43,6 +43,21 @@ std::int64_t integer_or(const MapReader& m, const std::string& key, std::int64_t
   return m.has(key) ? m.positive_integer(key) : fallback;
 }
 
+// Layers and block repeats: the serving model lays out every repeated layer (one pipeline work
+// item each, costmodel/platform/system.cpp), so `repeat: 1e9` allocated 12.6 GB before failing.
+// Published models have at most a few hundred layers (GPT-3 96, PaLM 540B 118); 10^5 leaves room.
+constexpr std::int64_t kMaxLayers = 100'000;
+
+std::int64_t layer_count(const YAML::Node& n, const Place& at) {
+  const std::int64_t v = as_positive_integer(n, at);
+  if (v > kMaxLayers) fail(at, n, "expected at most " + std::to_string(kMaxLayers) + " layers", describe(n));
+  return v;
+}
+
+std::int64_t layer_count_or(const MapReader& m, const std::string& key, std::int64_t fallback) {
+  return m.has(key) ? layer_count(m.node(key), m.place(key)) : fallback;
+}
+
 template <class E>
 E choice(const MapReader& m, const std::string& key, E fallback,
          const std::vector<std::pair<std::string, E>>& options) {
@@ -62,7 +77,7 @@ E choice(const MapReader& m, const std::string& key, E fallback,
 // Reads the transformer hyperparameters present in m over the defaults in s.
 void read_transformer(const MapReader& m, wl::TransformerSpec& s) {
   s.hidden = integer_or(m, "hidden", s.hidden);
-  s.layers = integer_or(m, "layers", s.layers);
+  s.layers = layer_count_or(m, "layers", s.layers);
   s.heads = integer_or(m, "heads", s.heads);
   s.kv_heads = integer_or(m, "kv_heads", s.kv_heads);
   s.head_dim = integer_or(m, "head_dim", s.head_dim);
@@ -106,7 +121,7 @@ void read_resnet(const MapReader& m, wl::ResNetSpec& r) {
     const YAML::Node n = m.sequence("stage_blocks");
     r.stage_blocks.clear();
     for (std::size_t i = 0; i < n.size(); ++i) {
-      r.stage_blocks.push_back(as_positive_integer(n[i], m.place("stage_blocks").item(i)));
+      r.stage_blocks.push_back(layer_count(n[i], m.place("stage_blocks").item(i)));
     }
   }
 }
@@ -294,7 +309,7 @@ wl::ExplicitSpec read_explicit(const MapReader& m, std::string name) {
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const MapReader b(blocks[i], m.place("blocks").item(i), {"name", "repeat", "ops"});
       e.blocks.push_back(
-          read_block(b.node("ops"), b.place("ops"), b.string("name"), b.positive_integer_or("repeat", 1), seen));
+          read_block(b.node("ops"), b.place("ops"), b.string("name"), layer_count_or(b, "repeat", 1), seen));
     }
   }
   return e;

@@ -191,6 +191,28 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
+namespace {
+thread_local RecordedReads* t_recorded_reads = nullptr;  // the innermost live RecordedReads
+}  // namespace
+
+std::uint64_t content_hash(std::string_view bytes) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+RecordedReads::RecordedReads() : outer_(t_recorded_reads) { t_recorded_reads = this; }
+RecordedReads::~RecordedReads() { t_recorded_reads = outer_; }
+
+void RecordedReads::add(InputFile f) {
+  for (const auto& g : files_)
+    if (g.path == f.path) return;
+  files_.push_back(std::move(f));
+}
+
 std::string read_text_file(const std::string& path, const std::string& what) {
   const auto refuse = [&](const std::string& expected, const std::string& got) {
     throw ConfigError(path, 1, 1, what, expected, got);
@@ -230,6 +252,7 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   // The file's kind before any parser sees its bytes.
   if (text.rfind("\x89HDF\r\n\x1a\n", 0) == 0) refuse("expected a text file", "an HDF5 file");
   if (text.find('\0') != std::string::npos) refuse("expected a text file", "binary data (an ONNX model?)");
+  if (t_recorded_reads != nullptr) t_recorded_reads->add({path, text.size(), content_hash(text)});
   return text;
 }
 

@@ -27,6 +27,33 @@ inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{16} << 20;
 // HDF5 file or other binary data (a NUL byte), before any parser sees the bytes.
 std::string read_text_file(const std::string& path, const std::string& what);
 
+// A file read by read_text_file: its path as given, size and content hash (content_hash).
+struct InputFile {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;
+};
+// 64-bit FNV-1a of the bytes (Fowler, Noll, Vo; offset basis 14695981039346656037, prime
+// 1099511628211): a change detector for input files, not a cryptographic hash.
+std::uint64_t content_hash(std::string_view bytes);
+
+// Records the files read_text_file reads on this thread while it lives (scopes nest: the
+// innermost records), each path once: the inputs of a scenario, for `dse run` to refuse an
+// output that is one of them and to notice on --resume that one has changed.
+class RecordedReads {
+ public:
+  RecordedReads();
+  ~RecordedReads();
+  RecordedReads(const RecordedReads&) = delete;
+  RecordedReads& operator=(const RecordedReads&) = delete;
+  void add(InputFile f);
+  [[nodiscard]] const std::vector<InputFile>& files() const { return files_; }
+
+ private:
+  std::vector<InputFile> files_;
+  RecordedReads* outer_;
+};
+
 // The strings separated by ", " (for "expected one of ..." messages).
 std::string join(const std::vector<std::string>& v);
 // The closest candidate by edit distance, or "" when none is close.

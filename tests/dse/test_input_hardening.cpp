@@ -8,7 +8,9 @@
 #include <string>
 
 #include "dse/error.hpp"
+#include "dse/io/scalesim_io.hpp"
 #include "dse/io/scenario.hpp"
+#include "dse/io/workload_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
 #include "tests/scratch.hpp"
 
@@ -175,6 +177,118 @@ TEST(FileHardening, TextFilesPastTheLimitAreRefused) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("expected a file of at most 16 MiB (got 16777217 bytes)"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace dse
+
+namespace dse {
+namespace {
+
+// A valid systolic scenario whose hardware line `key: value` is replaced (or added) by `line`.
+std::string systolic(const std::string& key, const std::string& value) {
+  std::string hw =
+      "  - name: sa\n    kind: systolic\n    array_rows: 32\n    array_cols: 32\n    dataflow: ws\n"
+      "    ifmap_sram_kib: 64\n    filter_sram_kib: 64\n    ofmap_sram_kib: 64\n    dram_words_per_cycle: 8\n"
+      "    clock_hz: 1.0e9\n    energy_per_mac_j: 0.06e-12\n    energy_per_sram_word_j: 0.31e-12\n"
+      "    energy_per_dram_word_j: 40.0e-12\n    static_power_w: 2.0\n    memory_capacity_bytes: 16.0e9\n"
+      "    area_per_pe_mm2: 0.0015\n    area_per_sram_kib_mm2: 0.0025\n    fixed_area_mm2: 10.0\n"
+      "    engineering_risk: 0.3\n";
+  const auto at = hw.find("    " + key + ":");
+  const std::string line = "    " + key + ": " + value + "\n";
+  if (at == std::string::npos) {
+    hw += line;
+  } else {
+    hw.replace(at, hw.find('\n', at) + 1 - at, line);
+  }
+  return "name: t\nhardware:\n" + hw +
+         "workloads:\n  - {name: w, layers: [{name: fc, kind: gemm, rows_per_sample: 1, n: 64, k: 64}]}\n"
+         "batch_sizes: [1]\n";
+}
+
+TEST(NumericHardening, SystolicBaselineParsesAndItsAreaIsAsWritten) {
+  const Scenario s = parse_scenario(systolic("word_bytes", "1"), "t.yaml");
+  // 10 + 32 x 32 x 0.0015 + (64 + 64 + 64) x 0.0025 = 10 + 1.536 + 0.48 = 12.016 mm2.
+  EXPECT_NEAR(s.hardware[0].variant(0).area_mm2(), 12.016, 1e-12);
+}
+
+// Issue 58 item 5: array_rows 0.5 was truncated to 0 and divided by (SIGFPE); item 9: 1e18 rows
+// evaluated as another array, SRAMs of 1e16 KiB gave an area of -2.25e13 mm2 that passed budgets.
+TEST(NumericHardening, SystolicFiguresMustBeWholeBoundedAndTheirAreaFinite) {
+  for (const char* v : {"0.5", "1e18", "1048577", "{choices: [32, 0.5]}", "{linear: [1, 2, 3]}"}) {
+    EXPECT_NE(error_of(systolic("array_rows", v)).find("array_rows: expected a whole number from 1 to 1048576"),
+              std::string::npos)
+        << v;
+  }
+  EXPECT_EQ(error_of(systolic("array_cols", "1048576")), "");  // 2^20, the largest side
+  EXPECT_NE(error_of(systolic("dram_words_per_cycle", "0.5")).find("expected a whole number"), std::string::npos);
+  EXPECT_NE(error_of(systolic("word_bytes", "1.5")).find("word_bytes: expected a whole number from 1 to 16"),
+            std::string::npos);
+  EXPECT_NE(error_of(systolic("word_bytes", "32")).find("from 1 to 16"), std::string::npos);
+  for (const char* v : {"1e16", "8796093022209", "0.0001"}) {  // past 2^43 KiB, or under one byte
+    EXPECT_NE(error_of(systolic("ifmap_sram_kib", v)).find("ifmap_sram_kib: expected from 1/1024 KiB"),
+              std::string::npos)
+        << v;
+  }
+  EXPECT_EQ(error_of(systolic("ofmap_sram_kib", "8796093022208")), "");  // 2^43 KiB is allowed
+  // Each figure finite, their total not: 1e305 mm2 per PE x 2^40 PEs.
+  std::string big = systolic("area_per_pe_mm2", "1e305");
+  big.replace(big.find("array_rows: 32"), 14, "array_rows: 1048576");
+  big.replace(big.find("array_cols: 32"), 14, "array_cols: 1048576");
+  EXPECT_NE(error_of(big).find("area_per_pe_mm2: expected area figures whose total over the largest array and SRAMs "
+                               "is finite"),
+            std::string::npos)
+      << error_of(big);
+}
+
+// Issue 58 item 9, the SCALE-Sim side: three SRAMs of int64_max / 1024 KiB each passed, and their
+// sum in bytes wrapped.
+TEST(NumericHardening, ScalesimSramsAreBoundedSoThatTheirSumFits) {
+  const std::string cfg = io::read_text_file(std::string(DSE_ORACLES_DIR) + "/scalesim/s_gemm_32x32_ws.cfg", "cfg");
+  auto with = [&](const std::string& value) {
+    std::string t = cfg;
+    const auto at = t.find("IfmapSramSzkB");
+    return t.substr(0, at) + "IfmapSramSzkB: " + value + t.substr(t.find('\n', at));
+  };
+  EXPECT_NO_THROW((void)io::parse_scalesim_config(with("8796093022208"), "c.cfg"));  // 2^43
+  EXPECT_THROW((void)io::parse_scalesim_config(with("8796093022209"), "c.cfg"), ConfigError);
+  EXPECT_THROW((void)io::parse_scalesim_config(with("9007199254740991"), "c.cfg"), ConfigError);
+}
+
+// Issue 58 item 18: `repeat: 1e9` allocated 12.6 GB before a bad_alloc (one pipeline work item
+// per repeated layer); the same for a transformer's layers.
+TEST(NumericHardening, LayerCountsAreBounded) {
+  std::string explicit_w = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/workloads/tiny-explicit.yaml", "w");
+  const auto at = explicit_w.find("repeat: 4");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NO_THROW((void)io::parse_workload_text(explicit_w, "w.yaml"));
+  explicit_w.replace(at, 9, "repeat: 100001");
+  try {
+    (void)io::parse_workload_text(explicit_w, "w.yaml");
+    FAIL() << "repeat 100001 was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("blocks[1].repeat: expected at most 100000 layers"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)io::parse_workload_text("builder: decoder\nname: d\nhidden: 64\nlayers: 1000000000\nheads: 4\n"
+                                             "ffn_hidden: 128\nvocab: 100\n",
+                                             "w.yaml"),
+               ConfigError);
+}
+
+// Served models: counts held in int by the serving simulation wrapped past 2^31 - 1.
+TEST(NumericHardening, ServedCountsAreBounded) {
+  const std::string base = "name: s\nhardware: [{name: s, kind: system, system: dgx-a100-8}]\n";
+  EXPECT_EQ(error_of(base + "workloads: [{name: w, model: llama2-7b, requests: 1000000}]\nbatch_sizes: [1]\n"), "");
+  EXPECT_NE(error_of(base + "workloads: [{name: w, model: llama2-7b, requests: 1000001}]\nbatch_sizes: [1]\n")
+                .find("requests: expected at most 1000000"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + "workloads: [{name: w, model: llama2-7b, prompt_tokens: 2147483648}]\nbatch_sizes: [1]\n")
+                .find("prompt_tokens: expected at most 2147483647"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + "workloads: [{name: w, model: llama2-7b}]\nbatch_sizes: [2147483648]\n")
+                .find("batch_sizes[0]: expected at most 2147483647 with a model workload"),
+            std::string::npos);
 }
 
 }  // namespace
