@@ -92,6 +92,20 @@ std::string excerpt(std::string_view value, std::size_t max_bytes) {
   return "\"" + cut.substr(0, tail) + "...\"" + cut.substr(tail + 3);
 }
 
+namespace {
+std::string& file_to_remove_before_abort() {
+  static std::string path;  // NOLINT: the one file an abort must not leave behind
+  return path;
+}
+}  // namespace
+
+void set_file_to_remove_before_abort(const std::string& path) { file_to_remove_before_abort() = path; }
+
+void remove_file_before_abort() noexcept {
+  const std::string& path = file_to_remove_before_abort();
+  if (!path.empty()) (void)::unlink(path.c_str());
+}
+
 void print_error_line(const std::string& text) {
   std::cerr.flush();
   const std::string line = printable(text) + '\n';

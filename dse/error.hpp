@@ -59,6 +59,12 @@ std::string excerpt(std::string_view value, std::size_t max_bytes = kExcerptByte
 // such a note spliced into its middle.
 void print_error_line(const std::string& text);
 
+// A file to remove before the job is stopped with MPI_Abort (the output lock of `dse run`,
+// dse/driver/output_file.hpp), or "" for none; remove_file_before_abort() removes it. Called on the
+// paths that end the process without unwinding (MpiSession::abort, a failed collective HDF5 write).
+void set_file_to_remove_before_abort(const std::string& path);
+void remove_file_before_abort() noexcept;
+
 // Exit codes of the command line.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;

@@ -18,7 +18,7 @@ fail=0
 (ulimit -v 500000; "$dse" run "$scenario" -o oom.h5 --store archive --threads 1 --no-progress >/dev/null 2>err)
 rc=$?
 [ "$rc" = 1 ] || { echo "FAIL: exit code $rc under the limit, expected 1"; fail=1; }
-head -n 1 err | grep -q "^dse run: internal error on rank 0: std::bad_alloc$" ||
+head -n 1 err | grep -q "^dse run: internal error on rank 0: std::bad_alloc; the last checkpoint is kept in oom.h5.partial (dse run --resume oom.h5 continues from it)$" ||
   { echo "FAIL: the first line on stderr does not name the failure:"; head -n 3 err; fail=1; }
 [ -f oom.h5.partial ] || { echo "FAIL: no checkpoint kept (oom.h5.partial)"; fail=1; }
 "$dse" run --resume oom.h5 --threads 1 --no-progress >/dev/null 2>err || { echo "FAIL: --resume"; cat err; fail=1; }
