@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "dse/cli/commands.hpp"
+#include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
@@ -190,10 +191,12 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       // The first kSummaryTop of each workload (a front of 2 million rows printed for over 15
       // minutes); a signal stops the printing (exit code 130, the results are complete).
       try {
+        test_fault_point("print", ctx->rank());
         if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout, &g_cancel)) {
           std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
                     << s.output_path << ")\n";
         }
+        if (g_cancel.load()) throw Interrupted("a signal came while the shortlist was printed");
       } catch (const Interrupted&) {
         std::cout.flush();
         print_error_line("dse run: interrupted while printing the shortlist; the results are complete in " +

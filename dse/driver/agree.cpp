@@ -1,5 +1,6 @@
 #include "dse/driver/agree.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -67,9 +68,18 @@ void test_fault_point(const char* phase, int rank) {
     return std::string(e != nullptr ? e : "");
   }();
   if (spec.empty()) return;
-  if (spec == std::string(phase) + ":" + std::to_string(rank)) {
+  const std::string here = std::string(phase) + ":" + std::to_string(rank);
+  if (spec == here + ":signal") {
+    static bool sent = false;  // once: a phase may be passed again (the next round)
+    if (!sent) {
+      sent = true;
+      (void)std::raise(SIGTERM);
+    }
+    return;
+  }
+  if (spec == here) {
     throw Error("injected failure in " + std::string(phase) + " on rank " + std::to_string(rank) +
-                  " (DSE_TEST_FAULT)");
+                " (DSE_TEST_FAULT)");
   }
 }
 

@@ -42,9 +42,11 @@ void agreed(Context& ctx, F&& work, const std::atomic<bool>* cancel = nullptr) {
 }
 
 // Test hook (documented in docs/reliability.md): with the environment variable
-// DSE_TEST_FAULT=PHASE:RANK (PHASE one of evaluate, checkpoint, merge, write, compress), rank
-// RANK throws Error("injected failure in PHASE on rank RANK (DSE_TEST_FAULT)"), exit code 1, when it reaches
-// that phase of `dse run`. Read once; does nothing when unset.
+// DSE_TEST_FAULT=PHASE:RANK (PHASE one of evaluate, checkpoint, merge, write, compress, print),
+// rank RANK throws Error("injected failure in PHASE on rank RANK (DSE_TEST_FAULT)"), exit code 1,
+// when it reaches that phase of `dse run`; with DSE_TEST_FAULT=PHASE:RANK:signal it sends itself
+// SIGTERM there instead, once (the run must then stop at its next safe point). Read once; does
+// nothing when unset.
 void test_fault_point(const char* phase, int rank);
 
 }  // namespace dse
