@@ -343,55 +343,96 @@ std::string interrupted_message(const OutputPaths& paths, const std::string& wha
   return what + "; checkpoint in " + paths.partial + ", continue with: dse run --resume " + paths.out;
 }
 
-}  // namespace
+// What a run knows before its file is opened: the scenario (its text from the file, or from the
+// checkpoint on --resume), its provenance, and on rank 0 the lock on the output.
+struct Prepared {
+  Checkpoint meta;
+  std::optional<Scenario> scenario;
+  std::unique_ptr<OutputLock> lock;  // rank 0, until the output has its final name
+};
 
-RunSummary run(Context& ctx, const RunOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const OutputPaths paths(options.output_path);
-  // -o as a file name, before anything is read or made.
+// Everything before any point is evaluated (collective): -o as a file name, the lock, the scenario
+// read and parsed on every rank, the folder, no link and no input among the files made, the inputs
+// of a resumed run unchanged, OUT.partial made afresh.
+Prepared prepare(Context& ctx, const RunOptions& options, const OutputPaths& paths) {
+  Prepared p;
   (void)on_root(ctx, [&] {
     check_output_name(paths, options.resume);
     return std::string();
   });
-  std::unique_ptr<OutputLock> lock;  // rank 0, until the output has its final name
-  Checkpoint meta;
   if (options.resume) {
     // The lock first: a checkpoint that another run is writing is not read.
-    meta = unpack(to_bytes(on_root(ctx, [&] {
-      lock = std::make_unique<OutputLock>(paths);
+    p.meta = unpack(to_bytes(on_root(ctx, [&] {
+      p.lock = std::make_unique<OutputLock>(paths);
       return to_string(pack(read_checkpoint(paths.partial)));
     })));
   } else {
-    meta.store = std::string(to_string(options.store));
-    meta.scenario_file = options.scenario_path;
-    meta.start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
-    meta.scenario = on_root(ctx, [&] { return io::read_text_file(options.scenario_path, "scenario"); });
+    p.meta.store = std::string(to_string(options.store));
+    p.meta.scenario_file = options.scenario_path;
+    p.meta.start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
+    p.meta.scenario = on_root(ctx, [&] { return io::read_text_file(options.scenario_path, "scenario"); });
   }
-  const Store store = parse_store(meta.store);
   // Every rank parses the same text, so a bad scenario fails identically everywhere and
   // before any file exists.
-  std::optional<Scenario> parsed;
-  agreed(ctx, [&] { parsed = parse_scenario(meta.scenario, meta.scenario_file); });
-  const Scenario& scenario = *parsed;
-  // Before any evaluation: the folder, the lock, no link and no input among the files made, the
-  // inputs of a resumed run unchanged, OUT.partial made afresh.
+  agreed(ctx, [&] { p.scenario = parse_scenario(p.meta.scenario, p.meta.scenario_file); });
   (void)on_root(ctx, [&] {
     if (!options.resume) {
       prepare_output_folder(paths);
-      lock = std::make_unique<OutputLock>(paths);
+      p.lock = std::make_unique<OutputLock>(paths);
     }
     std::vector<std::string> inputs;
     if (!options.resume) inputs.push_back(options.scenario_path);
-    for (const auto& f : scenario.inputs) inputs.push_back(f.path);
+    for (const auto& f : p.scenario->inputs) inputs.push_back(f.path);
     check_output_files(paths, inputs, options.resume);
     if (options.resume && !options.resume_changed_inputs) {
-      check_inputs_unchanged(meta.input_files, scenario.inputs, paths.out);
+      check_inputs_unchanged(p.meta.input_files, p.scenario->inputs, paths.out);
     }
     if (!options.resume) create_partial_file(paths);
     return std::string();
   });
   // Every rank removes the lock file if it stops the job with MPI_Abort (dse/error.hpp).
   if (ctx.rank() != 0) set_file_to_remove_before_abort(paths.lock);
+  return p;
+}
+
+// The failure of a run that got as far as its file, rethrown on every rank: a file that holds a
+// committed checkpoint is kept for --resume (the message says so), one that does not is removed,
+// and so is the file of a run stopped by bad input (a resume would meet it again). Rank 0 only
+// touches the file; a resumed checkpoint is always kept.
+[[noreturn]] void fail_run(Context& ctx, const RunOptions& options, const OutputPaths& paths,
+                           std::int64_t rounds_committed) {
+  const bool decide = ctx.rank() == 0 && !options.resume;
+  try {
+    throw;
+  } catch (const Interrupted&) {
+    throw Interrupted(interrupted_message(paths, "interrupted"));
+  } catch (const InputError&) {
+    if (decide) remove_quietly(paths.partial);
+    throw;
+  } catch (const std::exception& e) {
+    // A library exception was not agreed: alone, it is handled as above; with other ranks the
+    // command line stops the job.
+    const bool agreed_error = dynamic_cast<const Error*>(&e) != nullptr;
+    if (!decide || (!agreed_error && ctx.size() > 1)) throw;
+    if (rounds_committed < 1) {
+      remove_quietly(paths.partial);
+      throw;
+    }
+    throw Error(std::string(agreed_error ? "" : "internal error on rank 0: ") + e.what() +
+                "; the last checkpoint is kept in " + paths.partial + " (dse run --resume " + paths.out +
+                " continues from it)");
+  }
+}
+
+}  // namespace
+
+RunSummary run(Context& ctx, const RunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const OutputPaths paths(options.output_path);
+  Prepared prepared = prepare(ctx, options, paths);
+  const Checkpoint& meta = prepared.meta;
+  const Scenario& scenario = *prepared.scenario;
+  const Store store = parse_store(meta.store);
   const search::DesignSpace space = design_space(scenario);
   const PointModel model = point_model(scenario, space);
   const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
@@ -440,32 +481,8 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     if (!result.interrupted && store == Store::all) {
       compress_s = compress_points(ctx, options, paths, threads, result.stale_checkpoints);
     }
-  } catch (const Interrupted&) {
-    throw Interrupted(interrupted_message(paths, "interrupted"));
-  } catch (const InputError&) {
-    // Bad input found while evaluating (a point whose figures overflow): a resume would meet it
-    // again, so the file goes (a resumed one is kept).
-    if (ctx.rank() == 0 && !options.resume) remove_quietly(paths.partial);
-    throw;
-  } catch (const Error& e) {
-    // Every rank throws the same agreed error. A file that holds a checkpoint is kept for
-    // --resume (a run out of memory, say); one that does not is removed.
-    if (ctx.rank() != 0 || options.resume) throw;
-    if (rounds_committed < 1) {
-      remove_quietly(paths.partial);
-      throw;
-    }
-    throw Error(std::string(e.what()) + "; the last checkpoint is kept in " + paths.partial +
-                " (dse run --resume " + paths.out + " continues from it)");
-  } catch (const std::exception& e) {
-    // Not agreed: alone, the same as above; with other ranks, the command line stops the job.
-    if (ctx.size() > 1 || options.resume) throw;
-    if (rounds_committed < 1) {
-      remove_quietly(paths.partial);
-      throw;
-    }
-    throw Error(std::string("internal error on rank 0: ") + e.what() + "; the last checkpoint is kept in " +
-                paths.partial + " (dse run --resume " + paths.out + " continues from it)");
+  } catch (...) {
+    fail_run(ctx, options, paths, rounds_committed);
   }
   if (!result.interrupted && store != Store::all && !result.stale_checkpoints.empty() && ctx.rank() == 0 &&
       options.warn) {
@@ -481,7 +498,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     std::error_code ec;
     std::filesystem::rename(paths.partial, paths.out, ec);
     if (ec) throw IoError("cannot rename " + paths.partial + " to " + paths.out + ": " + ec.message());
-    lock.reset();
+    prepared.lock.reset();
     return std::string();
   });
   set_file_to_remove_before_abort("");
