@@ -390,7 +390,7 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
     l.rows_per_sample = m.positive_integer("rows_per_sample");
     l.n = m.positive_integer("n");
     l.k = m.positive_integer("k");
-    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+    l.bytes_per_element = m.positive_int_or("bytes_per_element", 2);
   } else if (kind == "elementwise") {
     const MapReader m(node, at,
                       {"name", "kind", "elements_per_sample", "flops_per_element", "tensors_touched",
@@ -399,8 +399,8 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
     l.kind = costmodel::LayerKind::elementwise;
     l.elements_per_sample = m.positive_integer("elements_per_sample");
     l.flops_per_element = m.has("flops_per_element") ? m.positive("flops_per_element") : 1.0;
-    l.tensors_touched = static_cast<int>(m.positive_integer_or("tensors_touched", 2));
-    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+    l.tensors_touched = m.positive_int_or("tensors_touched", 2);
+    l.bytes_per_element = m.positive_int_or("bytes_per_element", 2);
   } else {
     io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", excerpt(kind));
   }
@@ -486,8 +486,9 @@ SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t s
     p.samples = static_cast<std::uint64_t>(m.positive_integer("samples"));
   } else if (kind == "nsga2") {
     p.sampler = SamplerKind::nsga2;
-    p.population = static_cast<std::size_t>(m.positive_integer("population"));
-    p.generations = static_cast<std::size_t>(m.positive_integer("generations"));
+    // At most 2^31 - 1 each: the planned points, population x (generations + 1), stay below 2^62.
+    p.population = static_cast<std::size_t>(m.positive_int("population"));
+    p.generations = static_cast<std::size_t>(m.positive_int("generations"));
   } else {
     io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", excerpt(kind));
   }

@@ -257,9 +257,9 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
       dim("rows", op.rows, true);
       dim("cols", op.cols, true);
       if (m.has("flops_per_element")) op.flops_per_element = m.non_negative("flops_per_element");
-      op.inputs = static_cast<int>(m.positive_integer_or("inputs", 1));
+      op.inputs = m.positive_int_or("inputs", 1);
       if (*kind == wl::OpKind::embedding) op.table_rows = m.positive_integer("table_rows");
-      op.participants = static_cast<int>(m.positive_integer_or("participants", 2));
+      op.participants = m.positive_int_or("participants", 2);
       break;
   }
   if (m.has("after")) {

@@ -345,6 +345,12 @@ std::int64_t as_positive_integer(const YAML::Node& n, const Place& at) {
   return v;
 }
 
+int as_positive_int(const YAML::Node& n, const Place& at, int most) {
+  const std::int64_t v = as_positive_integer(n, at);
+  if (v > most) fail(at, n, "expected an integer from 1 to " + std::to_string(most), std::to_string(v));
+  return static_cast<int>(v);
+}
+
 std::string as_string(const YAML::Node& n, const Place& at) {
   if (!n.IsScalar() || n.Scalar().empty()) fail(at, n, "expected a non-empty string", describe(n));
   // No control byte (an escape sequence would reach the terminal in a report) and valid UTF-8.
@@ -441,6 +447,14 @@ double MapReader::positive_fraction(const std::string& key) const {
 
 std::int64_t MapReader::positive_integer(const std::string& key) const {
   return as_positive_integer(node(key, "an integer > 0"), place(key));
+}
+
+int MapReader::positive_int(const std::string& key, int most) const {
+  return as_positive_int(node(key, "an integer > 0"), place(key), most);
+}
+
+int MapReader::positive_int_or(const std::string& key, int fallback, int most) const {
+  return has(key) ? positive_int(key, most) : fallback;
 }
 
 std::int64_t MapReader::positive_integer_or(const std::string& key, std::int64_t fallback) const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +104,11 @@ class MapReader {
   [[nodiscard]] std::int64_t positive_integer(const std::string& key) const;
   [[nodiscard]] std::int64_t positive_integer_or(const std::string& key, std::int64_t fallback) const;
   [[nodiscard]] std::uint64_t unsigned_or(const std::string& key, std::uint64_t fallback) const;
+  // An integer > 0 held in an int by the model: refused past `most` (default INT_MAX), where the
+  // cast would wrap (a bytes_per_element of 2^32 + 1 read as 1).
+  [[nodiscard]] int positive_int(const std::string& key, int most = std::numeric_limits<int>::max()) const;
+  [[nodiscard]] int positive_int_or(const std::string& key, int fallback,
+                                    int most = std::numeric_limits<int>::max()) const;
   [[nodiscard]] YAML::Node sequence(const std::string& key) const;  // non-empty sequence
   [[nodiscard]] bool boolean_or(const std::string& key, bool fallback) const;  // true / false
 
@@ -115,6 +121,7 @@ class MapReader {
 double as_number(const YAML::Node& n, const Place& at);
 double as_positive(const YAML::Node& n, const Place& at);
 std::int64_t as_positive_integer(const YAML::Node& n, const Place& at);
+int as_positive_int(const YAML::Node& n, const Place& at, int most = std::numeric_limits<int>::max());
 // A non-empty string of UTF-8 text (newlines and tabs allowed, no other control character).
 std::string as_string(const YAML::Node& n, const Place& at);
 // A name: as_string, on one line, without tabs.

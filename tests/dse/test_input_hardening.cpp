@@ -293,3 +293,32 @@ TEST(NumericHardening, ServedCountsAreBounded) {
 
 }  // namespace
 }  // namespace dse
+
+namespace dse {
+namespace {
+
+// Integers the model holds in an int: a bytes_per_element of 2^32 + 1 was cast to 1 and passed the
+// "at most 16" check; chips, links, dims past 2^31 wrapped; NSGA-II's population x generations
+// past 2^64.
+TEST(NumericHardening, IntegersHeldInAnIntAreRefusedPastIntMax) {
+  std::string t = kValid;
+  t.replace(t.find("k: 64}"), 6, "k: 64, bytes_per_element: 4294967297}");
+  EXPECT_NE(error_of(t).find("bytes_per_element: expected an integer from 1 to 2147483647 (got 4294967297)"),
+            std::string::npos)
+      << error_of(t);
+  EXPECT_NE(error_of(kValid + "search: {sampler: nsga2, population: 4, generations: 2147483648}\n")
+                .find("search.generations: expected an integer from 1 to 2147483647"),
+            std::string::npos);
+  std::string sys = io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/systems/dgx-a100-8.yaml", "s");
+  const auto at = sys.find("chips: 8");
+  ASSERT_NE(at, std::string::npos);
+  sys.replace(at, 8, "chips: 4294967304");
+  const std::string path = test::write_scratch_file("chips.yaml", sys);
+  EXPECT_NE(error_of("name: t\nhardware: [{name: s, kind: system, system: " + path +
+                     "}]\nworkloads: [{name: w, model: llama2-7b}]\nbatch_sizes: [1]\n")
+                .find("chips: expected an integer from 1 to 2147483647"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dse
