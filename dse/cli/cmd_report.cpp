@@ -101,7 +101,7 @@ int cmd_report(const Args& args) {
   const int rc = spawn(argv);
   if (rc == 127) throw IoError("cannot run " + python + " (set DSE_PYTHON to a Python 3 with matplotlib and h5py)");
   if (rc != 0) throw IoError(script.string() + " failed with exit status " + std::to_string(rc));
-  std::cout << (std::filesystem::path(out_dir) / "index.html").string() << '\n';
+  std::cout << printable((std::filesystem::path(out_dir) / "index.html").string()) << '\n';
   return kExitOk;
 }
 

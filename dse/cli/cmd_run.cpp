@@ -181,7 +181,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     if (ctx->rank() == 0) {
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
-                << " s\nwrote " << s.output_path << "\n";
+                << " s\nwrote " << printable(s.output_path) << "\n";
       std::array<char, 200> line{};
       std::snprintf(line.data(), line.size(),
                     "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
@@ -194,7 +194,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
         test_fault_point("print", ctx->rank());
         if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout, &g_cancel)) {
           std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
-                    << s.output_path << ")\n";
+                    << printable(s.output_path) << ")\n";
         }
         if (g_cancel.load()) throw Interrupted("a signal came while the shortlist was printed");
       } catch (const Interrupted&) {
