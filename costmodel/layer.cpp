@@ -39,7 +39,7 @@ double resident_bytes(const WorkloadSpec& w, std::int64_t batch) noexcept {
 WorkloadCost evaluate_workload(const RooflineHardware& hw, const WorkloadSpec& w,
                                std::int64_t batch) noexcept {
   WorkloadCost c;
-  double slowest = -1.0;
+  ClassTimes by_class;
   for (const auto& l : w.layers) {
     const KernelWork work = layer_work(l, batch);
     const KernelCost k = evaluate_roofline(hw, work);
@@ -47,11 +47,9 @@ WorkloadCost evaluate_workload(const RooflineHardware& hw, const WorkloadSpec& w
     c.energy_j += k.energy_j;
     c.flops += work.flops;
     c.bytes += work.bytes;
-    if (k.latency_s > slowest) {
-      slowest = k.latency_s;
-      c.bottleneck = k.bottleneck;
-    }
+    by_class.add(k.bottleneck, k.latency_s);
   }
+  c.bottleneck = by_class.dominant();
   finish_workload_cost(c, w, batch, hw.memory_capacity_bytes);
   return c;
 }

@@ -48,7 +48,7 @@ struct WorkloadCost {
   double energy_per_sample_j = 0.0;
   double memory_bytes = 0.0;
   bool feasible = true;            // false when memory_bytes exceeds capacity
-  Bottleneck bottleneck = Bottleneck::compute;  // of the layer that takes longest
+  Bottleneck bottleneck = Bottleneck::compute;  // the class that takes the most of latency_s (ClassTimes)
 };
 
 WorkloadCost evaluate_workload(const RooflineHardware& hw, const WorkloadSpec& w,

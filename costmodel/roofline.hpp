@@ -13,6 +13,19 @@ namespace dse::costmodel {
 enum class Bottleneck { compute, memory, overhead, interconnect, capacity };
 std::string_view to_string(Bottleneck b);
 
+// Time by bottleneck class, summed over the parts of a step; the dominant class is the one
+// that takes the most time (ties: the first in the enum's order).
+struct ClassTimes {
+  double seconds[5] = {};
+  void add(Bottleneck b, double s) noexcept { seconds[static_cast<int>(b)] += s; }
+  [[nodiscard]] Bottleneck dominant() const noexcept {
+    int best = 0;
+    for (int i = 1; i < 5; ++i)
+      if (seconds[i] > seconds[best]) best = i;
+    return static_cast<Bottleneck>(best);
+  }
+};
+
 // A roofline description of one chip. Every figure is in SI units.
 struct RooflineHardware {
   std::string name;

@@ -51,7 +51,8 @@ inline void read_back(const std::string& path, const std::uint8_t* data, std::si
   std::ostream out(&sink);
   for (const auto format : {ShortlistFormat::table, ShortlistFormat::csv, ShortlistFormat::json}) {
     const std::size_t top = size > 1 ? data[1] % 4 : 0;
-    write_shortlist(rows, shortlist(rows, b, default_objectives(), top), b, default_objectives(), format, out, top);
+    write_shortlist(rows, shortlist(rows, b, default_objectives(), top), b, default_objectives(), format, out,
+                    read_result_names(path), top);
   }
 }
 

@@ -48,7 +48,8 @@ and, for the hardware file's constants (device time of back-to-back calls, CUDA 
                                median duration of 5 profiled calls, calls; torch.profiler / CUPTI; run 10 of
                                scenarios/validation/h200 had one call and no calls column): decode-shaped BF16 and
                                FP8 GEMMs, two large GEMMs, the SDPA calls above; which tile and split the
-                               libraries chose
+                               libraries chose; torch.compile's GELU (the sweep's dynamic-shape kernel and a
+                               static one), the static compiled LayerNorm and eager softmax at large sizes
   <prefix>_meta.json           device name, torch / CUDA / cuDNN versions, SDPA's kernel choice for each llama row's
                                attention calls, clocks and time span per section, errors
 
@@ -145,7 +146,7 @@ def print_plan(p, prefix):
     print(f"{prefix}_fa2_blocks.csv: {len(p['fa2_blocks'])} one-block-per-head shapes, forward and backward")
     print(f"{prefix}_fa2_causal.csv: {len(p['fa2_causal'])} square shapes, forward with and without the causal mask")
     print(f"{prefix}_kernels.csv: kernels of {len(p['kernel_gemms'])} BF16 GEMMs, {len(p['kernel_fp8'])} FP8 GEMMs "
-          f"and 8 SDPA calls")
+          f"and 8 SDPA calls; GELU (dynamic and static), LayerNorm and softmax at large sizes")
     print(f"{prefix}_latency.csv, {prefix}_block_bandwidth.csv: pointer chase over 4 / 32 MiB (L2) and 1 GiB (HBM); "
           f"streaming rate of 1 .. 4x cores blocks (CuPy)")
 
@@ -788,6 +789,33 @@ def main():
                     meta["errors"][f"kernels sdpa {name} d{d} s{seq} {mask}"] = f"{type(e).__name__}: {e}"[:300]
                 fk.flush()
                 del q, k, v
+            # The element-wise and row kernels of the gelu and rows sections, for their launch
+            # configurations (grid, block, registers) and durations: torch.compile's GELU as the gelu
+            # sweep compiles it (static at its first size, then one dynamic-shape kernel tuned at the
+            # second, 2,048 elements: automatic dynamic shapes) and compiled with dynamic=False at
+            # each size; the compiled LayerNorm module with dynamic=False; eager softmax. The H200's runs
+            # measure GELU at 0.85 TB/s and softmax at 1.3 TB/s for 4,096-element rows where a copy
+            # moves 4.3 TB/s (docs/known-gaps.md, H200 measurements, item 1).
+            try:
+                gelu_fn = lambda x: F.gelu(x, approximate="tanh")  # noqa: E731
+                gelu_dyn = torch.compile(gelu_fn)
+                for n in (1024, 2048):
+                    gelu_dyn(torch.randn(n, device=dev, dtype=h))
+                for n in (1 << 25, 1 << 29):
+                    x = torch.randn(n, device=dev, dtype=h)
+                    capture(f"gelu dynamic (tuned at 2048) n{n}", lambda: gelu_dyn(x), w)
+                    gelu_static = torch.compile(gelu_fn, dynamic=False)
+                    capture(f"gelu static n{n}", lambda: gelu_static(x), w)
+                    del x
+                for m, n in ((32768, 4096), (4096, 32768), (4096, 4096)):
+                    x = torch.randn(m, n, device=dev, dtype=h)
+                    ln = torch.compile(torch.nn.LayerNorm(n, device=dev, dtype=h), dynamic=False)
+                    capture(f"layernorm static {m}x{n}", lambda: ln(x), w)
+                    capture(f"softmax eager {m}x{n}", lambda: torch.softmax(x, dim=-1), w)
+                    del x, ln
+            except Exception as e:  # noqa: BLE001
+                meta["errors"]["kernels elementwise"] = f"{type(e).__name__}: {e}"[:300]
+            fk.flush()
 
     # Clocks and power every 100 ms for the whole run (nvidia-smi where there is one).
     try:

@@ -38,6 +38,7 @@ class Context:
     entries: dict
     attrs: dict
     roof: object = None
+    budgets: dict = field(default_factory=dict)
 
     def budget_text(self):
         sla = f"SLA p99 <= {self.sla_s * 1e3:g} ms" if self.sla_s is not None else "no SLA"
@@ -195,10 +196,8 @@ def workload_fit(ctx, out_dir):
     platforms = (shortlisted + sorted(set(rows["hardware"]) - set(shortlisted)))[:20]
     workloads = sorted(set(rows["workload"]))
     ok = rows["feasible"].astype(bool)
-    if ctx.sla_s is not None:
-        ok &= rows["p99_latency_s"] <= ctx.sla_s
-    if ctx.power_w is not None:
-        ok &= rows["power_w"] <= ctx.power_w
+    for name, bound in ctx.budgets.items():
+        ok &= rows[name] <= bound
     best = best_per_platform_workload(ctx, rows, ok)
     m = np.full((len(platforms), len(workloads)), np.nan)
     for i, h in enumerate(platforms):

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The platform-review report of a DSE result file.
 
-    /usr/bin/python3 scripts/report.py OUT.h5 -o DIR [--sla-p99-ms X] [--power-w Y]
+    /usr/bin/python3 scripts/report.py OUT.h5 -o DIR [--ttft-p99-s X] [--tpot-p99-s X] [--e2e-p99-s X]
+        [--power-w Y] [--area-mm2 Z] [--memory-bytes M]     (budgets in SI units; dse report passes them)
 
 Reads only the HDF5 file written by `dse run` (root attributes, /archive, /points when
 stored, /pareto, and /mapping_sheets and /risk_items when present) and writes
@@ -77,14 +78,23 @@ def pareto_front(keys):
     return np.array(front, dtype=int)
 
 
-def shortlist(rows, sla_s, power_w):
+# The budgets dse report passes (dse/cli/budget_options.hpp), in SI units, by archive field.
+BUDGET_FIELDS = (("--ttft-p99-s", "ttft_p99_s"), ("--tpot-p99-s", "tpot_p99_s"), ("--e2e-p99-s", "p99_latency_s"),
+                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"))
+
+
+def within_budgets(rows, budgets):
+    """Feasible rows within every budget (a dict field -> upper bound), as dse shortlist applies them."""
+    ok = rows["feasible"].astype(bool)
+    for field, bound in budgets.items():
+        ok &= rows[field] <= bound
+    return ok
+
+
+def shortlist(rows, budgets):
     """Positions into rows (archive columns) of the shortlist, per workload, best throughput first."""
     n = len(rows["index"])
-    ok = rows["feasible"].astype(bool)
-    if sla_s is not None:
-        ok &= rows["p99_latency_s"] <= sla_s
-    if power_w is not None:
-        ok &= rows["power_w"] <= power_w
+    ok = within_budgets(rows, budgets)
     keys = np.column_stack([-rows[f] if s == "max" else rows[f] for f, s in OBJECTIVES]) if n else np.zeros((0, 4))
     out = []
     for w in np.unique(rows["workload_id"]) if n else []:
@@ -182,7 +192,7 @@ def read_risk_items(f):
     return rows_to_table(f["risk_items"])
 
 
-def load(path, sla_ms, power_w):
+def load(path, budgets):
     with h5py.File(path, "r") as f:
         attrs = {k: text(v) for k, v in f.attrs.items()}
         if "archive" not in f:
@@ -196,12 +206,11 @@ def load(path, sla_ms, power_w):
         mapping = read_mapping_sheets(f)
         risk = read_risk_items(f)
     scenario = attrs.get("scenario", "")
-    sla_s = sla_ms * 1e-3 if sla_ms is not None else None
     ctx = pf.Context(
         name=scenario_name(scenario, os.path.splitext(os.path.basename(path))[0]),
-        source=os.path.basename(path), sla_s=sla_s, power_w=power_w, archive=archive, points=points,
-        selected=shortlist(archive, sla_s, power_w), mapping=mapping, risk=risk,
-        entries=hardware_roofs(scenario), attrs=attrs)
+        source=os.path.basename(path), sla_s=budgets.get("p99_latency_s"), power_w=budgets.get("power_w"),
+        archive=archive, points=points, selected=shortlist(archive, budgets), mapping=mapping, risk=risk,
+        entries=hardware_roofs(scenario), attrs=attrs, budgets=budgets)
     ctx.roof = lambda hw: hardware_figures(ctx.entries, hw)
     return ctx
 
@@ -319,13 +328,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("input", help="result file written by 'dse run'")
     ap.add_argument("-o", "--output", required=True, help="report folder (created)")
-    ap.add_argument("--sla-p99-ms", type=float, default=None, help="SLA on the p99 latency, ms")
-    ap.add_argument("--power-w", type=float, default=None, help="power budget, W")
+    for flag, field in BUDGET_FIELDS:
+        ap.add_argument(flag, type=float, default=None, dest=field, help=f"upper bound on {field} (SI units)")
     args = ap.parse_args(argv)
-    for name, v in (("--sla-p99-ms", args.sla_p99_ms), ("--power-w", args.power_w)):
+    budgets = {}
+    for flag, field in BUDGET_FIELDS:
+        v = getattr(args, field)
         if v is not None and not v > 0:
-            ap.error(f"{name}: expected a positive number (got {v})")
-    ctx = load(args.input, args.sla_p99_ms, args.power_w)
+            ap.error(f"{flag}: expected a positive number (got {v})")
+        if v is not None:
+            budgets[field] = v
+    ctx = load(args.input, budgets)
     try:
         os.makedirs(args.output, exist_ok=True)
         figures = pf.draw_all(ctx, args.output)

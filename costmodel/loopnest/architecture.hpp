@@ -29,6 +29,9 @@ struct StorageLevel {
   double fill_energy_j = 0.0;    // Timeloop/Accelergy "write"
   double update_energy_j = 0.0;
   double leak_energy_j_per_cycle = 0.0;
+  // Idle instances are power-gated: only the instances a mapping uses leak (Timeloop's
+  // default, buffer.cpp ComputeLeaksPerCycle: every instance gated on its own).
+  bool power_gated = false;
   std::uint32_t may_keep = 0xFFFFFFFFu;  // bit t: tensor t may live here
   // Kinds of tensor this level may hold (a Timeloop keep/bypass list written by
   // role, so that one description serves every operator): kKeep* bits. Turned into
@@ -62,6 +65,9 @@ struct Architecture {
   std::vector<StorageLevel> levels;  // outermost first
   ComputeLevel compute;
   double clock_hz = 1e9;
+  // Containers of a Timeloop description that have no spatial fan-out, so no level of
+  // their own: names a mapping may still target (the readers use it; the model does not).
+  std::vector<std::string> plain_containers;
 };
 
 // `a` with each level's may_keep narrowed to the tensors of `p` whose role its

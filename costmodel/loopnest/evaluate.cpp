@@ -211,6 +211,7 @@ PreparedNest prepare(const Architecture& arch, const Problem& prob) noexcept {
     pl.fill_energy_j = lv.fill_energy_j;
     pl.update_energy_j = lv.update_energy_j;
     pl.leak_energy_j_per_cycle = lv.leak_energy_j_per_cycle;
+    pl.power_gated = lv.power_gated;
     pl.may_keep = lv.may_keep;
   }
   // Compute rate for the operand precision.
@@ -677,7 +678,12 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
   double total = 0.0;
   for (int l = 0; l < nl; ++l) {
     LevelCost& lc = at(out.levels, l);
-    lc.leak_energy_j = at(pn.levels, l).leak_energy_j_per_cycle * cycles * static_cast<double>(lc.instances);
+    // Power-gated levels leak on the instances that hold data (at least one).
+    const PreparedLevel& pl = at(pn.levels, l);
+    bool holds = false;
+    for (int t = 0; t < nt; ++t) holds = holds || at(lc.tensors, t).kept;
+    const i64 leaking = !pl.power_gated ? lc.instances : holds ? lc.utilized_instances : 1;
+    lc.leak_energy_j = pl.leak_energy_j_per_cycle * cycles * static_cast<double>(leaking);
     lc.energy_j = lc.read_energy_j + lc.fill_energy_j + lc.update_energy_j + lc.leak_energy_j;
     total += lc.energy_j;
   }

@@ -86,6 +86,7 @@ struct PreparedLevel {
   double fill_energy_j = 0.0;
   double update_energy_j = 0.0;
   double leak_energy_j_per_cycle = 0.0;
+  bool power_gated = false;
   std::uint32_t may_keep = 0;
 };
 

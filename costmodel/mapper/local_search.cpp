@@ -1,7 +1,17 @@
-// The mapper's heuristic strategy: steepest local search over factor, spatial
-// pair, loop-order and keep/bypass moves, with restarts (search_state.hpp).
+// The mapper's heuristic strategy (search_state.hpp): an iterated local search whose
+// schedule does not depend on the objective asked for, so that one mapping set S is
+// evaluated whatever the objective and each objective's answer is the best of S on it
+// (Search::eval scores every mapping on all three):
+// 1. the first local search of the mapper (classic.cpp) for energy, edp and latency;
+// 2. steepest descents over the neighbourhood of moves.cpp, each guided by one
+//    objective, from every objective's best so far; each local optimum is polished
+//    by a pass over every class of loop orders of one level at a time (order_pass);
+// 3. chains of kicks and descents (run_chains) until kIdleChains chains in a row
+//    improve no objective's best.
+// Every phase stops early when the evaluation cap or the time budget runs out.
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "costmodel/mapper/search_state.hpp"
 
@@ -10,12 +20,14 @@ namespace dse::costmodel::mapper::detail {
 void Search::canonical_orders(lp::Mapping& mm) const {
   for (int l = 0; l < nl; ++l) {
     const LevelConstraint& lc = c.levels[sz(l)];
-    if (lc.num_permutation == 0) continue;
+    if (lc.num_permutation == 0 && lc.num_outer_permutation == 0) continue;
     lp::LevelMapping& lm = mm.levels[sz(l)];
     std::array<std::int8_t, lp::kMaxDims> ord{};
     int k = 0;
+    for (int i = lc.num_outer_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.outer_permutation[sz(i)];
     for (int i = 0; i < nd; ++i) {
-      if (!in_list(lc.permutation, lc.num_permutation, lm.order[sz(i)])) ord[sz(k++)] = lm.order[sz(i)];
+      const int d = lm.order[sz(i)];
+      if (!in_list(lc.permutation, lc.num_permutation, d) && !in_list(lc.outer_permutation, lc.num_outer_permutation, d)) ord[sz(k++)] = lm.order[sz(i)];
     }
     for (int i = lc.num_permutation - 1; i >= 0; --i) ord[sz(k++)] = lc.permutation[sz(i)];
     for (int i = k; i < lp::kMaxDims; ++i) ord[sz(i)] = static_cast<std::int8_t>(i);
@@ -24,20 +36,22 @@ void Search::canonical_orders(lp::Mapping& mm) const {
 }
 
 lp::Mapping Search::start_mapping() const {
-  lp::Mapping s = m;
+  lp::Mapping s = blank;
   for (int d = 0; d < nd; ++d) {
     i64 fixed = 1;
     for (int l = 0; l < nl; ++l) {
       const LevelConstraint& lc = c.levels[sz(l)];
       lp::LevelMapping& lm = s.levels[sz(l)];
-      lm.temporal[sz(d)] = l > 0 && lc.temporal[sz(d)] > 0 ? lc.temporal[sz(d)] : 1;
+      lm.temporal[sz(d)] = lc.temporal[sz(d)] > 0 ? lc.temporal[sz(d)] : 1;
       lm.spatial[sz(d)] = lc.spatial[sz(d)] > 0 ? lc.spatial[sz(d)] : 1;
       const int fa = forced_axis(lc, d);
       lm.axis[sz(d)] = fa == 1 ? lp::Axis::y : lp::Axis::x;
       fixed *= lm.temporal[sz(d)] * lm.spatial[sz(d)];
     }
-    const LevelConstraint& c0 = c.levels[0];
-    s.levels[0].temporal[sz(d)] = c0.temporal[sz(d)] > 0 ? c0.temporal[sz(d)] : ceil_div(p.dim_sizes[sz(d)], fixed);
+    // The rest of the dimension at its rest level (the outermost unless a constraint
+    // fixes that one's factor, e.g. to 1).
+    const int rl = rest_level[sz(d)];
+    if (rl >= 0) s.levels[sz(rl)].temporal[sz(d)] = ceil_div(p.dim_sizes[sz(d)], fixed);
   }
   for (int l = 0; l < nl; ++l) s.levels[sz(l)].keep = keeps[sz(l)].back();
   canonical_orders(s);
@@ -52,48 +66,45 @@ bool Search::spatial_free(int l, int d) const noexcept {
   return c.levels[sz(l)].spatial[sz(d)] == 0 && fanout_x(a, l) * fanout_y(a, l) > 1;
 }
 
-// Local-search restarts ("kicks"): from the best mapping, clear the free
-// factors of one level (they return to the outermost level) and descend again.
-void Search::run_heuristic(i64 evals) {
-  const i64 stop = evaluated + evals;
-  // First descent with single-slot moves only, then with spatial pair moves too.
-  pair_moves = false;
-  descend(best.infeasible == 0 ? best_map : start_mapping(), stop);
-  pair_moves = true;
-  descend(best_map, stop);
-  for (int round = 0; round < 2; ++round) {
-    const Score before = best;
-    for (int l = 1; l < nl && evaluated < stop; ++l) {
-      lp::Mapping k = best_map;
-      for (int d = 0; d < nd; ++d) {
-        if (temporal_free(l, d)) k.levels[sz(l)].temporal[sz(d)] = 1;
-        if (spatial_free(l, d)) k.levels[sz(l)].spatial[sz(d)] = 1;
-        if (c.levels[0].temporal[sz(d)] == 0) {
-          i64 prod = 1;
-          for (int q = 0; q < nl; ++q) prod *= k.levels[sz(q)].spatial[sz(d)] * (q > 0 ? k.levels[sz(q)].temporal[sz(d)] : 1);
-          k.levels[0].temporal[sz(d)] = ceil_div(p.dim_sizes[sz(d)], prod);
-        }
-      }
-      descend(k, stop);
+namespace {
+
+constexpr std::array<Objective, 3> kGuides{Objective::energy, Objective::edp, Objective::latency};
+constexpr int kStallRounds = 4;   // rounds of kicks without improvement that end a chain
+constexpr int kIdleChains = 3;    // chains without a new best that end the search
+constexpr int kChainKick = 8;     // random moves that start a new chain
+constexpr std::size_t kMaxOrderPass = 720;  // orders of one level the order pass enumerates at most
+
+}  // namespace
+
+Score Search::eval(const lp::Mapping& mm, Objective guide) {
+  const lp::NestCost r = lp::evaluate(prep, mm);
+  ++evaluated;
+  // Outside the constrained mapspace (bounds, outer orders, least utilisation): worse
+  // than any mapping in it, and never an incumbent.
+  if (check_admission && !admitted(c, a, p, mm, r)) return Score{3, 0.0, 0.0};
+  Score g{};
+  for (const Objective k : kGuides) {
+    const Score sc = score_of(a, r, k);
+    Incumbent& in = inc[static_cast<std::size_t>(k)];
+    if (sc < in.score) {
+      in.score = sc;
+      in.map = mm;
+      in.cost = r;
     }
-    if (!(best < before)) break;
+    if (k == guide) g = sc;
   }
+  return g;
 }
 
-// True when mm provably scores no better than a feasible `value` without
-// evaluating it: a kept tile set overflows a level (then mm is infeasible:
-// tile_words() never exceeds evaluate()'s tile), or, for latency,
-// its compute cycles alone (temporal iterations / MACs per cycle, the same
-// arithmetic as evaluate()) already reach `value`.
-bool Search::cannot_beat(const lp::Mapping& mm, double value) noexcept {
-  if (o.objective == Objective::latency) {
+bool Search::cannot_beat(const lp::Mapping& mm, Objective guide, double value) noexcept {
+  if (guide == Objective::latency) {
     double iters = 1.0;
     for (int l = 0; l < nl; ++l) {
       i64 it = 1;
       for (int d = 0; d < nd; ++d) it *= mm.levels[sz(l)].temporal[sz(d)];
       iters *= static_cast<double>(it);
     }
-    if (iters / macs_per_cycle >= value) {
+    if (iters / macs_per_cycle > value) {
       ++pruned_bound;
       return true;
     }
@@ -113,213 +124,141 @@ bool Search::cannot_beat(const lp::Mapping& mm, double value) noexcept {
   return false;
 }
 
-void Search::descend(lp::Mapping cur, i64 stop) {
-  lp::NestCost cc = lp::evaluate(prep, cur);
-  ++evaluated;
-  Score cs = score_of(a, cc, o.objective);
-  if (cs < best) {
-    best = cs;
-    best_map = cur;
-    best_cost = cc;
+Score Search::descend(Objective guide, lp::Mapping& cur) {
+  if (stop_heuristic()) return Score{};
+  Score cs = eval(cur, guide);
+  std::vector<Move>& moves = move_bufs[0];
+  lp::Mapping mm{}, nb{};
+  for (;;) {
+    gen_moves(cur, moves);
+    Score nb_score = cs;
+    for (const Move& mv : moves) {
+      if (stop_heuristic()) break;
+      if (!apply(cur, mv, mm)) continue;
+      if (nb_score.infeasible == 0 && cannot_beat(mm, guide, nb_score.value)) continue;
+      const Score s = eval(mm, guide);
+      if (s < nb_score) {
+        nb_score = s;
+        nb = mm;
+      }
+    }
+    if (!(nb_score < cs)) return cs;
+    cur = nb;
+    cs = nb_score;
   }
-  while (evaluated < stop) {
-    Score nb_best = cs;
-    lp::Mapping nb_map = cur;
-    lp::NestCost nb_cost{};
-    auto try_map = [&](lp::Mapping& mm) {
+}
+
+bool Search::order_pass(Objective guide, lp::Mapping& cur, Score& cs) {
+  bool improved = false;
+  lp::Mapping mm{};
+  for (int l = 0; l < nl; ++l) {
+    const auto ords = level_orders(p, c.levels[sz(l)], cur.levels[sz(l)].temporal);
+    if (ords.size() < 2 || ords.size() > kMaxOrderPass) continue;
+    std::uint32_t below = 0;
+    for (int q = l + 1; q < nl; ++q) below |= cur.levels[sz(q)].keep;
+    const bool merge = cur.reuse == lp::ReusePolicy::timeloop;
+    sig_buf.clear();
+    if (merge) sig_buf.push_back(order_signature(cur.levels[sz(l)].order, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below));
+    for (const auto& ord : ords) {
+      if (stop_heuristic()) return improved;
+      if (ord == cur.levels[sz(l)].order) continue;
+      if (merge) {
+        const OrderSignature sg = order_signature(ord, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below);
+        if (std::find(sig_buf.begin(), sig_buf.end(), sg) != sig_buf.end()) {
+          ++orders_merged;
+          continue;
+        }
+        sig_buf.push_back(sg);
+      }
+      mm = cur;
+      mm.levels[sz(l)].order = ord;
       canonical_orders(mm);
-      if (nb_best.infeasible == 0 && cannot_beat(mm, nb_best.value)) return;
-      offer(mm, nb_best, nb_map, nb_cost);
-    };
-    // Factor moves on the slots below the outermost temporal one (that one
-    // takes the rest, ceil-divided): multiply or divide a slot by a small
-    // prime, fill a spatial slot to its fan-out (imperfect), or transfer a
-    // prime between two slots.
-    for (int d = 0; d < nd; ++d) {
-      const i64 dim = p.dim_sizes[sz(d)];
-      std::array<int, 2 * lp::kMaxLevels> slots{};
-      int ns = 0;
-      for (int sl = 0; sl < 2 * nl; ++sl) {
-        const int l = sl / 2;
-        const bool sp = (sl % 2) == 1;
-        if (sp ? spatial_free(l, d) : (l > 0 && temporal_free(l, d))) slots[sz(ns++)] = sl;
-      }
-      auto factor = [&](lp::Mapping& mm, int sl) -> i64& {
-        lp::LevelMapping& lm = mm.levels[sz(sl / 2)];
-        return (sl % 2) == 1 ? lm.spatial[sz(d)] : lm.temporal[sz(d)];
-      };
-      // Try mm after changing dim d's factors: rederive the outermost factor, check fan-outs.
-      auto finish = [&](lp::Mapping& mm, int sl_changed) {
-        if (c.levels[0].temporal[sz(d)] == 0) {
-          i64 prod = 1;
-          for (int l = 0; l < nl; ++l) {
-            prod *= mm.levels[sz(l)].spatial[sz(d)] * (l > 0 ? mm.levels[sz(l)].temporal[sz(d)] : 1);
-          }
-          if (prod > dim) return;
-          mm.levels[0].temporal[sz(d)] = ceil_div(dim, prod);
-        }
-        if ((sl_changed % 2) == 1) {
-          const int l = sl_changed / 2;
-          const lp::LevelMapping& lm = mm.levels[sz(l)];
-          i64 px = 1, py = 1;
-          for (int e = 0; e < nd; ++e) {
-            if (lm.spatial[sz(e)] > 1) (lm.axis[sz(e)] == lp::Axis::x ? px : py) *= lm.spatial[sz(e)];
-          }
-          if (px > fanout_x(a, l) || py > fanout_y(a, l)) return;
-        }
-        try_map(mm);
-      };
-      // Spatial slot set to value v on the allowed axes.
-      auto set_spatial = [&](int sl, i64 v) {
-        const int l = sl / 2;
-        const int fa = forced_axis(c.levels[sz(l)], d);
-        for (int ax = 0; ax < 2; ++ax) {
-          if (fa >= 0 && fa != ax) continue;
-          if ((ax == 0 ? fanout_x(a, l) : fanout_y(a, l)) < 2) continue;
-          lp::Mapping mm = cur;
-          factor(mm, sl) = v;
-          mm.levels[sz(l)].axis[sz(d)] = ax == 0 ? lp::Axis::x : lp::Axis::y;
-          finish(mm, sl);
-        }
-      };
-      static constexpr std::array<i64, 4> kPrimes{2, 3, 5, 7};
-      for (int i = 0; i < ns; ++i) {
-        const int sl = slots[sz(i)];
-        const i64 f = factor(cur, sl);
-        std::array<i64, 16> vals{};
-        int nv = 0;
-        const i64 r0 = cur.levels[0].temporal[sz(d)];
-        if (c.levels[0].temporal[sz(d)] == 0 && r0 > 1) {
-          vals[sz(nv++)] = f * r0;  // everything left above moves here
-          i64 sq = 1;
-          while ((sq + 1) * (sq + 1) <= r0) ++sq;
-          for (i64 g = sq; g > 1; --g) {
-            if (r0 % g == 0) {  // about half of it
-              vals[sz(nv++)] = f * g;
-              vals[sz(nv++)] = f * (r0 / g);
-              break;
-            }
-          }
-        }
-        for (const i64 q : kPrimes) {
-          vals[sz(nv++)] = f * q;
-          if (f % q == 0) vals[sz(nv++)] = f / q;
-        }
-        if (f > 1) vals[sz(nv++)] = 1;
-        if ((sl % 2) == 1) {
-          vals[sz(nv++)] = std::min(dim, fanout_x(a, sl / 2));
-          vals[sz(nv++)] = std::min(dim, fanout_y(a, sl / 2));
-        }
-        for (int k = 0; k < nv; ++k) {
-          const i64 v = vals[sz(k)];
-          if (v == f || v < 1) continue;
-          if ((sl % 2) == 1) {
-            set_spatial(sl, v);
-          } else {
-            lp::Mapping mm = cur;
-            factor(mm, sl) = v;
-            finish(mm, sl);
-          }
-        }
-        for (int j = 0; j < ns; ++j) {
-          if (j == i) continue;
-          const int sl2 = slots[sz(j)];
-          for (int qi = 0; qi < 5; ++qi) {
-            const i64 q = qi < 4 ? kPrimes[sz(qi)] : f;  // a prime, or the whole factor
-            if (f % q != 0 || q == 1 || (qi == 4 && f <= 7)) continue;
-            lp::Mapping mm = cur;
-            factor(mm, sl) = f / q;
-            factor(mm, sl2) *= q;
-            if ((sl2 % 2) == 1 && forced_axis(c.levels[sz(sl2 / 2)], d) < 0 && factor(cur, sl2) == 1) {
-              // a new spatial factor: the free axis with room
-              const int l2 = sl2 / 2;
-              mm.levels[sz(l2)].axis[sz(d)] = fanout_x(a, l2) >= fanout_y(a, l2) ? lp::Axis::x : lp::Axis::y;
-            }
-            finish(mm, (sl2 % 2) == 1 ? sl2 : sl);
-          }
-        }
+      const Score s = eval(mm, guide);
+      if (s < cs) {
+        cur = mm;
+        cs = s;
+        improved = true;
       }
     }
-    // Spatial pair moves: fill one mesh axis with two dimensions (a x b = fan-out).
-    for (int l = 0; l < nl && pair_moves; ++l) {
-      for (int ax = 0; ax < 2; ++ax) {
-        const i64 fan = ax == 0 ? fanout_x(a, l) : fanout_y(a, l);
-        if (fan < 4) continue;
-        for (int d1 = 0; d1 < nd; ++d1) {
-          for (int d2 = 0; d2 < nd; ++d2) {
-            if (d1 == d2 || !spatial_free(l, d1) || !spatial_free(l, d2)) continue;
-            const int f1 = forced_axis(c.levels[sz(l)], d1), f2 = forced_axis(c.levels[sz(l)], d2);
-            if ((f1 >= 0 && f1 != ax) || (f2 >= 0 && f2 != ax)) continue;
-            for (i64 q = 2; q * 2 <= fan; ++q) {
-              if (fan % q != 0 || (d1 > d2 && q * q == fan)) continue;
-              lp::Mapping mm = cur;
-              lp::LevelMapping& lm = mm.levels[sz(l)];
-              const lp::Axis axis = ax == 0 ? lp::Axis::x : lp::Axis::y;
-              for (int e = 0; e < nd; ++e) {
-                if (lm.spatial[sz(e)] > 1 && lm.axis[sz(e)] == axis && spatial_free(l, e)) lm.spatial[sz(e)] = 1;
-              }
-              lm.spatial[sz(d1)] = std::min(q, p.dim_sizes[sz(d1)]);
-              lm.spatial[sz(d2)] = std::min(fan / q, p.dim_sizes[sz(d2)]);
-              lm.axis[sz(d1)] = axis;
-              lm.axis[sz(d2)] = axis;
-              bool ok = true;
-              for (int e = 0; e < nd && ok; ++e) {
-                if (c.levels[0].temporal[sz(e)] > 0) continue;
-                i64 prod = 1;
-                for (int k = 0; k < nl; ++k) prod *= mm.levels[sz(k)].spatial[sz(e)] * (k > 0 ? mm.levels[sz(k)].temporal[sz(e)] : 1);
-                ok = prod <= p.dim_sizes[sz(e)];
-                mm.levels[0].temporal[sz(e)] = ceil_div(p.dim_sizes[sz(e)], prod);
-              }
-              if (ok) try_map(mm);
-            }
-          }
+  }
+  return improved;
+}
+
+Score Search::descend_and_polish(Objective guide, lp::Mapping& cur) {
+  Score cs = descend(guide, cur);
+  while (!stop_heuristic() && order_pass(guide, cur, cs)) cs = descend(guide, cur);
+  return cs;
+}
+
+void Search::kick(lp::Mapping& cur, int strength) {
+  std::vector<Move>& moves = move_bufs[1];
+  lp::Mapping mm{};
+  for (int i = 0; i < strength; ++i) {
+    gen_moves(cur, moves);
+    for (int tries = 0; tries < 16 && !moves.empty(); ++tries) {
+      if (apply(cur, moves[next_random() % moves.size()], mm)) {
+        cur = mm;
+        break;
+      }
+    }
+  }
+}
+
+void Search::run_heuristic(i64 evals) {
+  heuristic_stop = evaluated + evals;
+  move_bufs.resize(2);
+  // The first local search for every objective (classic.cpp), each with the whole cap.
+  // The start mapping is evaluated whatever the budget: the search always has an answer.
+  if (stop_heuristic()) eval(start_mapping(), Objective::energy);
+  for (const Objective g : kGuides) run_classic(g);
+  auto from = [&](Objective k) { return inc[static_cast<std::size_t>(k)].map; };
+  for (const Objective g : kGuides) {  // each objective's descent from every objective's best
+    for (const Objective h : kGuides) {
+      if (stop_heuristic() || at_bound(g)) break;
+      lp::Mapping cur = from(h);
+      descend_and_polish(g, cur);
+    }
+  }
+  run_chains();
+}
+
+// Chains of kicks and descents, one current mapping per objective: the first chain
+// starts from each objective's best, every later one from it kicked hard. A kick (a
+// few random moves) and descent that ends better than the chain's current mapping
+// replaces it; a chain ends after kStallRounds rounds without that, the search after
+// kIdleChains chains that improved no objective's best.
+void Search::run_chains() {
+  int idle = 0;
+  for (int chain = 0; !stop_heuristic() && idle < kIdleChains; ++chain) {
+    std::array<Score, 3> before{};
+    std::array<lp::Mapping, 3> cur{};
+    std::array<Score, 3> cs{};
+    for (std::size_t k = 0; k < 3; ++k) {
+      before[k] = inc[k].score;
+      cur[k] = inc[static_cast<std::size_t>(kGuides[k])].map;
+      if (at_bound(kGuides[k])) continue;
+      if (chain > 0) kick(cur[k], kChainKick);
+      cs[k] = descend_and_polish(kGuides[k], cur[k]);
+    }
+    int stall = 0;
+    while (!stop_heuristic() && stall < kStallRounds) {
+      bool better = false;
+      for (std::size_t k = 0; k < 3; ++k) {
+        if (at_bound(kGuides[k])) continue;
+        lp::Mapping y = cur[k];
+        kick(y, 2 + static_cast<int>(next_random() % 3));
+        const Score s = descend_and_polish(kGuides[k], y);
+        if (s < cs[k]) {
+          cur[k] = y;
+          cs[k] = s;
+          better = true;
         }
       }
+      stall = better ? 0 : stall + 1;
     }
-    // Loop orders of one level.
-    for (int l = 0; l < nl; ++l) {
-      const auto ords = level_orders(p, c.levels[sz(l)], cur.levels[sz(l)].temporal);
-      if (ords.size() < 2 || ords.size() > 120) continue;
-      // Orders equivalent to the current one, or to one tried before, cost the
-      // same and cannot be strictly better (prune.hpp, rule 1): skip them.
-      std::uint32_t below = 0;
-      for (int q = l + 1; q < nl; ++q) below |= cur.levels[sz(q)].keep;
-      sig_buf.clear();
-      if (cur.reuse == lp::ReusePolicy::timeloop) {
-        sig_buf.push_back(order_signature(cur.levels[sz(l)].order, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below));
-      }
-      for (const auto& ord : ords) {
-        if (ord == cur.levels[sz(l)].order) continue;
-        if (cur.reuse == lp::ReusePolicy::timeloop) {
-          const OrderSignature sg = order_signature(ord, cur.levels[sz(l)].temporal, nd, shapes, p.num_tensors, below);
-          if (std::find(sig_buf.begin(), sig_buf.end(), sg) != sig_buf.end()) {
-            ++orders_merged;
-            continue;
-          }
-          sig_buf.push_back(sg);
-        }
-        lp::Mapping mm = cur;
-        mm.levels[sz(l)].order = ord;
-        try_map(mm);
-      }
-    }
-    // Keep/bypass of one level.
-    for (int l = 1; l < nl; ++l) {
-      for (const std::uint32_t k : keeps[sz(l)]) {
-        if (k == cur.levels[sz(l)].keep) continue;
-        lp::Mapping mm = cur;
-        mm.levels[sz(l)].keep = k;
-        try_map(mm);
-      }
-    }
-    if (!(nb_best < cs)) break;
-    cur = nb_map;
-    cs = nb_best;
-    if (cs < best) {
-      best = cs;
-      best_map = cur;
-      best_cost = nb_cost;
-    }
+    bool improved = false;
+    for (std::size_t k = 0; k < 3; ++k) improved = improved || inc[k].score < before[k];
+    idle = improved ? 0 : idle + 1;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "costmodel/mapper/mapper.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -11,10 +12,13 @@ namespace dse::costmodel::mapper {
 
 namespace lp = loopnest;
 using detail::i64;
+using detail::Incumbent;
 using detail::pure_fanout;
 using detail::Score;
 using detail::Search;
 using detail::sz;
+using detail::forced_axis;
+using detail::within;
 
 namespace {
 
@@ -32,9 +36,9 @@ const lp::PrecisionRate* rate_for(const lp::Architecture& a, int bits) noexcept 
 
 namespace detail {
 
-// Lower bound (objective units) of every mapping that completes the partial
-// tiling whose levels l..nl-1 are decided (prune.hpp, rule 2); l = 0: a complete tiling.
-double Search::partial_bound(int l) const noexcept {
+// Lower bounds of every mapping that completes the partial tiling whose levels
+// l..nl-1 are decided (prune.hpp, rule 2); l = 0: a complete tiling.
+PartialBound Search::partial_bound(int l) const noexcept {
   double decided = 1.0, rest = 1.0, padded = 1.0;
   for (int d = 0; d < nd; ++d) {
     const i64 inner = ext[sz(l)][sz(d)];
@@ -46,35 +50,36 @@ double Search::partial_bound(int l) const noexcept {
     for (int d = 0; d < nd; ++d) decided *= static_cast<double>(m.levels[sz(q)].temporal[sz(d)]);
   }
   const double upper = std::max(1.0, std::ceil(rest / static_cast<double>(fan_above[sz(l)]) * (1.0 - 1e-12)));
-  const double lat = decided * upper / macs_per_cycle;  // cycles, as objective_value()
-  double en = padded * p.macs_per_point * e_mac + bound_fixed_energy;
-  if (o.objective != Objective::latency) {
-    for (int t = 0; t < p.num_tensors; ++t) {
-      int k = nl - 1;  // innermost keeper among the decided levels (not the outermost)
-      while (k >= std::max(l, 1) && ((m.levels[sz(k)].keep >> t) & 1u) == 0) --k;
-      if (k < std::max(l, 1)) continue;
-      const TensorShape& ts = shapes[sz(t)];
-      double div = 1.0;  // spatial factors below k that multicast or reduce
-      for (int g = k; g < nl; ++g) {
-        for (int d = 0; d < nd; ++d) {
-          if (!ts.simple || ((ts.relevant >> d) & 1u) == 0) div *= static_cast<double>(m.levels[sz(g)].spatial[sz(d)]);
-        }
+  PartialBound b;
+  b.cycles = decided * upper / macs_per_cycle;  // cycles, as objective_value()
+  b.energy_j = padded * p.macs_per_point * e_mac + bound_fixed_energy;
+  for (int t = 0; t < p.num_tensors; ++t) {
+    int k = nl - 1;  // innermost keeper among the decided levels (not the outermost)
+    while (k >= std::max(l, 1) && ((m.levels[sz(k)].keep >> t) & 1u) == 0) --k;
+    if (k < std::max(l, 1)) continue;
+    const TensorShape& ts = shapes[sz(t)];
+    double div = 1.0;  // spatial factors below k that multicast or reduce
+    for (int g = k; g < nl; ++g) {
+      for (int d = 0; d < nd; ++d) {
+        if (!ts.simple || ((ts.relevant >> d) & 1u) == 0) div *= static_cast<double>(m.levels[sz(g)].spatial[sz(d)]);
       }
-      const lp::StorageLevel& lv = a.levels[sz(k)];
-      const double e = p.tensors[sz(t)].read_write ? lv.update_energy_j : lv.read_energy_j;
-      en += padded / div * e / static_cast<double>(std::max(1, lv.block_words));
     }
+    const lp::StorageLevel& lv = a.levels[sz(k)];
+    const double e = p.tensors[sz(t)].read_write ? lv.update_energy_j : lv.read_energy_j;
+    b.energy_j += padded / div * e / static_cast<double>(std::max(1, lv.block_words));
   }
-  switch (o.objective) {
-    case Objective::latency: return lat;
-    case Objective::energy: return en;
-    case Objective::edp: return lat * en;
-  }
-  return 0.0;
+  return b;
 }
 
+// A branch is cut when it can improve no objective: for each, its bound is not below
+// that objective's incumbent (one tree serves all three: the answers do not depend on
+// which objective was asked for).
 bool Search::cut_by_bound(int l) noexcept {
-  if (best.infeasible != 0 || partial_bound(l) * (1.0 - 1e-12) < best.value) return false;
+  const PartialBound b = partial_bound(l);
+  const std::array<double, 3> lbs{b.cycles, b.energy_j, b.cycles * b.energy_j};  // index: Objective
+  for (std::size_t k = 0; k < 3; ++k) {
+    if (inc[k].score.infeasible != 0 || lbs[k] * (1.0 - 1e-12) < inc[k].score.value) return false;
+  }
   ++pruned_bound;
   return true;
 }
@@ -158,6 +163,7 @@ void Search::dim_rec(int l, int d, i64 sx, i64 sy) {
   } else {
     scand = {1};
   }
+  std::erase_if(scand, [&lc, d](i64 s) { return !within(s, lc.spatial_min[sz(d)], lc.spatial_max[sz(d)]); });
   const int fa = forced_axis(lc, d);
   for (const i64 s : scand) {
     for (int ax = 0; ax < 2; ++ax) {
@@ -177,6 +183,7 @@ void Search::dim_rec(int l, int d, i64 sx, i64 sy) {
       } else {
         tcand = factor_candidates(r2, c.imperfect, 0);
       }
+      std::erase_if(tcand, [&lc, d](i64 t) { return !within(t, lc.temporal_min[sz(d)], lc.temporal_max[sz(d)]); });
       for (const i64 t : tcand) {
         if (aborted) break;
         lm.temporal[sz(d)] = t;
@@ -245,7 +252,7 @@ bool parse_objective(const std::string& s, Objective& out) noexcept {
 }
 
 const char* strategy_name(Strategy s) noexcept {
-  return s == Strategy::exhaustive ? "exhaustive (branch and bound)" : "heuristic (local search)";
+  return s == Strategy::exhaustive ? "exhaustive (branch and bound)" : "heuristic (iterated local search)";
 }
 
 double objective_value(Objective o, const lp::NestCost& c) noexcept {
@@ -302,11 +309,18 @@ std::vector<std::array<std::int8_t, lp::kMaxDims>> level_orders(const lp::Proble
     const int d = c.permutation[sz(i)];
     if (d >= 0 && d < p.num_dims && temporal[sz(d)] > 1) fixed[sz(nf++)] = static_cast<std::int8_t>(d);
   }
+  std::array<std::int8_t, lp::kMaxDims> outer{};  // suffix dims (innermost first) that are non-unit
+  int no = 0;
+  for (int i = 0; i < c.num_outer_permutation; ++i) {
+    const int d = c.outer_permutation[sz(i)];
+    if (d >= 0 && d < p.num_dims && temporal[sz(d)] > 1) outer[sz(no++)] = static_cast<std::int8_t>(d);
+  }
   std::vector<std::array<std::int8_t, lp::kMaxDims>> out;
   // nz is ascending already: the first permutation.
   do {
     bool ok = true;
     for (int i = 0; i < nf && ok; ++i) ok = nz[sz(k - 1 - i)] == fixed[sz(i)];
+    for (int i = 0; i < no && ok; ++i) ok = nz[sz(no - 1 - i)] == outer[sz(i)];
     if (!ok) continue;
     std::array<std::int8_t, lp::kMaxDims> ord{};
     int n = 0;
@@ -328,6 +342,59 @@ std::vector<std::uint32_t> keep_choices(const lp::Architecture& a, const lp::Pro
     if ((k & ~may) == 0 && (k & must) == must) v.push_back(k);
   }
   return v;  // ascending: the last keeps the most
+}
+
+namespace {
+
+// The non-unit temporal loops of a level, innermost first.
+int nonunit_inner_first(const lp::LevelMapping& lm, int nd, std::array<std::int8_t, lp::kMaxDims>& out) noexcept {
+  int k = 0;
+  for (int i = nd - 1; i >= 0; --i) {
+    const int d = lm.order[sz(i)];
+    if (d >= 0 && d < nd && lm.temporal[sz(d)] > 1) out[sz(k++)] = static_cast<std::int8_t>(d);
+  }
+  return k;
+}
+
+bool order_admitted(const LevelConstraint& lc, const lp::LevelMapping& lm, int nd) noexcept {
+  std::array<std::int8_t, lp::kMaxDims> seq{};
+  const int k = nonunit_inner_first(lm, nd, seq);
+  int i = 0;
+  for (int j = 0; j < lc.num_permutation; ++j) {  // prefix: the innermost non-unit loops
+    const int d = lc.permutation[sz(j)];
+    if (d < 0 || d >= nd || lm.temporal[sz(d)] <= 1) continue;
+    if (i >= k || seq[sz(i++)] != d) return false;
+  }
+  int o = k;
+  for (int j = lc.num_outer_permutation - 1; j >= 0; --j) {  // suffix: the outermost ones
+    const int d = lc.outer_permutation[sz(j)];
+    if (d < 0 || d >= nd || lm.temporal[sz(d)] <= 1) continue;
+    if (o <= 0 || seq[sz(--o)] != d) return false;
+  }
+  return i <= o;
+}
+
+}  // namespace
+
+bool admitted(const Constraints& c, const lp::Architecture& a, const lp::Problem& p, const lp::Mapping& m,
+              const lp::NestCost& cost) noexcept {
+  const int nd = p.num_dims;
+  for (int l = 0; l < m.num_levels && l < lp::kMaxLevels; ++l) {
+    const LevelConstraint& lc = c.levels[sz(l)];
+    const lp::LevelMapping& lm = m.levels[sz(l)];
+    for (int d = 0; d < nd; ++d) {
+      const i64 t = lm.temporal[sz(d)], s = lm.spatial[sz(d)];
+      if ((lc.temporal[sz(d)] > 0 && t != lc.temporal[sz(d)]) || (lc.spatial[sz(d)] > 0 && s != lc.spatial[sz(d)])) return false;
+      if (!within(t, lc.temporal_min[sz(d)], lc.temporal_max[sz(d)]) || !within(s, lc.spatial_min[sz(d)], lc.spatial_max[sz(d)])) return false;
+      const int fa = forced_axis(lc, d);
+      if (s > 1 && fa >= 0 && (fa == 0) != (lm.axis[sz(d)] == lp::Axis::x)) return false;
+    }
+    const std::uint32_t must = l < static_cast<int>(a.levels.size()) ? lc.keep & a.levels[sz(l)].may_keep : lc.keep;
+    if ((lm.keep & lc.bypass) != 0 || (lm.keep & must) != must) return false;
+    if (!order_admitted(lc, lm, nd)) return false;
+  }
+  return c.min_utilization <= 0.0 ||
+         static_cast<double>(cost.compute_instances_used) >= c.min_utilization * static_cast<double>(a.compute.instances());
 }
 
 LowerBound lower_bound(const lp::Architecture& a, const lp::Problem& p) {
@@ -352,66 +419,184 @@ LowerBound lower_bound(const lp::Architecture& a, const lp::Problem& p) {
   return b;
 }
 
-MapResult map_operator(const lp::Architecture& a, const lp::Problem& p0, const Constraints& c, const MapperOptions& o) {
-  MapResult best;
-  best.objective = o.objective;
+namespace {
+
+// The keeper term of LowerBound (mapper.hpp) for tensor t: the least, over the levels
+// that may be its innermost keeper under the constraints, of the words that level
+// exchanges with the MACs times its energy per word (prune.hpp, rule 2, with every
+// spatial factor at its largest). The outermost level as innermost keeper counts only
+// what exceeds its compulsory traffic (already in LowerBound::energy_j).
+double keeper_energy(const lp::Architecture& a, const lp::Problem& p, const Constraints& c, int t) {
+  const int nl = static_cast<int>(a.levels.size());
+  const lp::Tensor& tn = p.tensors[sz(t)];
+  const TensorShape ts = tensor_shape(tn);
+  const double points = static_cast<double>(lp::points(p));
+  int forced = 0;  // innermost level >= 1 that must keep t
+  for (int l = 1; l < nl; ++l) {
+    if (((c.levels[sz(l)].keep & a.levels[sz(l)].may_keep) >> t) & 1u) forced = l;
+  }
+  double irrelevant = 1.0;  // iteration points that share one element of t
+  for (int d = 0; d < p.num_dims; ++d) {
+    if (!ts.simple || ((ts.relevant >> d) & 1u) == 0) irrelevant *= static_cast<double>(p.dim_sizes[sz(d)]);
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = std::max(forced, 0); k < nl; ++k) {
+    const lp::StorageLevel& lv = a.levels[sz(k)];
+    const std::uint32_t may = lv.may_keep & ~c.levels[sz(k)].bypass;
+    if (k > 0 && ((may >> t) & 1u) == 0) continue;
+    double fan = 1.0;  // largest spatial sharing below k
+    for (int g = k; g < nl; ++g) fan *= static_cast<double>(fanout_x(a, g) * fanout_y(a, g));
+    const double words = points / std::min(fan, irrelevant);
+    const double e = (tn.read_write ? lv.update_energy_j : lv.read_energy_j) / static_cast<double>(std::max(1, lv.block_words));
+    double cost = words * e;
+    if (k == 0) cost = std::max(0.0, cost - std::floor(static_cast<double>(lp::tensor_elements(p, t)) / std::max(1, lv.block_words)) *
+                                               (tn.read_write ? lv.update_energy_j : lv.read_energy_j));
+    best = std::min(best, cost);
+  }
+  return std::isfinite(best) ? best : 0.0;
+}
+
+}  // namespace
+
+LowerBound lower_bound(const lp::Architecture& a, const lp::Problem& p, const Constraints& c) {
+  LowerBound b = lower_bound(a, p);
+  if (a.levels.empty()) return b;
+  for (int t = 0; t < p.num_tensors; ++t) b.keeper_energy_j += keeper_energy(a, p, c, t);
+  return b;
+}
+
+namespace {
+
+// One precision's search, for all three objectives at once: the branch and bound when
+// the space is small enough (first with at most kQuickExhaustive evaluations), otherwise
+// or when it runs out the local search, then the branch and bound again with the local
+// search's incumbents, to prove them optimal or find better. Every mapping any phase
+// evaluates counts for every objective (Search::inc), and no phase depends on the
+// objective asked for.
+struct PrecisionRun {
+  bool proven = false;  // the branch and bound finished: each incumbent is optimal
+  bool heuristic = false;
+  bool evaluation_limited = false;
+};
+
+PrecisionRun search_precision(Search& s, const MapperOptions& o, double est) {
+  PrecisionRun run;
+  const bool bb = est <= 1e6 * static_cast<double>(o.exhaustive_limit);
+  if (bb) {
+    s.budget = std::min(o.exhaustive_limit, kQuickExhaustive);
+    s.run_exhaustive();
+    if (!s.aborted) {
+      run.proven = true;
+      return run;
+    }
+  }
+  run.heuristic = true;
+  s.run_heuristic(o.heuristic_evaluations);
+  run.evaluation_limited = s.evaluated >= s.heuristic_stop;
+  bool feasible = true;
+  for (const Incumbent& in : s.inc) feasible = feasible && in.score.infeasible == 0;
+  if (!bb || s.timed_out || !feasible) return run;
+  s.aborted = false;
+  s.budget = s.evaluated + o.exhaustive_limit;
+  s.run_exhaustive();
+  run.proven = !s.aborted;
+  return run;
+}
+
+double bound_in(Objective o, const LowerBound& b) noexcept {
+  switch (o) {
+    case Objective::latency: return b.cycles;
+    case Objective::energy: return b.energy_j + b.keeper_energy_j;
+    case Objective::edp: return b.cycles * (b.energy_j + b.keeper_energy_j);
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+LowerBound detail::init_search(Search& s, const lp::PrecisionRate& rate) {
+  s.m = lp::make_empty_mapping(s.a, s.p);
+  for (int l = 0; l < s.nl; ++l) s.m.levels[sz(l)].double_buffer = s.c.levels[sz(l)].double_buffer;
+  s.blank = s.m;
+  s.e_mac = rate.energy_per_mac_j;
+  s.macs_per_cycle = rate.macs_per_cycle;
+  const LowerBound lb = lower_bound(s.a, s.p, s.c);
+  s.bound_fixed_energy = lb.energy_j - lp::macs(s.p) * s.e_mac;
+  for (std::size_t k = 0; k < 3; ++k) s.bound[k] = bound_in(static_cast<Objective>(k), lb);
+  s.keeps.clear();
+  for (int l = 0; l < s.nl; ++l) s.keeps.push_back(keep_choices(s.a, s.p, s.c, l));
+  return lb;
+}
+
+std::array<MapResult, 3> map_all_objectives(const lp::Architecture& a, const lp::Problem& p0, const Constraints& c,
+                                            const MapperOptions& o) {
+  std::array<MapResult, 3> best{};
+  for (std::size_t k = 0; k < 3; ++k) best[k].objective = static_cast<Objective>(k);
   std::vector<int> precisions;
   for (int i = 0; i < c.num_precisions && i < 4; ++i) precisions.push_back(c.precisions[sz(i)]);
   if (precisions.empty()) precisions.push_back(p0.tensors[0].precision_bits);
-  Score best_score{};
+  const bool timed = o.time_budget_ms > 0.0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(o.time_budget_ms * 1000.0));
+  std::array<Score, 3> best_score{};
+  bool all_proven = true, time_limited = false, evaluation_limited = false, none = true;
+  std::int64_t evaluated = 0, tilings = 0, pruned = 0, merged = 0;
   for (const int bits : precisions) {
     lp::Problem p = p0;
     for (int t = 0; t < p.num_tensors; ++t) p.tensors[sz(t)].precision_bits = bits;
     const lp::PrecisionRate* rate = rate_for(a, bits);
     if (rate == nullptr || rate->macs_per_cycle <= 0.0) {
-      if (best_score.infeasible == 1 && !best.feasible) best.reason = lp::Infeasible::unsupported_precision;
+      for (std::size_t k = 0; k < 3; ++k) {
+        if (best_score[k].infeasible == 1 && !best[k].feasible) best[k].reason = lp::Infeasible::unsupported_precision;
+      }
       continue;
     }
     Search s(a, p, c, o);
-    s.m = lp::make_empty_mapping(a, p);
-    for (int l = 0; l < s.nl; ++l) s.m.levels[sz(l)].double_buffer = c.levels[sz(l)].double_buffer;
-    s.e_mac = rate->energy_per_mac_j;
-    s.macs_per_cycle = rate->macs_per_cycle;
-    const LowerBound lb = lower_bound(a, p);
-    s.bound_fixed_energy = lb.energy_j - lp::macs(p) * s.e_mac;
-    for (int l = 0; l < s.nl; ++l) s.keeps.push_back(keep_choices(a, p, c, l));
+    s.timed = timed;
+    s.deadline = deadline;
+    const LowerBound lb = detail::init_search(s, *rate);
     const double est = space_estimate(a, p, c, s.keeps);
-    Strategy strat = Strategy::exhaustive;
-    // The estimate is a loose upper bound: spaces up to 10^6 times the limit are
-    // tried exhaustively with the limit as budget; the local search takes over
-    // (from the best point found) when the budget runs out.
-    if (est <= 1e6 * static_cast<double>(o.exhaustive_limit)) {
-      s.budget = o.exhaustive_limit;
-      s.run_exhaustive();
+    const PrecisionRun run = search_precision(s, o, est);
+    for (std::size_t k = 0; k < 3; ++k) {
+      const Incumbent& in = s.inc[k];
+      if (!(in.score < best_score[k]) && !none) continue;
+      best_score[k] = in.score;
+      MapResult& r = best[k];
+      r.feasible = in.score.infeasible == 0;
+      r.reason = in.cost.reason;
+      r.mapping = in.map;
+      r.cost = in.cost;
+      r.precision_bits = bits;
+      r.objective_value = r.feasible ? in.score.value : 0.0;
+      r.bound = lb;
+      r.strategy = run.heuristic && !run.proven ? Strategy::heuristic : Strategy::exhaustive;
+      r.space_estimate = est;
     }
-    if (s.aborted || est > 1e6 * static_cast<double>(o.exhaustive_limit)) {
-      strat = Strategy::heuristic;
-      s.run_heuristic(o.heuristic_evaluations);
-    }
-    if (s.best < best_score || precisions.size() == 1) {
-      best_score = s.best;
-      best.feasible = s.best.infeasible == 0;
-      best.reason = s.best_cost.reason;
-      best.mapping = s.best_map;
-      best.cost = s.best_cost;
-      best.precision_bits = bits;
-      best.objective_value = best.feasible ? s.best.value : 0.0;
-      best.bound = lb;
-      best.strategy = strat;
-      best.space_estimate = est;
-    }
-    best.evaluated += s.evaluated;
-    best.tilings += s.tilings;
-    best.pruned_by_bound += s.pruned_bound;
-    best.orders_merged += s.orders_merged;
+    none = false;
+    all_proven = all_proven && run.proven;
+    evaluation_limited = evaluation_limited || run.evaluation_limited;
+    time_limited = time_limited || s.timed_out;
+    evaluated += s.evaluated;
+    tilings += s.tilings;
+    pruned += s.pruned_bound;
+    merged += s.orders_merged;
   }
-  switch (o.objective) {
-    case Objective::latency: best.bound_value = best.bound.cycles; break;
-    case Objective::energy: best.bound_value = best.bound.energy_j; break;
-    case Objective::edp: best.bound_value = best.bound.cycles * best.bound.energy_j; break;
+  for (std::size_t k = 0; k < 3; ++k) {
+    MapResult& r = best[k];
+    r.bound_value = bound_in(r.objective, r.bound);
+    r.gap = r.feasible && r.bound_value > 0.0 ? r.objective_value / r.bound_value - 1.0 : 0.0;
+    r.proven_optimal = r.feasible && ((all_proven && !none) || r.objective_value <= r.bound_value * (1.0 + 1e-12));
+    r.time_limited = time_limited;
+    r.evaluation_limited = evaluation_limited;
+    r.evaluated = evaluated;
+    r.tilings = tilings;
+    r.pruned_by_bound = pruned;
+    r.orders_merged = merged;
   }
-  best.gap = best.feasible && best.bound_value > 0.0 ? best.objective_value / best.bound_value - 1.0 : 0.0;
   return best;
+}
+
+MapResult map_operator(const lp::Architecture& a, const lp::Problem& p0, const Constraints& c, const MapperOptions& o) {
+  return map_all_objectives(a, p0, c, o)[static_cast<std::size_t>(o.objective)];
 }
 
 }  // namespace dse::costmodel::mapper

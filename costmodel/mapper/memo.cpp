@@ -36,6 +36,7 @@ std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const
     put(k, lv.fill_energy_j);
     put(k, lv.update_energy_j);
     put(k, lv.leak_energy_j_per_cycle);
+    put(k, lv.power_gated);
     put(k, lv.may_keep);
   }
   put(k, a.compute.mesh_x);
@@ -80,13 +81,25 @@ std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const
     put(k, lc.keep);
     put(k, lc.bypass);
     put(k, lc.double_buffer);
+    for (int d = 0; d < p.num_dims; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      put(k, lc.temporal_max[du]);
+      put(k, lc.temporal_min[du]);
+      put(k, lc.spatial_max[du]);
+      put(k, lc.spatial_min[du]);
+    }
+    put(k, lc.num_outer_permutation);
+    for (int i = 0; i < lc.num_outer_permutation; ++i) put(k, lc.outer_permutation[static_cast<std::size_t>(i)]);
   }
+  put(k, c.min_utilization);
   put(k, c.num_precisions);
   for (int i = 0; i < c.num_precisions && i < 4; ++i) put(k, c.precisions[static_cast<std::size_t>(i)]);
   put(k, c.imperfect);
   put(k, o.objective);
   put(k, o.exhaustive_limit);
   put(k, o.heuristic_evaluations);
+  put(k, o.time_budget_ms);
+  put(k, o.seed);
   return k;
 }
 

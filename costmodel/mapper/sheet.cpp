@@ -15,6 +15,8 @@ MappingSheet make_sheet(const lp::Architecture& a, const lp::Problem& p, const M
   s.evaluated = r.evaluated;
   s.gap_to_bound = r.gap;
   s.bound_value = r.bound_value;
+  s.proven_optimal = r.proven_optimal;
+  s.stopped_by = r.time_limited ? "time budget" : r.evaluation_limited ? "evaluation cap" : "finished";
   const lp::NestCost& c = r.cost;
   const int nl = static_cast<int>(a.levels.size());
   for (int l = 0; l < nl; ++l) {

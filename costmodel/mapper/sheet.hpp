@@ -47,6 +47,14 @@ struct MappingSheet {
   std::int64_t evaluated = 0;
   double gap_to_bound = 0.0;
   double bound_value = 0.0;
+  // Whether the mapping is proven optimal on the objective (the branch and bound
+  // finished, or the objective reaches the lower bound); otherwise gap_to_bound says
+  // how far from the bound it may be.
+  bool proven_optimal = false;
+  // What ended the search: "finished" (the branch and bound completed, or the local
+  // search converged), "evaluation cap" or "time budget" (then the result depends on
+  // the machine's speed).
+  std::string stopped_by;
 };
 
 MappingSheet make_sheet(const loopnest::Architecture& a, const loopnest::Problem& p, const MapResult& r);

@@ -253,6 +253,7 @@ void add_conv_stage(GraphEval& out, const Platform& platform, const wl::Operator
     const double share = matrix_s > 0 ? block_matrix_s[k - first] / matrix_s : 1.0 / double(last - first + 1);
     out.block_latency_s.push_back(r.latency_s * share);
     out.block_collective_s.push_back(0.0);
+    out.block_attention_s.push_back(0.0);
   }
   out.layers.push_back(std::move(r));
 }
@@ -403,7 +404,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
     std::vector<bool> done(b.nodes.size(), false);
     detail::BlockWalk walk{platform, options, ev, b, cons, ks, done, bw, overhead, attention_matrix_share};
-    double block_s = 0.0, block_coll = 0.0;
+    double block_s = 0.0, block_coll = 0.0, block_attn = 0.0;
     auto push = [&](LayerResult r, bool coll) {
       block_s += r.latency_s;
       if (coll) block_coll += r.latency_s;
@@ -412,6 +413,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     // A fused group: one layer, its kind counted (and whether the platform's stack lists it).
     auto push_fused = [&](LayerResult r, FusionKind f) {
       note_fusion_kind(out, platform, f);
+      if (f == FusionKind::flash_attention) block_attn += r.latency_s;
       push(std::move(r), false);
     };
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
@@ -442,6 +444,7 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
     }
     out.block_latency_s.push_back(block_s);
     out.block_collective_s.push_back(block_coll);
+    out.block_attention_s.push_back(block_attn);
   }
   sum_totals(out, platform, graph, options);
   out.cache_hits = kc.hits - hits0;

@@ -167,6 +167,10 @@ struct ChipEnergy {
   double l2_byte_j = 0.0;
   double static_power_w = 0.0;
   double tdp_w = 0.0;
+  // The figures above whose source is recalled or assumed, not measured or derived from a
+  // measurement (a platform file's `confidence:` tags R; names as the file's keys): the
+  // point's engineering risk counts those its power depends on (system/risk.hpp).
+  std::vector<std::string> recalled_figures;
 };
 
 // A chip: its kernel model, its energy, its software stack, its own links.
@@ -246,6 +250,8 @@ struct GraphEval {
   // Per block: latency of one occurrence, and of its collectives.
   std::vector<double> block_latency_s;
   std::vector<double> block_collective_s;
+  // Per block, one occurrence: the time of its fused attention kernels (flash_attention).
+  std::vector<double> block_attention_s;
   int fusion_groups = 0;
   int unsupported_fusion_groups = 0;
   std::int64_t cache_hits = 0;

@@ -97,7 +97,26 @@ double hidden_of(const wl::WorkloadSpec& s) {
 // (2 + 2 + K) Psi / N_d) plus the full parameters of the unit being computed and of
 // the one whose all-gather is prefetched (PyTorch FSDP's limit_all_gathers: "only two
 // consecutive FSDP instances"), the unit being the largest block (a layer).
-int shard_degree(const SystemRequest& r) { return sys::states_shard_degree(r.shard_group, r.degrees.dp); }
+int shard_degree(const SystemRequest& r) {
+  return sys::states_shard_degree(r.shard_group, r.degrees.dp * r.degrees.cp);
+}
+
+// Ring context parallelism (workload/spec.hpp ContextParallel::ring): a block's sends to the
+// next chip of the CP group. Each forward ring core ("attn_ring_qk", also rerun under
+// recomputation) sends the chip's key-value chunk on cp - 1 times; each backward core sends the
+// chunk and its gradient, 2 (cp - 1) times. The chunk is the chip's seq / cp tokens of K and V:
+// four times the K half-block the ring core reads per step.
+void ring_sends(const wl::OperatorGraph& g, const wl::Block& b, int cp, sys::BlockWork& w) {
+  const wl::FoundOp core = wl::find_op(g, "attn_ring_qk");
+  if (cp < 2 || core.op == nullptr) return;
+  const double steps = static_cast<double>(cp - 1);
+  for (const wl::Node& n : b.nodes) {
+    const std::string& name = n.op.name;
+    if (name == "attn_ring_qk" || name == "attn_ring_qk.recompute") w.cp_sends += steps;
+    if (name == "attn_ring_qk.bwd_a") w.cp_sends += 2.0 * steps;
+  }
+  if (w.cp_sends > 0.0) w.cp_send_bytes = 4.0 * wl::bytes(core.op->tensors.at(1)) / steps;
+}
 
 void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSpec& phase, const SystemRequest& r) {
   const int p = r.degrees.pp;
@@ -124,26 +143,42 @@ void stage_memory(GraphEval& chip, const wl::OperatorGraph& g, const wl::PhaseSp
   chip.fits_memory = chip.totals.memory_bytes <= chip.totals.hbm_bytes_capacity;
 }
 
+// The bottleneck class that takes the most time: the layers' time by class (each layer
+// its latency x repeats), plus `interconnect_s` more interconnect time.
+Bottleneck dominant_class(const GraphEval& chip, double interconnect_s) {
+  ClassTimes by_class;
+  for (const LayerResult& l : chip.layers) by_class.add(l.bottleneck, l.latency_s * static_cast<double>(l.repeat));
+  by_class.add(Bottleneck::interconnect, interconnect_s);
+  return by_class.dominant();
+}
+
 StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
                  KernelCache& cache) {
   StepOut o;
   const wl::WorkloadSpec spec = with_tensor_parallel(r.spec, r.degrees.tp);
-  const std::string why = wl::check(spec, phase);
+  wl::PhaseSpec ph = phase;
+  ph.context_parallel = r.degrees.cp;  // the graph is one chip's of the CP group
+  const std::string why = wl::check(spec, ph);
   if (!why.empty()) {
     o.ok = false;
     o.reason = why;
     return o;
   }
-  const wl::OperatorGraph g = wl::build_graph(spec, phase);
+  const wl::OperatorGraph g = wl::build_graph(spec, ph);
   EvalOptions opt = r.options;
-  opt.phase = phase;
+  opt.phase = ph;
   opt.interconnect = system.interconnect;
   opt.sequence_parallel = r.sequence_parallel;
   o.chip = evaluate_graph(p, g, opt, &cache);
-  stage_memory(o.chip, g, phase, r);
+  stage_memory(o.chip, g, ph, r);
   sys::StepWork work;
   const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
-  const double tokens = static_cast<double>(phase.batch * phase.seq);
+  // One chip's tokens (its 1/cp of the sequence under context parallelism), and the bytes of an
+  // activation element (bf16 under FP8 training: workload/spec.hpp apply_fp8_training).
+  const double tokens = static_cast<double>(ph.batch * (ph.seq / ph.context_parallel));
+  const double act_bytes = ph.phase == wl::Phase::training && ph.precision == wl::Precision::fp8
+                               ? 2.0
+                               : wl::bytes_per_element(ph.precision);
   for (std::size_t b = 0; b < g.blocks.size(); ++b) {
     // MoE blocks (those with a router) exchange tokens over the EP group.
     double a2a = 0.0;
@@ -151,17 +186,19 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
       for (const auto& n : g.blocks[b].nodes)
         if (n.op.name == "moe_router")
           a2a = sys::moe_all_to_all_bytes(tokens, static_cast<double>(tspec->hidden), static_cast<int>(tspec->top_k),
-                                          wl::bytes_per_element(phase.precision));
-    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i)
-      work.blocks.push_back(sys::BlockWork{o.chip.block_latency_s[b], 0.0, a2a});
+                                          act_bytes);
+    sys::BlockWork w{o.chip.block_latency_s[b], 0.0, a2a};
+    w.attention_s = o.chip.block_attention_s[b];
+    ring_sends(g, g.blocks[b], r.degrees.cp, w);
+    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i) work.blocks.push_back(w);
   }
   work.micro_batches = std::max(1, r.micro_batches);
   work.virtual_stages = r.virtual_stages;
+  work.compute_bottleneck = dominant_class(o.chip, 0.0);
   // The activation a stage hands on. Under sequence parallelism each TP rank holds 1/tp of it
   // (the layer boundary is sequence-sharded: Korthikanti et al. 2022, section 4.2.2) and sends
   // only that share.
-  work.stage_boundary_bytes = static_cast<double>(phase.batch * phase.seq) * hidden_of(spec) *
-                              wl::bytes_per_element(phase.precision) /
+  work.stage_boundary_bytes = tokens * hidden_of(spec) * act_bytes /
                               (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
   work.shard_states = r.shard_states;
   work.shard_group = r.shard_group;
@@ -183,15 +220,19 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
     const ShardCopyBytes copies = shard && r.flat_parameter
                                       ? shard_copy_bytes(chip_params, shard_degree(r),
-                                                         wl::bytes_per_element(phase.precision), mixed, r.micro_batches)
+                                                         act_bytes, mixed, r.micro_batches)
                                       : ShardCopyBytes{};
+    // FP8 training: the FP8 GEMMs' weights read in bf16 and written row-wise and column-wise in
+    // FP8 once per step (workload/spec.hpp apply_fp8_training): 2 + 2 x 1 B per element.
+    const double casts = 4.0 * g.fp8_weight_elements / stages;
     const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
     if (bw > 0.0) {
       work.optimizer_s = update / bw;
+      work.weight_cast_s = casts / bw;
       work.shard_copies_s = copies.compute_stream / bw;
       work.shard_side_copies_s = copies.beside_collectives / bw;
     }
-    state_bytes = update + copies.compute_stream + copies.beside_collectives;
+    state_bytes = update + casts + copies.compute_stream + copies.beside_collectives;
   }
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
@@ -208,12 +249,12 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   const double micro = static_cast<double>(std::max(1, r.micro_batches));
   sys::PowerInput pin;
   pin.busy_time_s = o.step.step_time_s;
-  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.dp) * micro +
-                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.pp * d.dp);
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.cp * d.dp) * micro +
+                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.cp * d.pp * d.dp);
   pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
                                                 : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
   pin.requests = static_cast<double>(phase.batch * d.dp);
-  pin.chips = d.tp * d.pp * d.dp;
+  pin.chips = d.tp * d.cp * d.pp * d.dp;
   o.power = sys::evaluate_power(system.power, pin);
   o.time_s = o.step.step_time_s;
   if (o.power.feasible) {
@@ -262,11 +303,166 @@ std::string serving_shape_problem(const ServingOptions& so) {
   return "";
 }
 
+std::vector<int> serving_batch_sizes(const ServingOptions& so) {
+  if (so.max_batch <= 0) return so.batch_sizes;
+  std::vector<int> out;
+  for (long long b = 1; b < so.max_batch; b *= 2) out.push_back(static_cast<int>(b));
+  out.push_back(so.max_batch);
+  return out;
+}
+
+namespace {
+
+sys::LengthDistribution prompt_distribution(const ServingOptions& so) {
+  return so.prompt_lengths ? *so.prompt_lengths : sys::LengthDistribution::fixed(so.prompt_tokens);
+}
+sys::LengthDistribution output_distribution(const ServingOptions& so) {
+  return so.output_lengths ? *so.output_lengths : sys::LengthDistribution::fixed(so.output_tokens);
+}
+
+}  // namespace
+
+std::vector<int> serving_lengths(const ServingOptions& so) {
+  if (!so.prompt_lengths && !so.output_lengths) return {so.prompt_tokens, so.prompt_tokens + so.output_tokens};
+  const sys::LengthDistribution pd = prompt_distribution(so);
+  const sys::LengthDistribution od = output_distribution(so);
+  const long long hi = static_cast<long long>(pd.highest()) + od.highest();
+  std::vector<int> out{pd.lowest(), so.prompt_tokens, so.prompt_tokens + so.output_tokens,
+                       static_cast<int>(std::min<long long>(hi, std::numeric_limits<int>::max()))};
+  for (long long l = 64; l < hi; l *= 2)
+    if (l > pd.lowest()) out.push_back(static_cast<int>(l));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+// The latency table of a served model: for each batch size and length, the prefill of the
+// batch's prompts and one decode step at that context, at the clock the TDP allows, plus
+// the stack's per-iteration overhead. Stops at the first batch size whose steps cannot run.
+void build_serving_table(const Platform& platform, const SystemSpec& system, const SystemRequest& request,
+                         const sys::ServingStack& stack, KernelCache& cache, ServingResult& out) {
+  const ServingOptions& so = request.serving;
+  sys::LatencyTable& table = out.table;
+  // The table is indexed by the sequences' own lengths; a static-shape stack runs
+  // each at its padded shape (ServingOptions).
+  table.lengths = serving_lengths(so);
+  const int fit_length = so.prompt_tokens + so.output_tokens;
+  for (int b : serving_batch_sizes(so)) {
+    wl::PhaseSpec pre = request.phase;
+    pre.phase = wl::Phase::prefill;
+    pre.batch = b;
+    pre.context = 0;
+    wl::PhaseSpec dec = request.phase;
+    dec.phase = wl::Phase::decode;
+    dec.batch = b;
+    dec.seq = 1;
+    bool fits = true;
+    std::vector<double> pre_s, dec_s;
+    for (int len : table.lengths) {
+      pre.seq = served_prefill_tokens(so, len);
+      dec.context = served_decode_context(so, len);
+      const StepOut a = run_step(platform, system, request, pre, cache);
+      const StepOut c = run_step(platform, system, request, dec, cache);
+      if (!a.ok || !c.ok) {
+        if (table.batches.empty())  // the smallest batch: no sweep at all, and this is why
+          out.reason = "batch " + std::to_string(b) + ", " + std::to_string(len) + " tokens: " +
+                       (!a.ok ? "prefill: " + a.reason : "decode: " + c.reason);
+        fits = false;
+        break;
+      }
+      if (len == fit_length && !c.chip.fits_memory) fits = false;
+      pre_s.push_back(a.time_s + stack.overhead_s(b));
+      dec_s.push_back(c.time_s + stack.overhead_s(b));
+    }
+    if (pre_s.size() != table.lengths.size()) break;
+    table.batches.push_back(b);
+    table.prefill_s.insert(table.prefill_s.end(), pre_s.begin(), pre_s.end());
+    table.decode_step_s.insert(table.decode_step_s.end(), dec_s.begin(), dec_s.end());
+    if (fits) out.max_batch_fitting = b;
+  }
+}
+
+// Serving a decoder: the latency table, the static-batch sweep over its batch sizes, the
+// simulation at the request's rate and the search for the largest rate meeting the SLA.
+void serve(const Platform& platform, const SystemSpec& system, const SystemRequest& request, KernelCache& cache,
+           ServingResult& out) {
+  const ServingOptions& so = request.serving;
+  const auto& d = request.degrees;
+  out.reason = serving_shape_problem(so);
+  if (!out.reason.empty()) return;
+  out.stack = so.stack ? *so.stack : system.default_stack;
+  build_serving_table(platform, system, request, out.stack, cache, out);
+  if (!sys::valid(out.table)) return;
+  out.evaluated = true;
+  const sys::LatencyModel model = sys::latency_model_from_table(out.table);
+  sys::SweepConfig sc;
+  sc.batch_sizes = out.table.batches;
+  sc.prompt_tokens = so.prompt_tokens;
+  sc.output_tokens = so.output_tokens;
+  sc.chips_per_instance = d.tp * d.pp;
+  sc.instances = d.dp;
+  out.sweep = sys::latency_throughput_sweep(model, sc);
+  out.max_batch = std::max(1, so.max_batch > 0 ? std::min(so.max_batch, out.max_batch_fitting) : out.max_batch_fitting);
+  sys::SimulationConfig sim;
+  sim.requests = so.requests;
+  sim.warmup_requests = so.requests / 10;
+  sim.seed = so.seed;
+  sim.policy = so.policy;
+  sim.batch_timeout_s = so.batch_timeout_s;
+  sim.max_batch = out.max_batch;
+  sim.prompt = prompt_distribution(so);
+  sim.output = output_distribution(so);
+  sim.instances = d.dp;
+  sim.chips_per_instance = d.tp * d.pp;
+  if (so.rate_per_s) {
+    sim.arrival_rate_per_s = *so.rate_per_s;
+    out.at_rate = sys::simulate_serving(model, sim);
+  }
+  out.sla_bounds = so.sla;
+  if (so.sla.any()) out.sla = sys::max_rate_meeting_sla(model, sim, so.sla, 1e-2);
+}
+
+// What limits the step: the class of its layers' and its exposed communication's time
+// (the communication counted as interconnect time) that takes the most of it.
+Bottleneck step_bottleneck(const GraphEval& chip, const sys::ParallelStepCost& step) {
+  return dominant_class(chip, step.exposed_comm_s);
+}
+
+// The step's model FLOP utilisation as it runs: each chip's FLOPs (its 1/pp of the graph for
+// each of m micro-batches) over the throttled step time x the matrix peak the graph's own
+// MFU was taken against (flops / (latency x mfu)).
+double step_mfu(const GraphEval& chip, const SystemRequest& r, double step_latency_s) {
+  const auto& t = chip.totals;
+  if (!(t.mfu > 0.0) || !(t.latency_s > 0.0) || !(step_latency_s > 0.0)) return 0.0;
+  const double peak = t.flops / (t.latency_s * t.mfu);
+  const double flops = t.flops * static_cast<double>(std::max(1, r.micro_batches)) /
+                       static_cast<double>(std::max(1, r.degrees.pp));
+  return flops / (step_latency_s * peak);
+}
+
+// The chip's power figures tagged R (ChipEnergy::recalled_figures) that a point at kernel
+// precision `p` depends on: the TDP, the static power, the energy per HBM byte and the matrix
+// FLOP energy of p (the FP32, INT8/FP8 or 16-bit one, as matrix_flop_energy picks it). The
+// vector and L2 energies are rule figures on every preset and are not counted.
+std::vector<std::string> recalled_power_figures(const Platform& platform, Precision p) {
+  const char* flop = p == Precision::fp32                          ? "matrix_flop_fp32_j"
+                     : p == Precision::int8 || p == Precision::fp8 ? "matrix_flop_int8_j"
+                                                                   : "matrix_flop_fp16_j";
+  std::vector<std::string> out;
+  for (const auto& f : platform.energy.recalled_figures)
+    if (f == "tdp_w" || f == "static_power_w" || f == "hbm_byte_j" || f == flop) out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
 SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request) {
   SystemEval out;
   KernelCache cache;
   const auto& d = request.degrees;
-  out.chips = d.tp * d.pp * d.dp;
+  out.chips = d.tp * d.cp * d.pp * d.dp;
   const std::string wanted(wl::to_string(request.phase.precision));
   const std::string runs(to_string(kernel_precision(platform.gpu, request.phase.precision)));
   if (runs != wanted) {
@@ -293,6 +489,13 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const double tokens = out.chip.totals.tokens * static_cast<double>(d.dp) *
                         static_cast<double>(std::max(1, request.micro_batches));
   out.tokens_per_s = out.step_latency_s > 0 ? tokens / out.step_latency_s : 0.0;
+  out.step_mfu = step_mfu(out.chip, request, out.step_latency_s);
+  out.bottleneck = step_bottleneck(out.chip, out.step);
+  const int idle_chips = std::max(0, system.chips - out.chips);
+  out.wall = sys::wall_power(system.host, out.power.power_w, idle_chips * system.power.static_power_w,
+                             system.chips * system.power.tdp_w);
+  const double step_tokens = out.power.energy_per_token_j > 0.0 ? out.power.energy_j / out.power.energy_per_token_j : 0.0;
+  if (step_tokens > 0.0) out.wall_energy_per_token_j = out.wall.wall_w * out.power.latency_s / step_tokens;
 
   sys::RiskInputs ri;
   ri.stack_maturity = platform.stack_maturity;
@@ -300,82 +503,14 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   ri.unsupported_fusions = out.chip.unsupported_fusion_groups;
   const double cap = platform.gpu.hbm_bytes;
   ri.memory_headroom_fraction = cap > 0 ? (cap - out.chip.totals.memory_bytes) / cap : 0.0;
+  ri.recalled_power_figures = recalled_power_figures(platform, kernel_precision(platform.gpu, request.phase.precision));
   out.risk = sys::assess_risk(ri);
 
   // Serving: decoder inference only.
   const auto* tspec = std::get_if<wl::TransformerSpec>(&request.spec);
   const bool decoder = tspec != nullptr && tspec->arch == wl::Arch::decoder;
-  const ServingOptions& so = request.serving;
-  const bool serve = so.enabled && decoder && request.phase.phase != wl::Phase::training;
-  if (serve) out.serving.reason = serving_shape_problem(so);
-  if (serve && out.serving.reason.empty()) {
-    const int p0 = so.prompt_tokens, p1 = so.prompt_tokens + so.output_tokens;
-    sys::LatencyTable table;
-    // The table is indexed by the sequences' own lengths; a static-shape stack runs
-    // each at its padded shape (ServingOptions).
-    table.lengths = {p0, p1};
-    for (int b : so.batch_sizes) {
-      wl::PhaseSpec pre = request.phase;
-      pre.phase = wl::Phase::prefill;
-      pre.batch = b;
-      pre.context = 0;
-      wl::PhaseSpec dec = request.phase;
-      dec.phase = wl::Phase::decode;
-      dec.batch = b;
-      dec.seq = 1;
-      bool fits = true;
-      std::vector<double> pre_s, dec_s;
-      for (int len : table.lengths) {
-        pre.seq = served_prefill_tokens(so, len);
-        dec.context = served_decode_context(so, len);
-        const StepOut a = run_step(platform, system, request, pre, cache);
-        const StepOut c = run_step(platform, system, request, dec, cache);
-        if (!a.ok || !c.ok) {
-          if (table.batches.empty())  // the smallest batch: no sweep at all, and this is why
-            out.serving.reason = "batch " + std::to_string(b) + ", " + std::to_string(len) + " tokens: " +
-                                 (!a.ok ? "prefill: " + a.reason : "decode: " + c.reason);
-          fits = false;
-          break;
-        }
-        if (len == p1 && !c.chip.fits_memory) fits = false;
-        pre_s.push_back(a.time_s);
-        dec_s.push_back(c.time_s);
-      }
-      if (pre_s.size() != table.lengths.size()) break;
-      table.batches.push_back(b);
-      table.prefill_s.insert(table.prefill_s.end(), pre_s.begin(), pre_s.end());
-      table.decode_step_s.insert(table.decode_step_s.end(), dec_s.begin(), dec_s.end());
-      if (fits) out.serving.max_batch_fitting = b;
-    }
-    if (sys::valid(table)) {
-      out.serving.evaluated = true;
-      const sys::LatencyModel model = sys::latency_model_from_table(table);
-      sys::SweepConfig sc;
-      sc.batch_sizes = table.batches;
-      sc.prompt_tokens = so.prompt_tokens;
-      sc.output_tokens = so.output_tokens;
-      sc.chips_per_instance = d.tp * d.pp;
-      sc.instances = d.dp;
-      out.serving.sweep = sys::latency_throughput_sweep(model, sc);
-      sys::SimulationConfig sim;
-      sim.requests = so.requests;
-      sim.warmup_requests = so.requests / 10;
-      sim.seed = so.seed;
-      sim.policy = so.policy;
-      sim.batch_timeout_s = so.batch_timeout_s;
-      sim.max_batch = std::max(1, out.serving.max_batch_fitting);
-      sim.prompt = sys::LengthDistribution::fixed(so.prompt_tokens);
-      sim.output = sys::LengthDistribution::fixed(so.output_tokens);
-      sim.instances = d.dp;
-      sim.chips_per_instance = d.tp * d.pp;
-      if (so.rate_per_s) {
-        sim.arrival_rate_per_s = *so.rate_per_s;
-        out.serving.at_rate = sys::simulate_serving(model, sim);
-      }
-      if (so.sla_p99_ttft_s)
-        out.serving.sla = sys::max_rate_meeting_sla(model, sim, sys::SlaMetric::ttft_p99, *so.sla_p99_ttft_s, 1e-2);
-    }
-  }
+  if (request.serving.enabled && decoder && request.phase.phase != wl::Phase::training)
+    serve(platform, system, request, cache, out.serving);
   out.cache_hits = cache.hits;
   out.cache_misses = cache.misses;
   return out;

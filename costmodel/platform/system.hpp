@@ -54,6 +54,10 @@ struct SystemSpec {
   int chips = 1;
   system::Interconnect interconnect;
   system::PowerSpec power;  // per chip
+  system::HostPower host;   // everything at the wall besides the accelerators (power.hpp)
+  // The serving stack a served model runs on unless the request names another (its
+  // per-iteration runtime overhead, ServingOptions::stack).
+  system::ServingStack default_stack;
 };
 
 // A one-chip-per-degree system from a platform's own links and energy figures.
@@ -61,11 +65,25 @@ SystemSpec default_system(const Platform& p, int chips);
 
 struct ServingOptions {
   bool enabled = true;
+  // The batch sizes of the latency table when max_batch is 0; the simulation then admits
+  // up to the largest of them whose footprint fits (ServingResult::max_batch_fitting).
   std::vector<int> batch_sizes{1, 2, 4, 8, 16, 32, 64, 128, 256};
+  // > 0: the scheduler's cap on requests in flight per replica (`dse run`'s batch, `dse
+  // eval --max-batch`): the table covers 1, 2, 4, ... below it and the cap itself
+  // (serving_batch_sizes), and the simulation admits at most min(cap, largest fitting).
+  int max_batch = 0;
+  // Request lengths. prompt_tokens and output_tokens are the lengths of every request, or,
+  // when a distribution is given, its nominal lengths (the sweep's and the fit check's).
   int prompt_tokens = 1024;
   int output_tokens = 256;
+  std::optional<system::LengthDistribution> prompt_lengths;
+  std::optional<system::LengthDistribution> output_lengths;
   std::optional<double> rate_per_s;   // simulate at this system arrival rate
-  std::optional<double> sla_p99_ttft_s;
+  // Find the largest rate whose p99 latencies meet these bounds (serving.hpp SlaBounds).
+  system::SlaBounds sla;
+  // The serving stack's runtime overhead per scheduler iteration (each prefill and each
+  // decode step), added to every entry of the latency table; unset: the system's default.
+  std::optional<system::ServingStack> stack;
   int requests = 2000;
   std::uint64_t seed = 1;
   // How the simulation at rate_per_s / the SLA search batches requests: continuous, or
@@ -135,6 +153,13 @@ int served_prefill_tokens(const ServingOptions& so, int length) noexcept;
 int served_decode_context(const ServingOptions& so, int length) noexcept;
 // "" when the options can serve prompt + output tokens, else why not.
 std::string serving_shape_problem(const ServingOptions& so);
+// The batch sizes of the latency table: so.batch_sizes, or with so.max_batch > 0 the powers
+// of two below the cap and the cap itself (1, 2, 4, ..., cap).
+std::vector<int> serving_batch_sizes(const ServingOptions& so);
+// The request lengths of the latency table (increasing): with fixed lengths {prompt, prompt
+// + output}; with distributions their shortest prompt, the powers of two from 64 up to the
+// longest prompt + output, that length itself, and the nominal prompt and prompt + output.
+std::vector<int> serving_lengths(const ServingOptions& so);
 
 struct SystemRequest {
   workload::WorkloadSpec spec;
@@ -181,9 +206,13 @@ bool flat_parameter_sharding(std::string_view s) noexcept;
 
 struct ServingResult {
   bool evaluated = false;
+  system::LatencyTable table;  // what the sweep and the simulation read (stack overhead included)
+  system::ServingStack stack;  // the stack whose overhead the table includes
+  int max_batch = 0;           // the cap the simulation ran with: min(cap, max_batch_fitting)
   std::vector<system::SweepPoint> sweep;
   std::optional<system::SimulationResult> at_rate;
   std::optional<system::SlaSearch> sla;
+  system::SlaBounds sla_bounds;  // the bounds the search ran with
   int max_batch_fitting = 0;  // largest swept batch whose footprint fits one chip
   std::string reason;         // why serving was not evaluated ("" when it was or was not asked)
 };
@@ -196,8 +225,19 @@ struct SystemEval {
   double step_latency_s = 0.0;             // at the clock the TDP allows (power.throttle_factor)
   double unthrottled_step_latency_s = 0.0; // at the nominal clock
   double tokens_per_s = 0.0;  // whole system (all DP replicas), at step_latency_s
+  // Model FLOP utilisation of the step as it runs (throttled, with its communication,
+  // bubbles and updates): each chip's FLOPs over step_latency_s x the chip's matrix peak.
+  double step_mfu = 0.0;
+  // What limits the step: the class (compute, memory, interconnect, overhead) that takes
+  // the most of its time (dominant_bottleneck, evaluate.hpp, and the step's exposed
+  // communication).
+  Bottleneck bottleneck = Bottleneck::compute;
   int chips = 1;
-  system::PowerResult power;
+  system::PowerResult power;  // the accelerators the step runs on
+  // At the wall (power.hpp wall_power): the accelerators of power, the system's idle chips at
+  // their static power, the host and the power supplies' losses.
+  system::WallPower wall;
+  double wall_energy_per_token_j = 0.0;  // wall.wall_w x step latency / the step's tokens
   system::RiskAssessment risk;
   ServingResult serving;
   // The precision the matrix kernels run in when the platform lacks the requested one (fp8

@@ -81,17 +81,28 @@ bool in_unit(double f) { return f >= 0.0 && f <= 1.0; }
 
 }  // namespace
 
+double exposed_after_hiding(double stream_s, double fraction, double window_s) noexcept {
+  if (!(stream_s > 0.0)) return 0.0;
+  const double hidden = std::min(std::clamp(fraction, 0.0, 1.0) * stream_s, std::max(0.0, window_s));
+  return stream_s - hidden;
+}
+
+namespace {
+
+}  // namespace
+
 ParallelStepCost evaluate_parallel_step(const Interconnect& system,
                                         const ParallelismDegrees& degrees, const StepWork& work,
                                         const OverlapFractions& overlap,
                                         CollectiveAlgorithm algorithm) {
   const ParallelismDegrees& d = degrees;
-  if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1 || work.micro_batches < 1 ||
+  if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1 || d.cp < 1 || work.micro_batches < 1 ||
       !in_unit(overlap.tensor) || !in_unit(overlap.expert) || !in_unit(overlap.pipeline) ||
       !in_unit(overlap.data)) {
     return fail(ParallelStatus::invalid_degrees);
   }
-  const int chips = d.tp * d.pp * d.dp;
+  const int chips = d.tp * d.cp * d.pp * d.dp;
+  const int dpc = d.dp * d.cp;  // the data-parallel collectives' chips (ParallelismDegrees::cp)
   if (chips > chip_count(system)) return fail(ParallelStatus::too_many_chips);
   if ((d.tp * d.dp) % d.ep != 0) return fail(ParallelStatus::expert_groups_do_not_fit);
   const int v = work.virtual_stages;
@@ -109,9 +120,9 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // Hybrid sharding: the states' collectives run over a shard group of s chips (mapped as
   // the DP group is), and an all-reduce over the dp / s replicas of each shard (the outer
   // group beside the chips of a sharded replica).
-  const int shard = work.shard_states ? states_shard_degree(work.shard_group, d.dp) : d.dp;
-  if (shard < 1 || shard > d.dp || d.dp % shard != 0) return fail(ParallelStatus::invalid_degrees);
-  const int replicas = d.dp / shard;
+  const int shard = work.shard_states ? states_shard_degree(work.shard_group, dpc) : dpc;
+  if (shard < 1 || shard > dpc || dpc % shard != 0) return fail(ParallelStatus::invalid_degrees);
+  const int replicas = dpc / shard;
   const bool node_switch = system.scale_out.chips_per_node > 0 && system.topology == Topology::switched;
   const int replica_chips = node_switch ? d.tp : d.tp * d.pp;  // what a DP group is the outer group beside
   const auto map_dp = [&](int group, Interconnect& out) {
@@ -120,9 +131,18 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   };
   Interconnect replica_ic;
   const bool replicas_map = replicas == 1 || outer_subgroup(system, replica_chips * shard, replicas, replica_ic);
-  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !map_dp(shard, dp_ic) || !replicas_map) {
+  // The CP group is the outer group beside a TP group (on a single-level system, packed
+  // innermost where it factors that way, as the DP group).
+  Interconnect cp_ic;
+  const bool cp_maps = d.cp == 1 || (node_switch ? outer_subgroup(system, d.tp, d.cp, cp_ic)
+                                                 : subgroup(system, d.cp, cp_ic) ||
+                                                       outer_subgroup(system, d.tp, d.cp, cp_ic));
+  if (!subgroup(system, d.tp, tp_ic) || !subgroup(system, d.ep, ep_ic) || !map_dp(shard, dp_ic) || !replicas_map ||
+      !cp_maps) {
     return fail(ParallelStatus::group_does_not_map);
   }
+  const double cp_send_s = d.cp > 1 ? cp_ic.link_latency_s : 0.0;
+  const double cp_bw = d.cp > 1 ? sustained_bandwidth_bytes_per_s(cp_ic) : 0.0;
 
   // Per block, per micro-batch: compute plus exposed TP and EP communication.
   const std::size_t nb = work.blocks.size();
@@ -130,6 +150,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   std::vector<double> block_comm_exposed_s(nb, 0.0);
   double tp_total = 0.0;
   double ep_total = 0.0;
+  double cp_total = 0.0;
   for (std::size_t b = 0; b < nb; ++b) {
     const BlockWork& w = work.blocks[b];
     double tp_s = 0.0;
@@ -146,9 +167,17 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
       if (!a2a.feasible) return fail(ParallelStatus::collective_infeasible);
       ep_s = 2.0 * a2a.time_s;
     }
+    const double cp_s = d.cp > 1 && w.cp_sends > 0.0 && cp_bw > 0.0
+                            ? w.cp_sends * (cp_send_s + w.cp_send_bytes / cp_bw)
+                            : 0.0;
     tp_total += tp_s;
     ep_total += ep_s;
-    block_comm_exposed_s[b] = (1.0 - overlap.tensor) * tp_s + (1.0 - overlap.expert) * ep_s;
+    cp_total += cp_s;
+    // Each kind runs on its own stream beside the block's compute: what is hidden fits under
+    // the compute, so the block is never shorter than either stream (exposed_after_hiding).
+    block_comm_exposed_s[b] = exposed_after_hiding(tp_s, overlap.tensor, w.compute_s) +
+                              exposed_after_hiding(ep_s, overlap.expert, w.compute_s) +
+                              exposed_after_hiding(cp_s, 1.0, w.attention_s);
     block_s[b] = w.compute_s + block_comm_exposed_s[b];
   }
 
@@ -166,11 +195,11 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // stage, which sets the pipeline's pace, is taken to be one that has such a send.
   double send_s = 0.0;
   if (p > 1 && work.stage_boundary_bytes > 0.0) {
-    const bool crosses_nodes = system.scale_out.chips_per_node > 0 && d.tp * d.pp > system.scale_out.chips_per_node;
+    const bool crosses_nodes =
+        system.scale_out.chips_per_node > 0 && d.tp * d.cp * d.pp > system.scale_out.chips_per_node;
     const Interconnect link = crosses_nodes ? scale_out_switch(system, 2) : system;
     send_s = link.link_latency_s + work.stage_boundary_bytes / sustained_bandwidth_bytes_per_s(link);
   }
-  const double send_exposed_s = (1.0 - overlap.pipeline) * send_s;
 
   std::vector<double> chip_compute(static_cast<std::size_t>(p), 0.0);
   std::vector<double> chip_comm(static_cast<std::size_t>(p), 0.0);
@@ -184,8 +213,13 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
     }
     first += count;
     c.blocks_per_stage[chip] += static_cast<int>(count);
-    // The last chunk sends nothing on (its output leaves the pipeline).
-    if (k + 1 < p * v) chip_comm[chip] += send_exposed_s;
+    // The last chunk sends nothing on (its output leaves the pipeline). A send hides under the
+    // chunk's own compute at most (the next micro-batch's work on this chip).
+    if (k + 1 < p * v) {
+      double chunk_compute = 0.0;
+      for (std::size_t b = first - count; b < first; ++b) chunk_compute += work.blocks[b].compute_s;
+      chip_comm[chip] += exposed_after_hiding(send_s, overlap.pipeline, chunk_compute);
+    }
   }
   double slowest = -1.0;
   double slowest_compute = 0.0;
@@ -207,7 +241,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   double dp_s = 0.0;
   double replica_s = 0.0;
   const double reduce_bytes = work.gradient_reduce_bytes > 0.0 ? work.gradient_reduce_bytes : work.gradient_bytes;
-  if (d.dp > 1 && work.gradient_bytes > 0.0 && work.shard_states) {
+  if (dpc > 1 && work.gradient_bytes > 0.0 && work.shard_states) {
     const CollectiveCost ag =
         collective_cost(dp_ic, CollectiveKind::all_gather, algorithm, work.gradient_bytes);
     const CollectiveCost rs = collective_cost(dp_ic, CollectiveKind::reduce_scatter, algorithm, reduce_bytes);
@@ -220,21 +254,30 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
       replica_s = m * ar.time_s;
       dp_s += replica_s;
     }
-    c.shard_copies_s =
-        std::max(0.0, work.shard_copies_s) + (1.0 - overlap.data) * std::max(0.0, work.shard_side_copies_s);
-  } else if (d.dp > 1 && work.gradient_bytes > 0.0) {
+  } else if (dpc > 1 && work.gradient_bytes > 0.0) {
     const CollectiveCost ar = collective_cost(dp_ic, CollectiveKind::all_reduce, algorithm, reduce_bytes);
     if (!ar.feasible) return fail(ParallelStatus::collective_infeasible);
     dp_s = ar.time_s;
   }
-  const double dp_exposed_s = (1.0 - overlap.data) * dp_s;
+  // The data-parallel stream: the collectives and, under sharded states, the copies beside them.
+  // It hides under the chip's compute stream (its micro-batches' blocks and the copies on it) at
+  // most, so the step is never shorter than this stream (exposed_after_hiding).
+  const double compute_copies_s = work.shard_states && dpc > 1 ? std::max(0.0, work.shard_copies_s) : 0.0;
+  const double side_copies_s = work.shard_states && dpc > 1 ? std::max(0.0, work.shard_side_copies_s) : 0.0;
+  const double dp_stream_s = dp_s + side_copies_s;
+  const double window_s = static_cast<double>(m) * slowest_compute + compute_copies_s;
+  const double stream_exposed_s = exposed_after_hiding(dp_stream_s, overlap.data, window_s);
+  const double side_exposed_s = dp_stream_s > 0.0 ? stream_exposed_s * side_copies_s / dp_stream_s : 0.0;
+  const double dp_exposed_s = stream_exposed_s - side_exposed_s;
+  c.shard_copies_s = compute_copies_s + side_exposed_s;
 
   // Interleaved 1F1B (Narayanan et al. 2021): the fill and drain take (p - 1) / v of a
   // chip's per-micro-batch time; v = 1 is the plain schedule, (m + p - 1) t.
   const double fill_drain = static_cast<double>(p - 1) / static_cast<double>(v);
   const double pipeline_s = (static_cast<double>(m) + fill_drain) * slowest;
   c.optimizer_s = std::max(0.0, work.optimizer_s);
-  c.step_time_s = pipeline_s + dp_exposed_s + c.shard_copies_s + c.optimizer_s;
+  c.weight_cast_s = std::max(0.0, work.weight_cast_s);
+  c.step_time_s = pipeline_s + dp_exposed_s + c.shard_copies_s + c.optimizer_s + c.weight_cast_s;
   c.compute_s = m * slowest_compute;
   c.exposed_comm_s = m * slowest_comm + dp_exposed_s;
   c.bubble_s = fill_drain * slowest;
@@ -243,6 +286,7 @@ ParallelStepCost evaluate_parallel_step(const Interconnect& system,
   // Each chip holds one stage: its share of the whole step's communication.
   c.tp_comm_s = m * tp_total / p;
   c.ep_comm_s = m * ep_total / p;
+  c.cp_comm_s = m * cp_total / p;
   c.pp_comm_s = p > 1 ? m * v * send_s : 0.0;
   c.dp_comm_s = dp_s;
   c.dp_replica_comm_s = replica_s;

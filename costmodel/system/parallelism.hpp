@@ -10,12 +10,18 @@
 //    dependent GEMMs, so by default none of it hides (overlap.tensor = 0).
 //  * EP (MoE blocks): a dispatch and a combine all-to-all over the EP group:
 //    2 x all_to_all(expert_all_to_all_bytes).
-//  * Exposed communication of a kind = (1 - overlap fraction) x its time.
-//    A block costs compute_s + exposed TP + exposed EP.
+//  * Each kind of communication runs on its own stream beside the compute stream:
+//    the overlap fraction of its time hides, but never more than the compute it
+//    runs beside, so exposed = time - min(fraction x time, compute) and nothing
+//    is shorter than any one of its streams (exposed_after_hiding). A block costs
+//    compute_s + exposed TP + exposed EP; a stage send hides under its chunk's
+//    compute; the data-parallel stream (collectives, and under sharded states the
+//    copies beside them) under the chip's compute stream of the step (its
+//    micro-batches' blocks and the copies on that stream).
 //  * PP: the blocks are split into p contiguous stages so that the slowest
 //    stage is as fast as possible (exact linear partition); every stage sends
 //    stage_boundary_bytes to the next over one link: alpha + bytes / (k B),
-//    exposed by (1 - overlap.pipeline). With t the slowest stage's time
+//    exposed as the overlap rule above says. With t the slowest stage's time
 //    (blocks + exposed send), a step takes (m + p - 1) t (GPipe / 1F1B
 //    schedule). Its bubble is (p - 1) t, the fraction (p-1)/(m+p-1) of it.
 //    Interleaved schedule (virtual_stages v > 1, Narayanan et al. SC'21): the
@@ -24,7 +30,7 @@
 //    chunk none) and a step takes (m + (p - 1) / v) t.
 //  * DP: replicas run independently (inference); when gradient_bytes > 0
 //    (training) one all-reduce of them over the DP group ends the step,
-//    exposed by (1 - overlap.data). With shard_states (ZeRO-3, PyTorch FSDP
+//    exposed by the overlap rule above. With shard_states (ZeRO-3, PyTorch FSDP
 //    FULL_SHARD: parameters, gradients and optimizer state partitioned over the
 //    DP group) every micro-batch all-gathers the parameters before its forward
 //    and again before its backward and reduce-scatters its gradients
@@ -45,8 +51,11 @@
 //  * Sharded states also copy: the step's memory-bound gradient and parameter copies
 //    around the collectives (costed by the caller): those on the compute stream
 //    (shard_copies_s) add to the step, those that run beside the collectives
-//    (shard_side_copies_s) are exposed by the collectives' rule, (1 - overlap.data).
-//  * Groups: chips = tp x pp x dp must not exceed the system. Each group is
+//    (shard_side_copies_s) run on the data-parallel stream with the collectives.
+//  * CP (ring): a block's key-value sends to the next chip of the CP group hide under its
+//    attention kernels (BlockWork::attention_s) by the overlap rule above with fraction 1,
+//    as Transformer Engine overlaps each step's send with the step's attention.
+//  * Groups: chips = tp x cp x pp x dp must not exceed the system. Each group is
 //    modelled as if packed innermost on the system's interconnect (see
 //    `subgroup` in collectives.hpp) -- exact for TP on a switch or ring,
 //    optimistic for outer groups on a torus; a DP group that does not pack
@@ -71,6 +80,13 @@ struct ParallelismDegrees {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  // Context parallelism: the sequence split over cp chips (workload/spec.hpp PhaseSpec::
+  // context_parallel). Ranks go tensor-parallel innermost, then context-parallel (Megatron-LM's
+  // order tp-cp-ep-dp-pp); the CP group is the outer group beside a TP group, and the CP chips,
+  // which hold the same weights, reduce their gradients with the DP group (Megatron-LM's data-
+  // parallel group with context parallelism): the data-parallel collectives and the states'
+  // sharding run over dp x cp chips.
+  int cp = 1;
 };
 
 // Fraction of each kind of communication hidden under compute, each in [0, 1].
@@ -86,6 +102,13 @@ struct BlockWork {
   double compute_s = 0.0;                 // compute (and memory) time of the block on one chip
   double activation_bytes = 0.0;          // tokens x hidden x bytes/element (each TP all-reduce)
   double expert_all_to_all_bytes = 0.0;   // > 0 for MoE blocks: bytes one chip sends per all-to-all
+  // Ring context parallelism: the block's sends to the next chip of the CP group (each of
+  // cp_send_bytes: a key-value block forward, a key-value block and its gradient backward), each
+  // alpha + bytes / B on the CP group's link, hidden under the block's attention kernels
+  // (attention_s: each step's send overlaps the step's attention) as far as they last.
+  double cp_sends = 0.0;
+  double cp_send_bytes = 0.0;
+  double attention_s = 0.0;
 };
 
 struct StepWork {
@@ -101,6 +124,10 @@ struct StepWork {
   bool shard_states = false;             // ZeRO-3 / FSDP FULL_SHARD over DP (the rule above)
   int shard_group = 0;                   // shard_states: chips sharing one copy; 0 = all of dp
   double optimizer_s = 0.0;              // the optimizer update on one chip; 0 for inference
+  // FP8 training: the chip's FP8 GEMM weights cast to FP8 (both layouts) once per step, on the
+  // first micro-batch (costed by the caller: workload/spec.hpp apply_fp8_training); added to
+  // the step as the optimizer update is.
+  double weight_cast_s = 0.0;
   double shard_copies_s = 0.0;           // shard_states: copies on the compute stream, per step
   double shard_side_copies_s = 0.0;      // shard_states: copies beside the collectives, per step
   Bottleneck compute_bottleneck = Bottleneck::compute;  // what limits the blocks' compute
@@ -115,6 +142,12 @@ constexpr int states_shard_degree(int shard_group, int dp) noexcept { return sha
 double tp_all_reduce_bytes(double tokens, double hidden, double bytes_per_element) noexcept;
 double moe_all_to_all_bytes(double tokens, double hidden, int top_k,
                             double bytes_per_element) noexcept;
+
+// What stays exposed of a stream of stream_s seconds when `fraction` of it may run beside
+// window_s seconds of compute: stream_s - min(fraction x stream_s, window_s). So compute +
+// exposed >= max(compute, stream): a step is never shorter than any one of its streams (with
+// --overlap-data 1 a step had come out at 1.95 s while its collectives took 2.64 s).
+double exposed_after_hiding(double stream_s, double fraction, double window_s) noexcept;
 
 // (p - 1) / (m + p - 1); 0 for invalid input.
 double pipeline_bubble_fraction(int stages, int micro_batches) noexcept;
@@ -133,11 +166,13 @@ struct ParallelStepCost {
   ParallelStatus status = ParallelStatus::ok;
   int chips = 0;                       // tp x pp x dp
   double step_time_s = 0.0;            // one step (m micro-batches) of one replica
-  // Critical-path breakdown: step = compute + exposed_comm + bubble + shard copies + optimizer.
+  // Critical-path breakdown: step = compute + exposed_comm + bubble + shard copies + optimizer
+  // + weight casts.
   double compute_s = 0.0;              // m x compute of the slowest stage
   double exposed_comm_s = 0.0;         // m x its exposed communication + exposed DP all-reduce
   double bubble_s = 0.0;               // (p - 1) x slowest stage time
   double optimizer_s = 0.0;            // the optimizer update that ends a training step
+  double weight_cast_s = 0.0;          // FP8 training: the per-step FP8 casts of the weights
   double shard_copies_s = 0.0;         // sharded states' exposed gradient and parameter copies
   double bubble_fraction = 0.0;        // bubble_s / the pipeline's part of the step
   double ideal_bubble_fraction = 0.0;  // (p - 1) / (m + p - 1)
@@ -146,6 +181,7 @@ struct ParallelStepCost {
   // averaged over the stages).
   double tp_comm_s = 0.0;
   double ep_comm_s = 0.0;
+  double cp_comm_s = 0.0;   // ring context parallelism's sends, hidden or not
   double pp_comm_s = 0.0;
   double dp_comm_s = 0.0;
   double dp_replica_comm_s = 0.0;  // hybrid sharding: the part of dp_comm_s across the copies

@@ -1,5 +1,7 @@
 #include "costmodel/system/power.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -84,6 +86,23 @@ PowerResult evaluate_power(const PowerSpec& spec, const PowerInput& in) noexcept
   r.tokens_per_s = in.tokens / r.latency_s;
   r.perf_per_w = r.power_w > 0.0 ? r.tokens_per_s / r.power_w : 0.0;
   return r;
+}
+
+WallPower wall_power(const HostPower& host, double accelerators_w, double idle_chips_w,
+                     double full_accelerators_w) noexcept {
+  WallPower w;
+  w.accelerators_w = accelerators_w;
+  w.idle_chips_w = idle_chips_w;
+  const double heat = accelerators_w + idle_chips_w + host.parts_w();
+  const double full = full_accelerators_w + host.parts_w();
+  const double load = full > 0.0 ? std::min(1.0, heat / full) : 1.0;
+  w.fans_w = host.fans_w * load * load * load;
+  w.host_w = host.parts_w() + w.fans_w;
+  const double dc = heat + w.fans_w;
+  const double eff = host.psu_efficiency > 0.0 && host.psu_efficiency <= 1.0 ? host.psu_efficiency : 1.0;
+  w.wall_w = dc / eff;
+  w.psu_loss_w = w.wall_w - dc;
+  return w;
 }
 
 }  // namespace dse::costmodel::system

@@ -64,4 +64,44 @@ struct PowerResult {
 
 PowerResult evaluate_power(const PowerSpec& spec, const PowerInput& input) noexcept;
 
+// ---------------------------------------------------------------- at the wall
+// Everything a system draws besides its accelerators (a system file's `host:` section, each
+// figure with its source there): host CPUs, memory, NICs, switch chips, storage and the rest
+// at their draw under load, fans, and the power supplies' losses:
+//     heat = accelerators + idle accelerators + host parts (CPUs ... other)
+//     fans = fans_w x (heat / heat at full load)^3
+//     wall = (heat + fans) / psu_efficiency
+// Fans follow the affinity laws: the airflow that carries the heat away at a fixed temperature
+// rise grows with the heat, the fans' power with the cube of their airflow; fans_w is their
+// draw at full load, when every accelerator runs at its TDP (heat_full_w). The host parts draw
+// their figure whatever the accelerators do, so a budget on wall power binds where the
+// accelerators-only figure would not.
+struct HostPower {
+  double cpus_w = 0.0;
+  double memory_w = 0.0;
+  double nics_w = 0.0;
+  double switches_w = 0.0;  // switch chips inside the system (NVSwitch), not the cluster fabric
+  double storage_w = 0.0;
+  double other_w = 0.0;     // board management, PCIe switches, retimers, ...
+  double fans_w = 0.0;      // at full load (every accelerator at its TDP)
+  double psu_efficiency = 1.0;  // DC out / AC in, in (0, 1]
+  double max_wall_w = 0.0;      // the system's published maximum (0: none given); a check, not a cap
+  // The parts whose draw does not depend on the load (all but the fans).
+  [[nodiscard]] double parts_w() const noexcept {
+    return cpus_w + memory_w + nics_w + switches_w + storage_w + other_w;
+  }
+};
+
+struct WallPower {
+  double accelerators_w = 0.0;  // the chips the work runs on (PowerResult::power_w)
+  double idle_chips_w = 0.0;    // the system's other chips, at their static power
+  double host_w = 0.0;          // the host parts and the fans
+  double fans_w = 0.0;          // of host_w
+  double psu_loss_w = 0.0;
+  double wall_w = 0.0;
+};
+// `full_accelerators_w`: every chip of the system at its TDP (the load fans_w is given at).
+WallPower wall_power(const HostPower& host, double accelerators_w, double idle_chips_w,
+                     double full_accelerators_w) noexcept;
+
 }  // namespace dse::costmodel::system

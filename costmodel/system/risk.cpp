@@ -23,6 +23,7 @@ std::string_view to_string(RiskKind k) {
     case RiskKind::custom_dataflow: return "custom_dataflow";
     case RiskKind::low_memory_headroom: return "low_memory_headroom";
     case RiskKind::shape_outside_validated_range: return "shape_outside_validated_range";
+    case RiskKind::power_figures_recalled: return "power_figures_recalled";
   }
   return "unknown";
 }
@@ -85,6 +86,17 @@ RiskAssessment assess_risk(const RiskInputs& in) {
           " operator shape(s) outside the validated range",
       "measurements of those shapes on hardware or a validated simulator within the model's "
       "stated error");
+
+  if (!in.recalled_power_figures.empty()) {
+    std::string names;
+    for (const auto& f : in.recalled_power_figures) names += (names.empty() ? "" : ", ") + f;
+    add(RiskKind::power_figures_recalled, RiskOwner::performance_modelling,
+        repeated(kRecalledPowerFigureWeight, static_cast<int>(in.recalled_power_figures.size())),
+        std::to_string(in.recalled_power_figures.size()) + " power figure(s) of the chip recalled, not measured (" +
+            names + ")",
+        "the chip's power measured at a sustained GEMM and at idle (scripts/measure_gpu.py --sections power, or a "
+        "published measurement) within 10% of the model");
+  }
 
   double keep = 1.0;
   for (const RiskItem& item : a.items) keep *= 1.0 - item.weight;

@@ -42,6 +42,13 @@ inline constexpr double kLowHeadroomWeight = 0.25;
 // Each operator shape outside the range the performance model was validated on:
 // its cost is an extrapolation.
 inline constexpr double kShapeOutsideRangeWeight = 0.05;
+// Each power figure of the chip that the point's power depends on (TDP, static power, the
+// energy per HBM byte, the matrix FLOP energy at the point's precision) whose source is recalled
+// or assumed (tag R), not measured: such figures have been off by 2-3x (the MI300X's
+// rule-based energies put a compute-bound prefill at 313 W of its 750 W cap, where AMD's
+// sustained GEMMs run at the cap), which moves the point's power, the clock its TDP allows and
+// its energy per token, and decides whether a power budget binds.
+inline constexpr double kRecalledPowerFigureWeight = 0.1;
 
 enum class RiskOwner { ml_compiler, runtime_systems, performance_modelling, framework_integration };
 enum class RiskKind {
@@ -50,7 +57,8 @@ enum class RiskKind {
   unsupported_fusion,
   custom_dataflow,
   low_memory_headroom,
-  shape_outside_validated_range
+  shape_outside_validated_range,
+  power_figures_recalled
 };
 std::string_view to_string(RiskOwner o);
 std::string_view to_string(RiskKind k);
@@ -63,6 +71,8 @@ struct RiskInputs {
   bool custom_dataflow = false;         // a dataflow the stack does not ship
   double memory_headroom_fraction = 1.0;  // (capacity - footprint) / capacity
   int shapes_outside_validated_range = 0;
+  // The chip's power figures the point depends on whose source is tagged R (their names).
+  std::vector<std::string> recalled_power_figures;
 };
 
 struct RiskItem {

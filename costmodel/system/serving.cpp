@@ -53,22 +53,57 @@ double Rng::standard_normal() noexcept {
 // ---------------------------------------------------------------- request lengths
 
 LengthDistribution LengthDistribution::fixed(int tokens) noexcept {
-  return LengthDistribution{Kind::fixed, static_cast<double>(tokens), 0.0, 1, 1 << 30};
+  return LengthDistribution{Kind::fixed, static_cast<double>(tokens), 0.0, 1, 1 << 30, {}, {}};
 }
 
 LengthDistribution LengthDistribution::uniform(int low, int high) noexcept {
   return LengthDistribution{Kind::uniform, static_cast<double>(low), static_cast<double>(high),
-                            1, 1 << 30};
+                            1, 1 << 30, {}, {}};
 }
 
 LengthDistribution LengthDistribution::lognormal(double median, double sigma, int min_tokens,
                                                  int max_tokens) noexcept {
-  return LengthDistribution{Kind::lognormal, median, sigma, min_tokens, max_tokens};
+  return LengthDistribution{Kind::lognormal, median, sigma, min_tokens, max_tokens, {}, {}};
 }
 
 LengthDistribution LengthDistribution::exponential(double mean, int min_tokens,
                                                    int max_tokens) noexcept {
-  return LengthDistribution{Kind::exponential, mean, 0.0, min_tokens, max_tokens};
+  return LengthDistribution{Kind::exponential, mean, 0.0, min_tokens, max_tokens, {}, {}};
+}
+
+LengthDistribution LengthDistribution::empirical(const std::vector<int>& lengths,
+                                                const std::vector<double>& weights) {
+  LengthDistribution d = fixed(1);
+  if (lengths.empty() || lengths.size() != weights.size()) return d;
+  std::vector<std::pair<int, double>> rows;
+  double total = 0.0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    if (lengths[i] < 1 || !(weights[i] >= 0.0) || !std::isfinite(weights[i])) return d;
+    rows.emplace_back(lengths[i], weights[i]);
+    total += weights[i];
+  }
+  if (!(total > 0.0) || !std::isfinite(total)) return d;
+  std::sort(rows.begin(), rows.end());
+  d.kind = Kind::empirical;
+  double sum = 0.0;
+  double mean = 0.0;
+  for (const auto& [len, w] : rows) {
+    if (w == 0.0) continue;
+    if (!d.values.empty() && d.values.back() == len) {
+      sum += w;
+      d.cumulative.back() = sum / total;
+    } else {
+      sum += w;
+      d.values.push_back(len);
+      d.cumulative.push_back(sum / total);
+    }
+    mean += static_cast<double>(len) * w / total;
+  }
+  d.cumulative.back() = 1.0;
+  d.a = mean;
+  d.min_tokens = d.values.front();
+  d.max_tokens = d.values.back();
+  return d;
 }
 
 namespace {
@@ -90,6 +125,13 @@ int LengthDistribution::sample(Rng& rng) const noexcept {
     }
     case Kind::lognormal: return round_clamp(a * std::exp(b * rng.standard_normal()), lo, max_tokens);
     case Kind::exponential: return round_clamp(rng.exponential(a), lo, max_tokens);
+    case Kind::empirical: {
+      if (values.empty()) return lo;
+      const double u = rng.uniform();
+      const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+      const auto i = std::min(static_cast<std::size_t>(it - cumulative.begin()), values.size() - 1);
+      return values[i];
+    }
   }
   return lo;
 }
@@ -101,6 +143,31 @@ int LengthDistribution::nominal() const noexcept {
     case Kind::uniform: return round_clamp(0.5 * (a + b), lo, max_tokens);
     case Kind::lognormal: return round_clamp(a * std::exp(0.5 * b * b), lo, max_tokens);
     case Kind::exponential: return round_clamp(a, lo, max_tokens);
+    case Kind::empirical: return round_clamp(a, lo, max_tokens);
+  }
+  return lo;
+}
+
+int LengthDistribution::lowest() const noexcept {
+  const int lo = std::max(1, min_tokens);
+  switch (kind) {
+    case Kind::fixed: return round_clamp(a, lo, max_tokens);
+    case Kind::uniform: return round_clamp(std::floor(a), lo, max_tokens);
+    case Kind::empirical: return values.empty() ? lo : values.front();
+    case Kind::lognormal:
+    case Kind::exponential: return lo;
+  }
+  return lo;
+}
+
+int LengthDistribution::highest() const noexcept {
+  const int lo = std::max(1, min_tokens);
+  switch (kind) {
+    case Kind::fixed: return round_clamp(a, lo, max_tokens);
+    case Kind::uniform: return round_clamp(std::floor(b), lo, max_tokens);
+    case Kind::empirical: return values.empty() ? lo : values.back();
+    case Kind::lognormal:
+    case Kind::exponential: return std::max(lo, max_tokens);
   }
   return lo;
 }
@@ -404,6 +471,7 @@ LatencyStats stats_of(std::vector<double>& v) {
   s.mean_s = sum / static_cast<double>(v.size());
   std::size_t from = 0;  // increasing q: each search starts at the last order statistic
   s.p50_s = percentile_from(v, from, 0.50);
+  s.p90_s = percentile_from(v, from, 0.90);
   s.p95_s = percentile_from(v, from, 0.95);
   s.p99_s = percentile_from(v, from, 0.99);
   return s;
@@ -413,7 +481,9 @@ bool valid_distribution(const LengthDistribution& d) {
   return d.max_tokens >= std::max(1, d.min_tokens) && std::isfinite(d.a) && std::isfinite(d.b) &&
          !(d.kind == LengthDistribution::Kind::uniform && d.b < d.a) &&
          !(d.kind == LengthDistribution::Kind::lognormal && (d.a <= 0.0 || d.b < 0.0)) &&
-         !(d.kind == LengthDistribution::Kind::exponential && d.a <= 0.0);
+         !(d.kind == LengthDistribution::Kind::exponential && d.a <= 0.0) &&
+         !(d.kind == LengthDistribution::Kind::empirical &&
+           (d.values.empty() || d.values.size() != d.cumulative.size() || d.values.front() < 1));
 }
 
 }  // namespace
@@ -442,9 +512,11 @@ SimulationResult simulate_serving(const LatencyModel& model, const SimulationCon
   const auto first = static_cast<std::size_t>(c.warmup_requests);
   const std::size_t n = r.arrival_s.size();
   std::vector<double> ttft;
+  std::vector<double> tpot;
   std::vector<double> e2e;
   std::vector<double> wait;
   ttft.reserve(n - first);
+  tpot.reserve(n - first);
   e2e.reserve(n - first);
   wait.reserve(n - first);
   double tokens = 0.0;
@@ -452,12 +524,14 @@ SimulationResult simulate_serving(const LatencyModel& model, const SimulationCon
   for (std::size_t i = 0; i < n; ++i) end_s = std::max(end_s, r.done_s[i]);
   for (std::size_t i = first; i < n; ++i) {
     ttft.push_back(r.first_token_s[i] - r.arrival_s[i]);
+    if (r.output[i] > 1) tpot.push_back((r.done_s[i] - r.first_token_s[i]) / (r.output[i] - 1));
     e2e.push_back(r.done_s[i] - r.arrival_s[i]);
     wait.push_back(r.start_s[i] - r.arrival_s[i]);
     tokens += r.output[i];
   }
   res.measured_requests = static_cast<int>(n - first);
   res.ttft = stats_of(ttft);
+  res.tpot = stats_of(tpot);
   res.e2e = stats_of(e2e);
   res.queue_wait = stats_of(wait);
   res.mean_batch = tot.batches > 0.0 ? tot.batched_requests / tot.batches : 0.0;
@@ -482,13 +556,26 @@ constexpr double kVanishingRateFraction = 1e-6;
 // Doublings of the high end allowed before giving up on finding a missing rate.
 constexpr int kMaxDoublings = 60;
 
-double p99_of(const SimulationResult& r, SlaMetric m) {
-  return m == SlaMetric::ttft_p99 ? r.ttft.p99_s : r.e2e.p99_s;
-}
 }  // namespace
+
+bool SlaBounds::met_by(const SimulationResult& r) const noexcept {
+  if (!r.feasible) return false;
+  if (ttft_p99_s && !(r.ttft.p99_s <= *ttft_p99_s)) return false;
+  if (tpot_p99_s && !(r.tpot.p99_s <= *tpot_p99_s)) return false;
+  if (e2e_p99_s && !(r.e2e.p99_s <= *e2e_p99_s)) return false;
+  return true;
+}
 
 SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig& config,
                                SlaMetric metric, double bound_s, double relative_tolerance) {
+  SlaBounds b;
+  (metric == SlaMetric::ttft_p99 ? b.ttft_p99_s : metric == SlaMetric::tpot_p99 ? b.tpot_p99_s : b.e2e_p99_s) =
+      bound_s;
+  return max_rate_meeting_sla(model, config, b, relative_tolerance);
+}
+
+SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig& config,
+                               const SlaBounds& bounds, double relative_tolerance) {
   SlaSearch out;
   SimulationConfig c = config;
   // First guess: the system's capacity with full static batches of nominal lengths.
@@ -505,14 +592,14 @@ SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig
   };
   double lo = hi * kVanishingRateFraction;
   SimulationResult at_lo = run(lo);
-  if (!at_lo.feasible || !(p99_of(at_lo, metric) <= bound_s)) {
+  if (!bounds.met_by(at_lo)) {
     out.at_max = at_lo;
     return out;
   }
   out.found = true;
   for (int k = 0; k < kMaxDoublings; ++k) {
     const SimulationResult r = run(hi);
-    if (!(p99_of(r, metric) <= bound_s)) break;
+    if (!bounds.met_by(r)) break;
     lo = hi;
     at_lo = r;
     hi *= 2.0;
@@ -520,7 +607,7 @@ SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig
   while (hi - lo > relative_tolerance * hi) {
     const double mid = 0.5 * (lo + hi);
     const SimulationResult r = run(mid);
-    if (p99_of(r, metric) <= bound_s) {
+    if (bounds.met_by(r)) {
       lo = mid;
       at_lo = r;
     } else {

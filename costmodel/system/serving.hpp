@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,12 +43,16 @@ class Rng {
 
 // ---------------------------------------------------------------- request lengths
 struct LengthDistribution {
-  enum class Kind { fixed, uniform, lognormal, exponential };
+  enum class Kind { fixed, uniform, lognormal, exponential, empirical };
   Kind kind = Kind::fixed;
   double a = 1.0;  // fixed: value; uniform: low; lognormal: median; exponential: mean
   double b = 0.0;  // uniform: high (inclusive); lognormal: sigma of ln(length)
   int min_tokens = 1;
   int max_tokens = 1 << 30;
+  // empirical: lengths and the cumulative share of requests up to each (increasing, the
+  // last 1); a draw is the first length whose cumulative share exceeds a uniform number.
+  std::vector<int> values;
+  std::vector<double> cumulative;
 
   static LengthDistribution fixed(int tokens) noexcept;
   static LengthDistribution uniform(int low, int high) noexcept;
@@ -56,11 +62,17 @@ struct LengthDistribution {
   // round(-mean ln(1 - U)), clamped to [min, max]: service times proportional to it
   // are (up to rounding) exponential, which the M/M/1 checks use.
   static LengthDistribution exponential(double mean, int min_tokens, int max_tokens) noexcept;
+  // A histogram: lengths (any order, each >= 1) and their counts or weights (>= 0, not all 0).
+  // Empty (a fixed length of 1 with no values) when the histogram is not valid.
+  static LengthDistribution empirical(const std::vector<int>& lengths, const std::vector<double>& weights);
 
   int sample(Rng& rng) const noexcept;
   // The length the sweep uses: fixed value, (low+high)/2, median*exp(sigma^2/2)
-  // (the lognormal mean), exponential mean; rounded and clamped.
+  // (the lognormal mean), exponential mean, the histogram's mean; rounded and clamped.
   int nominal() const noexcept;
+  // The shortest and longest lengths a draw can give.
+  int lowest() const noexcept;
+  int highest() const noexcept;
 };
 
 // ---------------------------------------------------------------- latency model
@@ -82,6 +94,20 @@ double interpolate(const LatencyTable& t, const std::vector<double>& values, int
                    int length) noexcept;
 // A LatencyModel reading a (copied) table; check valid(t) first.
 LatencyModel latency_model_from_table(LatencyTable t);
+
+// A serving stack's runtime overhead per scheduler iteration (each prefill and each decode
+// step): the host-side work the accelerators wait for between steps (scheduling, sampling,
+// detokenisation, the framework's own launches), step_s + per_sequence_s x the iteration's
+// sequences. Its figures and their sources live in the stack files (scenarios/stacks/).
+struct ServingStack {
+  std::string name = "none";
+  std::string file;  // where its figures were read from (provenance); "" when built in
+  double step_s = 0.0;
+  double per_sequence_s = 0.0;
+  [[nodiscard]] double overhead_s(int batch) const noexcept {
+    return step_s + per_sequence_s * static_cast<double>(batch);
+  }
+};
 
 // ---------------------------------------------------------------- sweep
 struct SweepConfig {
@@ -143,6 +169,7 @@ struct SimulationConfig {
 struct LatencyStats {
   double mean_s = 0.0;
   double p50_s = 0.0;
+  double p90_s = 0.0;
   double p95_s = 0.0;
   double p99_s = 0.0;
 };
@@ -156,6 +183,9 @@ struct SimulationResult {
   SimulationStatus status = SimulationStatus::ok;
   int measured_requests = 0;
   LatencyStats ttft;        // arrival -> first token
+  // Time per output token of each request of two or more output tokens: (last token - first
+  // token) / (output tokens - 1), as MLPerf Inference's LoadGen computes TPOT per query.
+  LatencyStats tpot;
   LatencyStats e2e;         // arrival -> last token (time in system)
   LatencyStats queue_wait;  // arrival -> start of the request's prefill
   double mean_batch = 0.0;          // requests per prefill (static) / per decode step (continuous)
@@ -169,7 +199,16 @@ struct SimulationResult {
 SimulationResult simulate_serving(const LatencyModel& model, const SimulationConfig& config);
 
 // ---------------------------------------------------------------- SLA
-enum class SlaMetric { ttft_p99, e2e_p99 };
+enum class SlaMetric { ttft_p99, tpot_p99, e2e_p99 };
+
+// Bounds on the p99 latencies under load; a rate meets them when every bound given holds.
+struct SlaBounds {
+  std::optional<double> ttft_p99_s;
+  std::optional<double> tpot_p99_s;
+  std::optional<double> e2e_p99_s;
+  [[nodiscard]] bool any() const noexcept { return ttft_p99_s || tpot_p99_s || e2e_p99_s; }
+  [[nodiscard]] bool met_by(const SimulationResult& r) const noexcept;
+};
 
 struct SlaSearch {
   bool found = false;          // false when even a vanishing rate misses the bound
@@ -182,6 +221,9 @@ struct SlaSearch {
 // exactly with 1/rate): the bracket starts at the capacity of a full static batch
 // of nominal lengths and doubles until the bound is missed, then halves until
 // hi - lo <= relative_tolerance * hi. config.arrival_rate_per_s is ignored.
+SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig& config,
+                               const SlaBounds& bounds, double relative_tolerance = 1e-3);
+// One bound on one metric.
 SlaSearch max_rate_meeting_sla(const LatencyModel& model, const SimulationConfig& config,
                                SlaMetric metric, double bound_s,
                                double relative_tolerance = 1e-3);

@@ -326,12 +326,14 @@ class EstimateReadBuffer {
 // a prefetch window on every miss until the address is inside it.
 class UserReadBuffer {
  public:
-  UserReadBuffer(I64 size_words, I64 bw, I64 addr_space, const std::vector<I64>& fetch)
+  // fetch: the valid addresses of the prefetch matrix in fetch order; padded_elems: its
+  // size with the null requests (scalesim_prefetch_elems), which sets its number of lines.
+  UserReadBuffer(I64 size_words, I64 bw, I64 addr_space, const std::vector<I64>& fetch, I64 padded_elems)
       : bw_(bw) {
     const I64 total = size_words;
     active_size_ = total - total / 2;  // ceil(total * 0.5)
     prefetch_size_ = total - active_size_;
-    fetch_rows_ = std::max<I64>(1, ceil_div(static_cast<I64>(fetch.size()), bw_));
+    fetch_rows_ = std::max<I64>(1, ceil_div(padded_elems, bw_));
     // Hashed lines: chunks of set_ valid addresses; the last chunk always exists.
     const I64 n_valid = static_cast<I64>(fetch.size());
     set_ = ceil_div(total, 100);  // elems_per_set: the SRAM is 100 sets
@@ -669,8 +671,10 @@ SystolicResult simulate_scalesim_reference(const SystolicArray& a, const ConvLay
   std::vector<EstimateReadBuffer> est;
   std::vector<UserReadBuffer> usr;
   if (user) {
-    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap));
-    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter));
+    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap),
+                     detail::scalesim_prefetch_elems(a, s, p, true));
+    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter),
+                     detail::scalesim_prefetch_elems(a, s, p, false));
   } else {
     est.emplace_back(if_words, read_bw, ops.ifmap_words());
     est.emplace_back(fl_words, read_bw, ops.filter_words());

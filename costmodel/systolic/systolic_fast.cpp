@@ -210,14 +210,16 @@ class CalcRead {
 // demand cycle, so rotations depend on the request order only.
 class UserRead {
  public:
-  UserRead(I64 size_words, I64 bw, I64 n_valid) : bw_(bw) {
+  // n_valid: valid addresses of the prefetch matrix; padded_elems: its size with the null
+  // requests (scalesim_prefetch_elems), which sets its number of lines.
+  UserRead(I64 size_words, I64 bw, I64 n_valid, I64 padded_elems) : bw_(bw) {
     const I64 active = size_words - size_words / 2;
     const I64 prefetch = size_words - active;
     set_ = ceil_div(size_words, 100);
     n_ = n_valid / set_ + 1;
     a_ = std::min(n_, ceil_div(active, set_));
     pf_ = std::min(n_ - a_, ceil_div(prefetch, set_));
-    const I64 fetch_rows = std::max<I64>(1, ceil_div(n_valid, bw_));
+    const I64 fetch_rows = std::max<I64>(1, ceil_div(padded_elems, bw_));
     n_init_ = std::min(ceil_div(active, bw_), fetch_rows);
     n_rot_ = ceil_div(prefetch, bw_);
   }
@@ -464,7 +466,8 @@ bool scalesim_fast_path_applies(const SystolicArray& a, const ConvLayer& l) {
   // never leaves its first window, so that the order of the repeated (or
   // empty) requests does not matter.
   if (a.bandwidth_mode == DramBandwidthMode::limited) {
-    const UserRead probe(if_words, a.dram_words_per_cycle, valid_ifmap_requests(l, s));
+    const UserRead probe(if_words, a.dram_words_per_cycle, valid_ifmap_requests(l, s),
+                         detail::scalesim_prefetch_elems(a, s, fold_plan(a, s), true));
     return probe.never_rotates();
   }
   return CalcRead::stays_in_first_epoch(if_words, covered_ifmap_words(l, s));
@@ -571,7 +574,7 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
     const ReadGeom& g = *geoms[op];
     // (windows past the edge leave empty entries in the ifmap fetch matrix)
     const I64 n_valid = op == 0 && if_repeats ? valid_ifmap_requests(layer, s) : g.fetch.valid();
-    if (user) usr.emplace_back(sizes[op], read_bw, n_valid);
+    if (user) usr.emplace_back(sizes[op], read_bw, n_valid, detail::scalesim_prefetch_elems(a, s, p, op == 0));
     else calc.emplace_back(sizes[op], read_bw, g.group_is_fr ? rf : cf);
   }
   if (if_repeats && !user) calc[0].insert_once(covered_ifmap_words(layer, s));
@@ -702,5 +705,21 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
                          (static_cast<double>(res.total_cycles) * static_cast<double>(a.rows * a.cols));
   return res;
 }
+
+namespace detail {
+
+std::int64_t scalesim_prefetch_elems(const SystolicArray& a, const LoweredShape& s, const FoldPlan& p, bool ifmap) {
+  switch (a.dataflow) {
+    case Dataflow::weight_stationary:  // ifmap: window folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.ofmap_px : p.col_folds * a.cols * s.window;
+    case Dataflow::output_stationary:  // ifmap: pixel folds on rows; filter: filter folds on columns
+      return ifmap ? p.row_folds * a.rows * s.window : p.col_folds * a.cols * s.window;
+    case Dataflow::input_stationary:  // ifmap: pixel folds on columns; filter: window folds on rows
+      return ifmap ? p.col_folds * a.cols * s.window : p.row_folds * a.rows * s.filters;
+  }
+  return 0;
+}
+
+}  // namespace detail
 
 }  // namespace dse::costmodel

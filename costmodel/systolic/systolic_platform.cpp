@@ -47,18 +47,16 @@ SystolicLayerCost evaluate_layer(const SystolicHardware& hw, const LayerSpec& l,
 
 WorkloadCost evaluate_workload(const SystolicHardware& hw, const WorkloadSpec& w, std::int64_t batch) {
   WorkloadCost c;
-  double slowest = -1.0;
+  ClassTimes by_class;
   for (const auto& l : w.layers) {
     const SystolicLayerCost lc = evaluate_layer(hw, l, batch);
     c.latency_s += lc.latency_s;
     c.energy_j += lc.energy_j + hw.static_power_w * lc.latency_s;
     c.flops += lc.flops;
     c.bytes += lc.dram_bytes;
-    if (lc.latency_s > slowest) {
-      slowest = lc.latency_s;
-      c.bottleneck = lc.bottleneck;
-    }
+    by_class.add(lc.bottleneck, lc.latency_s);
   }
+  c.bottleneck = by_class.dominant();
   finish_workload_cost(c, w, batch, hw.memory_capacity_bytes);
   return c;
 }

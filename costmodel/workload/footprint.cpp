@@ -99,6 +99,7 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
         held[core->softmax] = 0.0;
         if (core->dropout) held[*core->dropout] = 0.0;
         if (training) {
+          if (!av.saves_inputs) continue;  // a context-parallel ring core keeps nothing (transformer.cpp)
           held[core->av] -= bytes(av.tensors.at(0));  // P; V stays
           if (!selective) held[core->qk] += 4.0 * static_cast<double>(qk.batch * qk.m);  // log-sum-exp
         } else {
@@ -129,6 +130,9 @@ MemoryFootprint memory_footprint(const OperatorGraph& g, const PhaseSpec& phase,
     }
   }
   if (training) {
+    // FP8 training keeps each FP8 GEMM's weight cast both ways beside its bf16 parameter
+    // (Transformer Engine's cached weight workspace: apply_fp8_training, spec.hpp), 2 x 1 B.
+    f.weight_bytes += 2.0 * g.fp8_weight_elements;
     f.gradient_bytes = t.parameter_bytes;
     const double master = phase.precision == Precision::fp32 ? 0.0 : 4.0;
     f.optimizer_bytes = t.parameters * (master + 4.0 + 4.0);

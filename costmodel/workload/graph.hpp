@@ -37,6 +37,9 @@ struct OperatorGraph {
   // The KV cache resident on one device at the end of the step (bytes), set by
   // the transformer builders for prefill and decode; 0 otherwise.
   double kv_cache_bytes = 0.0;
+  // FP8 training (apply_fp8_training): the weight elements of the FP8 GEMMs, which the stack
+  // casts to FP8 once per step (each occurrence counted); 0 otherwise.
+  double fp8_weight_elements = 0.0;
 };
 
 // Sums over all operators, each multiplied by its block's repeat count.

@@ -23,6 +23,16 @@ std::string check_phase(const PhaseSpec& ph) {
   if (ph.batch < 1) return "batch must be >= 1";
   if (ph.seq < 1) return "seq must be >= 1";
   if (ph.context < 0) return "context must be >= 0";
+  const std::int64_t cp = ph.context_parallel;
+  if (cp < 1) return "context parallelism must be >= 1";
+  if (cp > 1) {
+    if (ph.phase == Phase::decode) return "context parallelism applies to training and prefill, not decode";
+    const std::int64_t chunk = ph.context_parallel_comm == ContextParallel::ring ? 2 * cp : cp;
+    if (ph.seq % chunk != 0)
+      return "seq (" + std::to_string(ph.seq) + ") must be a multiple of " +
+             (ph.context_parallel_comm == ContextParallel::ring ? "2 x cp (" : "cp (") + std::to_string(chunk) +
+             ") under " + std::string(to_string(ph.context_parallel_comm)) + " context parallelism";
+  }
   return "";
 }
 
@@ -108,6 +118,14 @@ std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept {
 
 std::string_view to_string(LossKernel k) noexcept { return k == LossKernel::fused ? "fused" : "softmax"; }
 
+std::optional<ContextParallel> context_parallel_from_string(std::string_view s) noexcept {
+  if (s == "ring") return ContextParallel::ring;
+  if (s == "all_to_all") return ContextParallel::all_to_all;
+  return std::nullopt;
+}
+
+std::string_view to_string(ContextParallel k) noexcept { return k == ContextParallel::ring ? "ring" : "all_to_all"; }
+
 bool apply_recompute(std::string_view s, PhaseSpec& phase) noexcept {
   if (s != "none" && s != "selective" && s != "minimal" && s != "full") return false;
   phase.recompute = s == "full";
@@ -152,6 +170,13 @@ std::string check(const WorkloadSpec& spec, const PhaseSpec& phase) {
                           }
                           std::string why = check_transformer(s);
                           if (!why.empty()) return why;
+                          const std::int64_t cp = phase.context_parallel;
+                          if (cp > 1 && phase.context_parallel_comm == ContextParallel::all_to_all &&
+                              ((s.heads / s.tensor_parallel) % cp != 0 || local_kv_heads(s) % cp != 0))
+                            return "transformer '" + s.name + "': all_to_all context parallelism needs the heads (" +
+                                   std::to_string(s.heads / s.tensor_parallel) + ") and KV heads (" +
+                                   std::to_string(local_kv_heads(s)) + ") of a tensor-parallel chip divisible by cp (" +
+                                   std::to_string(cp) + ")";
                           // A learned position table has a row per position: no token lies past it.
                           if (s.position == PositionEncoding::learned &&
                               static_cast<double>(phase.context) + static_cast<double>(phase.seq) >
@@ -165,13 +190,19 @@ std::string check(const WorkloadSpec& spec, const PhaseSpec& phase) {
                         },
                         [&](const VitSpec& s) -> std::string {
                           if (decode) return "vit '" + s.name + "' has no decode phase";
+                          if (phase.context_parallel > 1) return "vit '" + s.name + "': context parallelism applies to transformer workloads";
                           return check_vit(s);
                         },
                         [&](const ResNetSpec& s) -> std::string {
                           if (decode) return "resnet '" + s.name + "' has no decode phase";
+                          if (phase.context_parallel > 1) return "resnet '" + s.name + "': context parallelism applies to transformer workloads";
                           return check_resnet(s);
                         },
-                        [&](const ExplicitSpec& s) { return check_explicit(s); },
+                        [&](const ExplicitSpec& s) {
+                          if (phase.context_parallel > 1)
+                            return "workload '" + s.name + "': context parallelism applies to transformer workloads";
+                          return check_explicit(s);
+                        },
                     },
                     spec);
 }

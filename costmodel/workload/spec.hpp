@@ -35,6 +35,27 @@ enum class LossKernel { softmax, fused };
 std::optional<LossKernel> loss_kernel_from_string(std::string_view s) noexcept;
 std::string_view to_string(LossKernel k) noexcept;
 
+// How context-parallel attention communicates (PhaseSpec::context_parallel):
+//  ring        Megatron-LM's default (--cp-comm-type p2p), Transformer Engine's
+//              AttnFuncWithCPAndKVP2P (pytorch/attention/dot_product_attention/
+//              context_parallel.py @ d0067d0): "Exchange KV between CP ranks with P2P in ring
+//              topology. Split attention compute into multiple steps, and overlap current-step
+//              compute with next-step communication." Each chip keeps two sequence chunks,
+//              i and 2 cp - 1 - i, for a balanced causal load (get_seq_chunk_ids_for_
+//              reordering_before_attn); in cp steps it attends its queries to its own chunks
+//              (causal) and then to the cp - 1 key-value blocks the ring brings, each step
+//              half of a block's scores unmasked, its partial outputs merged by the
+//              log-sum-exp correction (flash_attn_fwd_out_correction). The backward sends
+//              each block's K, V and its dK, dV on (p2p_comm_buffers of [kv, dkv]).
+//  all_to_all  DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509), TE's
+//              AttnFuncWithCPAndQKVOA2A ("Like Ulysses, applying A2A to QKVO"): an all-to-all
+//              turns the sequence-split Q, K, V into head-split ones over the whole sequence,
+//              the attention runs on heads / cp heads, and an all-to-all turns its output back;
+//              the backward does the same to the gradients. Not overlapped.
+enum class ContextParallel { ring, all_to_all };
+std::optional<ContextParallel> context_parallel_from_string(std::string_view s) noexcept;
+std::string_view to_string(ContextParallel k) noexcept;
+
 // The binding of the symbolic dimensions.
 //   training: batch sequences of seq tokens, forward + backward (+ recompute).
 //   prefill:  batch prompts of seq tokens (for encoders and vision: one inference).
@@ -84,6 +105,15 @@ struct PhaseSpec {
   // vocabulary with no all-reduce (gpt-fast's tp.py shards only the attention and FFN
   // linears of each block). No effect without tensor parallelism.
   bool vocab_parallel = true;
+  // Context parallelism (transformers, training and prefill): the sequence split over
+  // context_parallel chips (Megatron-LM --context-parallel-size), each running every layer on
+  // seq / cp tokens (activations, and the KV of prefill, split by the sequence) and the
+  // attention as context_parallel_comm says (ContextParallel). The graph is one chip's; its
+  // collectives run over the CP group, the ring's sends are the platform layer's. seq must be a
+  // multiple of 2 cp (ring: two chunks per chip) or of cp (all_to_all, whose chips must also
+  // split the heads and the KV heads of their tensor-parallel share). 1: none.
+  int context_parallel = 1;
+  ContextParallel context_parallel_comm = ContextParallel::ring;
 };
 // Training's activation recomputation by name: "none", "selective" (PhaseSpec::
 // recompute_attention), "minimal" (PhaseSpec::recompute_non_matmul) or "full"
@@ -213,6 +243,39 @@ OperatorGraph build_explicit(const ExplicitSpec& spec, const PhaseSpec& phase);
 // and softmax operators: selective recomputation); recompute_non_matmul all but its gemm
 // and conv2d operators, its collectives and those whose output only leaves the block.
 void append_backward(OperatorGraph& g, const PhaseSpec& phase);
+// FP8 training as Transformer Engine runs it (Megatron-LM / NeMo with --fp8, delayed scaling;
+// TE @ d0067d0, transformer_engine/pytorch/module/{linear,layernorm_linear,layernorm_mlp}.py):
+// only the GEMMs against a weight inside the transformer layers run in FP8 (TE's Linear,
+// LayerNormLinear, LayerNormMLP, GroupedLinear; not the router, the embedding or the output
+// layer); every other operator, the attention core included (recipe fp8_dpa = False by
+// default, common/recipe/__init__.py), runs in bf16 on bf16 tensors. An FP8 GEMM reads FP8
+// operands and writes bf16. On Hopper an FP8 GEMM takes both operands K-major, so each
+// quantized tensor is written twice, row-wise and column-wise (transposed) (TE docs,
+// features/low_precision_training/performance_considerations: "Hopper: cannot efficiently
+// access elements in columnwise fashion, so columnwise tensors need to be physically
+// transposed"); delayed scaling reads a tensor once per quantization (fp8_delayed_scaling.rst:
+// "reduces tensor reads per quantization from two to one"). So:
+//  - forward, per FP8 GEMM: its activation input quantized row-wise and column-wise. Where the
+//    input is a norm's or an activation's output, the norm or activation kernel writes it
+//    quantized (LayerNormLinear's quantized norm, with_quantized_norm; LayerNormMLP's
+//    activation with the fc2 input quantizer): 2 x 1 B in place of 2 B, no extra kernel.
+//    Otherwise (the attention output into the projection) a cast kernel <gemm>.fp8_cast reads
+//    2 B and writes 2 x 1 B per element (linear.py: input_quantizer.set_usage(rowwise=True,
+//    columnwise=backward_needs_input); inputmat = input_quantizer(inputmat)). The FP8
+//    column-wise input is what the backward keeps (1 B per element);
+//  - backward, per FP8 GEMM: its output gradient quantized both ways (linear.py:
+//    grad_output_quantizer.set_usage(rowwise=True, columnwise=True)) by a cast kernel
+//    <gemm>.bwd_fp8_cast (2 B in, 2 x 1 B out) before the data-gradient GEMM, except where the
+//    GEMM's forward output feeds an activation, whose backward writes it quantized
+//    (LayerNormMLP's dact with the quantizer); a bias's gradient is fused into that quantization
+//    (base.py grad_output_preprocess: tex.bgrad_quantize), so <gemm>.bwd_bias goes;
+//  - per step: the weights cast to FP8 both ways on the first micro-batch only (linear.py:
+//    update_workspace = is_first_microbatch is None or is_first_microbatch), 2 B in and 2 x 1 B
+//    out per weight element (OperatorGraph::fp8_weight_elements; costed by the platform layer).
+// The amax history update (one fused kernel per step over every tensor's history) and its
+// all-reduce of a few floats per GEMM are left out. Applied by append_backward when the phase
+// is training at fp8.
+void apply_fp8_training(OperatorGraph& g);
 
 // KV cache bytes one token adds on one device: layers * 2 * kv_heads/tp * head_dim
 // * bytes per element; 0 for encoders.

@@ -1,6 +1,7 @@
 // The backward pass of a training step, derived operator by operator from the
 // forward graph, and activation recomputation.
 #include <cstddef>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -208,7 +209,120 @@ void op_backward(const Operator& f, std::vector<Operator>& out) {
   }
 }
 
+// --- FP8 training (apply_fp8_training, spec.hpp) ---
+
+bool has_role(const Operator& op, TensorRole role) {
+  return first_of(op, role) != nullptr;
+}
+
+// A GEMM Transformer Engine runs in FP8: against a weight, inside a transformer layer (a
+// checkpointed block), not the MoE router (a plain Linear in Megatron-LM).
+bool te_fp8_gemm(const Block& b, const Operator& op) {
+  return b.checkpoint && op.pass == Pass::forward && (op.kind == OpKind::gemm || op.kind == OpKind::batched_gemm) &&
+         op.name != "moe_router" && has_role(op, TensorRole::weight);
+}
+
+// An operator whose kernel TE fuses the FP8 quantization of its output into: a norm
+// (LayerNormLinear, LayerNormMLP) or an activation of the MLP (LayerNormMLP), an element-wise
+// op of 5 FLOPs or more per element (the lowering's special-function rule, evaluate.hpp).
+bool writes_quantized(const Operator& op) {
+  return op.kind == OpKind::layernorm || op.kind == OpKind::rmsnorm ||
+         (op.kind == OpKind::elementwise && op.flops_per_element >= 5.0 && op.saves_inputs);
+}
+
+// The forward operator a derived operator comes from ("ffn_up.bwd_data" -> "ffn_up").
+std::string forward_name(const std::string& name) {
+  for (const char* suffix : {".recompute", ".bwd_data", ".bwd_weight", ".bwd_bias", ".bwd_concat"}) {
+    const std::string sfx(suffix);
+    if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
+      return name.substr(0, name.size() - sfx.size());
+  }
+  return name;
+}
+
+// Where an FP8 GEMM needs a kernel of its own to quantize its forward input and its output
+// gradient (apply_fp8_training's rules).
+struct Fp8Gemm {
+  bool forward_cast = true;
+  bool backward_cast = true;
+};
+
+Operator fp8_cast(std::string name, LayerType layer, Pass pass, std::int64_t rows, std::int64_t cols) {
+  // Scale, clamp and convert (amax kept on the fly): about 3 FLOPs per element; reads the bf16
+  // tensor once, writes it row-wise and column-wise in FP8.
+  Operator c = make_elementwise(std::move(name), layer, rows, cols, 3.0, 1, Precision::bf16);
+  c.pass = pass;
+  c.saves_inputs = false;
+  const std::int64_t n = rows * cols;
+  c.tensors = {t("x", TensorRole::input, n, Precision::bf16), t("x_fp8", TensorRole::output, n, Precision::fp8),
+               t("x_fp8_t", TensorRole::output, n, Precision::fp8)};
+  return c;
+}
+
+void to_bf16(Operator& op) {
+  if (op.precision == Precision::fp8) op.precision = Precision::bf16;
+  for (Tensor& x : op.tensors)
+    if (x.precision == Precision::fp8) x.precision = Precision::bf16;
+}
+
+// An FP8 GEMM: FP8 operands, bf16 outputs and gradients, its weight the bf16 parameter.
+void to_fp8_gemm(Operator& op) {
+  op.precision = Precision::fp8;
+  for (Tensor& x : op.tensors)
+    x.precision = x.role == TensorRole::input ? Precision::fp8 : Precision::bf16;
+}
+
 }  // namespace
+
+void apply_fp8_training(OperatorGraph& g) {
+  std::map<std::string, Fp8Gemm, std::less<>> gemms;
+  for (const Block& b : g.blocks) {
+    const auto cons = consumers(b);
+    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+      const Operator& op = b.nodes[i].op;
+      if (!te_fp8_gemm(b, op)) continue;
+      Fp8Gemm f;
+      if (!b.nodes[i].inputs.empty())
+        for (const Node& n : b.nodes)
+          if (n.op.name == b.nodes[i].inputs.front()) f.forward_cast = !writes_quantized(n.op);
+      f.backward_cast = !(cons[i].size() == 1 && writes_quantized(b.nodes[cons[i].front()].op) &&
+                          b.nodes[cons[i].front()].op.kind == OpKind::elementwise);
+      gemms[op.name] = f;
+      const Tensor* w = first_of(op, TensorRole::weight);
+      g.fp8_weight_elements += static_cast<double>(b.repeat) * static_cast<double>(resident_elements(*w));
+    }
+  }
+  for (Block& b : g.blocks) {
+    std::vector<Node> out;
+    std::map<std::string, std::string, std::less<>> alias;  // a dropped node -> the node it passes on
+    for (Node& n : b.nodes) {
+      for (std::string& in : n.inputs)
+        if (const auto a = alias.find(in); a != alias.end()) in = a->second;
+      Operator& op = n.op;
+      const auto it = gemms.find(forward_name(op.name));
+      const bool gemm = op.kind == OpKind::gemm || op.kind == OpKind::batched_gemm;
+      if (it == gemms.end() || (!gemm && op.kind != OpKind::reduction)) {
+        to_bf16(op);
+        out.push_back(std::move(n));
+        continue;
+      }
+      if (op.kind == OpKind::reduction) {  // <gemm>.bwd_bias: fused into the gradient's quantization
+        alias[op.name] = n.inputs.empty() ? std::string() : n.inputs.front();
+        continue;
+      }
+      const bool forward = op.pass == Pass::forward || op.pass == Pass::recompute;
+      const bool data_grad = op.pass == Pass::backward_data && has_role(op, TensorRole::weight);
+      if ((forward && it->second.forward_cast) || (data_grad && it->second.backward_cast)) {
+        const std::string name = forward ? op.name + ".fp8_cast" : it->first + ".bwd_fp8_cast";
+        out.push_back(Node{fp8_cast(name, op.layer, op.pass, op.batch * op.m, op.k), n.inputs});
+        n.inputs = {name};
+      }
+      to_fp8_gemm(op);
+      out.push_back(std::move(n));
+    }
+    b.nodes = std::move(out);
+  }
+}
 
 void append_backward(OperatorGraph& g, const PhaseSpec& phase) {
   const bool recompute = phase.recompute;
@@ -259,6 +373,7 @@ void append_backward(OperatorGraph& g, const PhaseSpec& phase) {
     if (!b.nodes.empty()) backward.push_back(std::move(b));
   }
   for (Block& b : backward) g.blocks.push_back(std::move(b));
+  if (phase.precision == Precision::fp8) apply_fp8_training(g);
 }
 
 }  // namespace dse::costmodel::workload

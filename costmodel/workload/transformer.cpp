@@ -130,25 +130,66 @@ Block transformer_layers(const TransformerSpec& s, const LayerDims& d, std::stri
   }
 
   const TensorRole kv_role = d.read_cache ? TensorRole::kv_cache_read : TensorRole::input;
-  const std::int64_t kv_elements = d.batch * kvh * d.kv_len * hd;
-  // Elements the attention reads: once per KV head, or once per query head when the
-  // decode kernel does not share a KV head across its group (the cache still stores it once).
-  const std::int64_t kv_read_elements = d.kv_read_per_query_head ? d.batch * h * d.kv_len * hd : kv_elements;
-  Operator qk = make_batched_gemm("attn_qk", LayerType::attention, d.batch * h, d.seq, d.kv_len, hd, p);
-  qk.tensors[1] = Tensor{"k", kv_role, kv_read_elements, kvp, kv_elements};
-  qk.causal = d.causal;
-  add(std::move(qk), {q_source});
-  add(make_softmax("attn_softmax", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {"attn_qk"});
-  std::string probs = "attn_softmax";
-  if (d.training && s.attention_dropout > 0.0) {
-    add(make_dropout("attn_dropout", LayerType::attention, d.batch * h * d.seq, d.kv_len, p), {probs});
-    probs = "attn_dropout";
+  // Context parallelism: all_to_all runs the attention on heads / cp heads over the whole
+  // sequence (between two all-to-alls); ring keeps the chip's own tokens and adds the steps
+  // over the blocks the ring brings (attention_core below).
+  const bool a2a = d.cp > 1 && d.cp_comm == ContextParallel::all_to_all;
+  const std::int64_t ah = a2a ? h / d.cp : h, akvh = a2a ? kvh / d.cp : kvh;
+  const std::int64_t aseq = a2a ? d.seq * d.cp : d.seq, akv = a2a ? d.kv_len * d.cp : d.kv_len;
+  std::string kv_source = "qkv_proj";
+  if (a2a) {
+    add(make_collective("attn_a2a_qkv", OpKind::all_to_all, T, (h + 2 * kvh) * hd, static_cast<int>(d.cp), p),
+        {q_source});
+    q_source = kv_source = "attn_a2a_qkv";
   }
-  Operator av = make_batched_gemm("attn_av", LayerType::attention, d.batch * h, d.seq, hd, d.kv_len, p);
-  av.tensors[1] = Tensor{"v", kv_role, kv_read_elements, kvp, kv_elements};
-  av.causal = d.causal;
-  add(std::move(av), {probs, "qkv_proj"});
-  add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {"attn_av"});
+  // One attention core: batch x heads x (m queries by n keys) scores, its K and V read from
+  // `kv_source`; `steps` > 1 for ring steps (each one more set of heads' scores).
+  // A ring core keeps nothing for the backward pass: the backward brings the key-value blocks
+  // round again (saves_inputs false; TE's backward p2p_comm_buffers of [kv, dkv]).
+  const auto attention_core = [&](const std::string& prefix, std::int64_t steps, std::int64_t m, std::int64_t n,
+                                  bool causal) {
+    const bool ring = steps > 1 || prefix == "attn_ring_";
+    const auto keep = [ring](Operator op) {
+      op.saves_inputs = !ring;
+      return op;
+    };
+    const std::int64_t heads = d.batch * ah * steps;
+    const std::int64_t kv_elements = d.batch * akvh * steps * n * hd;
+    // Elements the attention reads: once per KV head, or once per query head when the
+    // decode kernel does not share a KV head across its group (the cache still stores it once).
+    const std::int64_t kv_read_elements = d.kv_read_per_query_head ? heads * n * hd : kv_elements;
+    Operator qk = make_batched_gemm(prefix + "qk", LayerType::attention, heads, m, n, hd, p);
+    qk.tensors[1] = Tensor{"k", kv_role, kv_read_elements, kvp, kv_elements};
+    qk.causal = causal;
+    add(keep(std::move(qk)), {q_source});
+    add(keep(make_softmax(prefix + "softmax", LayerType::attention, heads * m, n, p)), {prefix + "qk"});
+    std::string probs = prefix + "softmax";
+    if (d.training && s.attention_dropout > 0.0) {
+      add(keep(make_dropout(prefix + "dropout", LayerType::attention, heads * m, n, p)), {probs});
+      probs = prefix + "dropout";
+    }
+    Operator av = make_batched_gemm(prefix + "av", LayerType::attention, heads, m, hd, n, p);
+    av.tensors[1] = Tensor{"v", kv_role, kv_read_elements, kvp, kv_elements};
+    av.causal = causal;
+    add(keep(std::move(av)), {probs, kv_source});
+  };
+  attention_core("attn_", 1, aseq, akv, d.causal);
+  std::string attn = "attn_av";
+  if (d.cp > 1 && !a2a) {
+    // The ring's other cp - 1 steps: the chip's d.seq queries against half of each of the
+    // other chips' key-value blocks' keys, unmasked, then each step's output merged into the
+    // running one (out x exp(lse - lse') + out_step x exp(lse_step - lse'): read both, write one).
+    attention_core("attn_ring_", d.cp - 1, d.seq, d.kv_len / 2, false);
+    Operator merge = make_elementwise("attn_ring_correction", LayerType::attention, T * (d.cp - 1), h * hd, 4.0, 2, p);
+    merge.saves_inputs = false;  // the backward reads the merged output and the log-sum-exps
+    add(std::move(merge), {"attn_av", "attn_ring_av"});
+    attn = "attn_ring_correction";
+  }
+  if (a2a) {
+    add(make_collective("attn_a2a_out", OpKind::all_to_all, T, h * hd, static_cast<int>(d.cp), p), {attn});
+    attn = "attn_a2a_out";
+  }
+  add(make_linear("out_proj", LayerType::attention, T, D, h * hd, p, s.bias), {attn});
   std::string attn_out = "out_proj";
   if (tp > 1) {
     add(make_collective("allreduce_attn", OpKind::all_reduce, T, D, static_cast<int>(tp), cp), {"out_proj"});
@@ -210,7 +251,9 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   const Precision p = phase.precision;
   LayerDims d;
   d.batch = phase.batch;
-  d.seq = phase.seq;
+  d.cp = phase.context_parallel;
+  d.cp_comm = phase.context_parallel_comm;
+  d.seq = phase.seq / d.cp;  // context parallelism: one chip's share of the sequence
   d.precision = p;
   d.kv_precision = phase.kv_precision.value_or(p);
   const bool decoder = s.arch == Arch::decoder;
@@ -219,7 +262,7 @@ OperatorGraph build_transformer(const TransformerSpec& s, const PhaseSpec& phase
   d.read_cache = decoder && phase.phase == Phase::decode;
   d.kv_read_per_query_head = d.read_cache && phase.kv_read_per_query_head;
   d.causal = decoder && phase.phase != Phase::decode;
-  d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : phase.seq;
+  d.kv_len = phase.phase == Phase::decode ? phase.context + phase.seq : d.seq;
   const std::int64_t T = d.batch * d.seq;
   const std::int64_t tp = s.tensor_parallel;
   const std::int64_t D = s.hidden;

@@ -21,6 +21,10 @@ struct LayerDims {
   bool kv_read_per_query_head = false;  // PhaseSpec::kv_read_per_query_head (with read_cache)
   bool training = false;     // training step (dropout applies)
   bool causal = false;       // decoder prefill/training: the scores are causally masked
+  // Context parallelism (PhaseSpec::context_parallel): seq and kv_len are one chip's share
+  // of the sequence (seq / cp); the attention runs as `cp_comm` says.
+  std::int64_t cp = 1;
+  ContextParallel cp_comm = ContextParallel::ring;
 };
 
 std::string check_transformer(const TransformerSpec& s);

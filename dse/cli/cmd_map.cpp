@@ -12,6 +12,7 @@
 #include "costmodel/mapper/memo.hpp"
 #include "costmodel/mapper/sheet.hpp"
 #include "dse/cli/commands.hpp"
+#include "dse/cli/mapper_options.hpp"
 #include "dse/error.hpp"
 #include "dse/io/op_spec.hpp"
 #include "dse/io/platform_reader.hpp"
@@ -33,7 +34,7 @@ void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream&
   out << "operator: " << s.op << "\nfeasible: " << (s.feasible ? "yes" : "no");
   if (!s.feasible) out << " (" << s.reason << ")";
   out << "\nprecision: " << s.precision_bits << " bit\nobjective: " << s.objective << "\nsearch: " << s.strategy << ", "
-      << s.evaluated << " mappings evaluated\nfusion group: " << s.fusion_group << "\n\nlevel          temporal (order outer->inner)        spatial            keeps        occupancy\n";
+      << s.evaluated << " mappings evaluated\noptimality: " << optimality_text(s) << "\nfusion group: " << s.fusion_group << "\n\nlevel          temporal (order outer->inner)        spatial            keeps        occupancy\n";
   for (const auto& l : s.levels) {
     char line[512];
     std::snprintf(line, sizeof line, "%-14s %-36s %-18s %-12s %s\n", l.name.c_str(),
@@ -48,7 +49,8 @@ void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream&
       << " uJ (" << num(s.energy_per_mac_j * 1e15) << " fJ/MAC)\npercent of peak: " << num(s.percent_of_peak)
       << " %\nmemory-stall fraction: " << num(s.memory_stall_fraction) << "\nlower bound: " << num(s.bound_value)
       << " (compute " << num(r.bound.compute_cycles) << " cycles, memory " << num(r.bound.memory_cycles)
-      << " cycles, energy " << num(r.bound.energy_j * 1e6) << " uJ)\ngap to lower bound: " << num(100.0 * s.gap_to_bound) << " %\n";
+      << " cycles, energy " << num(r.bound.energy_j * 1e6) << " uJ + innermost keepers " << num(r.bound.keeper_energy_j * 1e6)
+      << " uJ)\ngap to lower bound: " << num(100.0 * s.gap_to_bound) << " %\n";
 }
 
 std::string jstr(const std::string& s) {
@@ -76,7 +78,8 @@ void print_json(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream&
       << ", \"energy_per_mac_j\": " << num(s.energy_per_mac_j) << ", \"percent_of_peak\": " << num(s.percent_of_peak)
       << ", \"memory_stall_fraction\": " << num(s.memory_stall_fraction) << ", \"bound\": " << num(s.bound_value)
       << ", \"bound_compute_cycles\": " << num(r.bound.compute_cycles) << ", \"bound_memory_cycles\": " << num(r.bound.memory_cycles)
-      << ", \"gap_to_bound\": " << num(s.gap_to_bound) << "}\n";
+      << ", \"gap_to_bound\": " << num(s.gap_to_bound) << ", \"proven_optimal\": " << (s.proven_optimal ? "true" : "false")
+      << ", \"stopped_by\": " << jstr(s.stopped_by) << ", \"bound_keeper_energy_j\": " << num(r.bound.keeper_energy_j) << "}\n";
 }
 
 }  // namespace
@@ -88,7 +91,9 @@ int cmd_map(const Args& args) {
       "Finds the best mapping of one operator on a loop-nest hardware and prints its\n"
       "mapping sheet: tiling, loop order, spatial split, keeps and occupancy per level,\n"
       "bottleneck, latency, energy, percent of peak, memory-stall fraction, the search\n"
-      "used, the mappings evaluated and the gap to the per-operator lower bound.\n\n"
+      "used, the mappings evaluated, whether the mapping is proven optimal and the gap to\n"
+      "the per-operator lower bound. The search stops when it has converged, after\n"
+      "--evaluations evaluations or after --time-budget-ms, whichever comes first.\n\n"
       "Operators: gemm M= N= K=; bmm B= M= N= K=; conv2d N= C= H= W= K= R= S= stride=\n"
       "(input H x W, no padding); attention_qk / attention_av B= H= L= D= (or Lq= Lk=).\n"
       "Any of them takes bits= (default: the first precision of the hardware).\n\noptions");
@@ -97,14 +102,17 @@ int cmd_map(const Args& args) {
       "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key "
       "loopnest_hardware, e.g. scenarios/hardware/gpu-4level.yaml) or a Timeloop v0.4 architecture (then --ert)")(
       "ert", po::value<std::string>(&ert), "Accelergy ERT for a Timeloop architecture")(
-      "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file (Timeloop architectures: their own constraints apply too)")(
+      "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file naming the hardware's levels (native or Timeloop; a Timeloop architecture's own constraints apply too)")(
       "op", po::value<std::string>(&op)->required(), "the operator, e.g. \"gemm M=4096 N=4096 K=4096\"")(
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
       "json", "print one JSON object instead of text");
+  MapperBudgetArgs budget;
+  add_mapper_budget_options(named, budget);
   po::variables_map vm;
   if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
   mp::MapperOptions o;
   if (!mp::parse_objective(objective, o.objective)) throw InputError("--objective: expected latency, energy or edp (got '" + objective + "')");
+  apply_mapper_budget(budget, o);
   // A name that is neither a loop-nest preset (hardware/research, then hardware) nor a file says
   // which presets it may have meant.
   const std::vector<std::string> loopnest_presets{"hardware/research", "hardware"};
@@ -131,11 +139,7 @@ int cmd_map(const Args& args) {
   const lp::Problem p = io::parse_loopnest_op(op, bits, "--op");
   if (native) arch = lp::bind_keep_roles(arch, p);  // `keeps:` lists by role
   mp::Constraints c;
-  if (!native) {
-    c = io::read_timeloop_constraints(hw, constraints, arch, p);
-  } else if (!constraints.empty()) {
-    throw InputError("--constraints applies to Timeloop architectures only");
-  }
+  c = io::read_timeloop_constraints(hw, constraints, arch, p);
   mp::MapperCache cache;
   const mp::MapResult r = cache.map(arch, p, c, o);
   const mp::MappingSheet s = mp::make_sheet(arch, p, r);

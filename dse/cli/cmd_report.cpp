@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "dse/cli/budget_options.hpp"
 #include "dse/cli/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
@@ -57,8 +58,7 @@ int spawn(const std::vector<std::string>& argv) {
 int cmd_report(const Args& args) {
   std::string input;
   std::string out_dir;
-  double sla_p99_ms = 0.0;
-  double power_w = 0.0;
+  BudgetArgs budget_args;
   po::options_description named(
       "dse report OUT.h5 -o DIR [options]\n\n"
       "Writes DIR/index.html (self-contained, opens from disk), DIR/report.md, PNG figures\n"
@@ -68,9 +68,8 @@ int cmd_report(const Args& args) {
       "(built in: " DSE_SCRIPTS_DIR "), DSE_PYTHON the interpreter (default /usr/bin/python3).\n\noptions");
   named.add_options()("help,h", "print this help")(
       "input", po::value<std::string>(&input)->required(), "result file written by 'dse run' (positional)")(
-      "output,o", po::value<std::string>(&out_dir)->required(), "report folder (created; files in it are replaced)")(
-      "sla-p99-ms", po::value<double>(&sla_p99_ms), "SLA on the p99 latency, milliseconds (default: none)")(
-      "power-w", po::value<double>(&power_w), "power budget, watts (default: none)");
+      "output,o", po::value<std::string>(&out_dir)->required(), "report folder (created; files in it are replaced)");
+  add_budget_options(named, budget_args);
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -87,14 +86,17 @@ int cmd_report(const Args& args) {
   if (!std::filesystem::exists(script, ec)) throw IoError("report script not found: " + script.string());
   const std::string python = env_or("DSE_PYTHON", "/usr/bin/python3");
   std::vector<std::string> argv = {python, script.string(), input, "-o", out_dir};
-  if (vm.count("sla-p99-ms") != 0) {
-    if (!(sla_p99_ms > 0.0)) throw InputError("dse report: --sla-p99-ms: expected a positive number");
-    argv.insert(argv.end(), {"--sla-p99-ms", number(sla_p99_ms)});
-  }
-  if (vm.count("power-w") != 0) {
-    if (!(power_w > 0.0)) throw InputError("dse report: --power-w: expected a positive number");
-    argv.insert(argv.end(), {"--power-w", number(power_w)});
-  }
+  const Budgets b = budgets_from(vm, budget_args);
+  // report.py takes the budgets in SI units, as the shortlist applies them.
+  auto pass = [&](const char* flag, const std::optional<double>& v) {
+    if (v) argv.insert(argv.end(), {flag, number(*v)});
+  };
+  pass("--ttft-p99-s", b.ttft_p99_s);
+  pass("--tpot-p99-s", b.tpot_p99_s);
+  pass("--e2e-p99-s", b.p99_latency_s);
+  pass("--power-w", b.power_w);
+  pass("--area-mm2", b.area_mm2);
+  pass("--memory-bytes", b.memory_bytes);
   // The folder is made here, so that a path that cannot be one is a one-line error.
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw IoError("cannot create the report folder " + out_dir + ": " + ec.message());

@@ -192,7 +192,8 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       // minutes); a signal stops the printing (exit code 130, the results are complete).
       try {
         test_fault_point("print", ctx->rank());
-        if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout, &g_cancel)) {
+        if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout,
+                            read_result_names(s.output_path), &g_cancel)) {
           std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
                     << printable(s.output_path) << ")\n";
         }

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "dse/cli/budget_options.hpp"
 #include "dse/cli/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
@@ -38,23 +39,19 @@ int cmd_shortlist(const Args& args) {
   std::string objectives = "throughput,latency,energy,risk";
   std::string format = "table";
   long long top = 0;
-  double sla_p99_ms = 0.0;
-  double power_w = 0.0;
-  double area_mm2 = 0.0;
-  double memory_gb = 0.0;
+  BudgetArgs budget_args;
   po::options_description named(
       "dse shortlist OUT.h5 [options]\n\n"
       "Re-derives the Pareto shortlist from the archive stored in a result file for the\n"
       "given budgets, without rerunning: archived points that meet every budget, then the\n"
       "front over the objectives, per workload (best first by the first objective).\n\noptions");
   named.add_options()("help,h", "print this help")(
-      "input", po::value<std::string>(&input)->required(), "result file written by 'dse run' (positional)")(
-      "sla-p99-ms", po::value<double>(&sla_p99_ms), "budget on the p99 latency, milliseconds")(
-      "power-w", po::value<double>(&power_w), "budget on the power, watts")(
-      "area-mm2", po::value<double>(&area_mm2), "budget on the area, mm^2")(
-      "memory-gb", po::value<double>(&memory_gb), "budget on the memory footprint, GB (1e9 bytes)")(
+      "input", po::value<std::string>(&input)->required(), "result file written by 'dse run' (positional)");
+  add_budget_options(named, budget_args);
+  named.add_options()(
       "objectives", po::value<std::string>(&objectives)->default_value(objectives),
-      "comma-separated objectives among throughput (max), latency, energy, risk, p99, power, area, memory (min); "
+      "comma-separated objectives among throughput (max), latency, energy, risk, p99, ttft, tpot, power, area, "
+      "memory (min); "
       "field names such as latency_s are accepted too, and a :max or :min that matches (latency_s:min)")(
       "top", po::value<long long>(&top),
       "keep the first N points of each workload (0: all; default: all, or 20 when the output is a terminal)")(
@@ -64,16 +61,7 @@ int cmd_shortlist(const Args& args) {
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse_options(args, named, pos, vm)) return kExitOk;
-  Budgets budgets;
-  auto positive = [&](const char* name, double v) {
-    if (!(v > 0.0))
-      throw InputError(std::string("--") + name + ": expected a positive number (got " + io::format_number(v) + ")");
-    return v;
-  };
-  if (vm.count("sla-p99-ms") != 0) budgets.p99_latency_s = positive("sla-p99-ms", sla_p99_ms) * 1e-3;
-  if (vm.count("power-w") != 0) budgets.power_w = positive("power-w", power_w);
-  if (vm.count("area-mm2") != 0) budgets.area_mm2 = positive("area-mm2", area_mm2);
-  if (vm.count("memory-gb") != 0) budgets.memory_bytes = positive("memory-gb", memory_gb) * 1e9;
+  const Budgets budgets = budgets_from(vm, budget_args);
   // Read signed: a negative count is refused, not wrapped to "all".
   if (top < 0) throw InputError("--top: expected a count >= 0 (got " + std::to_string(top) + ")");
   // A terminal gets the first kTerminalTop of each workload unless --top says otherwise: a front of
@@ -94,7 +82,8 @@ int cmd_shortlist(const Args& args) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   try {
-    write_shortlist(rows, selected, budgets, specs, fmt, std::cout, static_cast<std::size_t>(top), &g_stop);
+    write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input),
+                    static_cast<std::size_t>(top), &g_stop);
   } catch (const Interrupted&) {
     std::cout.flush();
     print_error_line("dse shortlist: interrupted");

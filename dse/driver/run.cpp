@@ -23,9 +23,38 @@ namespace {
 
 const std::vector<search::Sense> kSenses = {search::Sense::maximize, search::Sense::minimize,
                                             search::Sense::minimize, search::Sense::minimize};
-constexpr std::size_t kMetricCount = 4;
 
 }  // namespace
+
+costmodel::platform::SystemRequest served_request(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch, std::uint64_t seed) {
+  namespace wl = costmodel::workload;
+  costmodel::platform::SystemRequest req;
+  req.spec = m.spec;
+  req.phase.phase = wl::Phase::decode;
+  req.phase.batch = batch;
+  req.phase.seq = 1;
+  req.phase.context = m.prompt_tokens + m.output_tokens / 2;
+  req.phase.precision = v.precision;
+  req.degrees = {v.tp, v.pp, v.dp, v.ep, v.cp};
+  req.options.fusion = v.fusion;
+  req.options.attention_kernel = v.attention_kernel;
+  req.serving.max_batch = static_cast<int>(batch);
+  req.serving.prompt_tokens = static_cast<int>(m.prompt_tokens);
+  req.serving.output_tokens = static_cast<int>(m.output_tokens);
+  req.serving.prompt_lengths = m.prompt_lengths;
+  req.serving.output_lengths = m.output_lengths;
+  req.serving.requests = m.requests;
+  req.serving.seed = seed;
+  req.serving.static_kv_tokens = static_cast<int>(m.static_kv_tokens);
+  req.serving.prompt_bucket_tokens = static_cast<int>(m.prompt_bucket_tokens);
+  req.serving.stack = v.stack;
+  req.serving.rate_per_s = m.rate_per_s;
+  if (v.batching == Batching::static_timeout) {
+    req.serving.policy = costmodel::system::BatchingPolicy::static_timeout;
+    req.serving.batch_timeout_s = v.batch_timeout_s;
+  }
+  return req;
+}
 
 search::DesignSpace design_space(const Scenario& s) {
   return search::DesignSpace({{"hardware", hardware_variants(s)},
@@ -38,34 +67,14 @@ namespace {
 namespace pf = costmodel::platform;
 namespace wlib = costmodel::workload;
 
-// A model served on a system: the decode step at the point's batch (the most requests
-// in flight per replica), the serving sweep at that batch and the simulation at the
-// workload's arrival rate under the variant's batching policy.
+// A model served on a system: the decode step at the point's batch (the most requests in
+// flight per replica, `dse eval --max-batch`), the latency table over every batch size up
+// to it, the static-batch sweep, and the simulation at the workload's arrival rate under
+// the variant's batching policy and stack: `dse eval` of the same configuration, which
+// tests/mpi/check_served_identity.py checks point by point.
 pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
                                std::uint64_t seed) {
-  pf::SystemRequest req;
-  req.spec = m.spec;
-  req.phase.phase = wlib::Phase::decode;
-  req.phase.batch = batch;
-  req.phase.seq = 1;
-  req.phase.context = m.prompt_tokens + m.output_tokens / 2;
-  req.phase.precision = v.precision;
-  req.degrees = {v.tp, v.pp, v.dp, v.ep};
-  req.options.fusion = v.fusion;
-  req.serving.batch_sizes = {static_cast<int>(batch)};
-  req.serving.prompt_tokens = static_cast<int>(m.prompt_tokens);
-  req.serving.output_tokens = static_cast<int>(m.output_tokens);
-  req.serving.requests = m.requests;
-  req.serving.seed = seed;
-  req.serving.static_kv_tokens = static_cast<int>(m.static_kv_tokens);
-  req.serving.prompt_bucket_tokens = static_cast<int>(m.prompt_bucket_tokens);
-  // evaluate_system simulates the arrivals under the variant's batching policy.
-  req.serving.rate_per_s = m.rate_per_s;
-  if (v.batching == Batching::static_timeout) {
-    req.serving.policy = costmodel::system::BatchingPolicy::static_timeout;
-    req.serving.batch_timeout_s = v.batch_timeout_s;
-  }
-  return pf::evaluate_system(v.system->chip, v.system->system, req);
+  return pf::evaluate_system(v.system->chip, v.system->system, served_request(v, m, batch, seed));
 }
 
 // A point index decoded into the hardware variant, workload and batch it names.
@@ -84,6 +93,45 @@ DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, s
   p.wl = &s.workloads[p.digits[1]];
   p.batch = s.batch_sizes[p.digits[2]];
   return p;
+}
+
+}  // namespace
+
+namespace {
+
+// A served point's record from its evaluation: throughput and latency of a full batch at
+// the cap (no queueing), the latencies under load at the rate, power and energy at the wall.
+void fill_served(const pf::SystemEval& e, std::int64_t batch, PointRecord& r) {
+  const costmodel::system::SweepPoint* at_cap = nullptr;
+  for (const auto& p : e.serving.sweep)
+    if (p.batch == batch) at_cap = &p;
+  r.feasible = e.feasible && e.serving.evaluated && at_cap != nullptr && e.chip.fits_memory &&
+                       e.serving.at_rate.has_value() && e.serving.at_rate->feasible
+                   ? 1
+                   : 0;
+  r.flops = e.chip.totals.flops;
+  r.dram_bytes = e.chip.totals.dram_bytes;
+  r.memory_bytes = e.chip.totals.memory_bytes;
+  r.engineering_risk = e.risk.score;
+  r.power_w = e.wall.wall_w;
+  r.accelerator_power_w = e.power.power_w;
+  r.mfu = e.step_mfu;
+  if (r.feasible != 0) {
+    const auto& load = *e.serving.at_rate;
+    r.throughput_samples_per_s = at_cap->tokens_per_s_system;  // output tokens/s of the system
+    r.latency_s = at_cap->e2e_s;                               // one batch of requests, no queueing
+    r.energy_per_sample_j = e.wall_energy_per_token_j;
+    r.p99_latency_s = load.e2e.p99_s;
+    r.e2e_p50_s = load.e2e.p50_s;
+    r.ttft_p50_s = load.ttft.p50_s;
+    r.ttft_p90_s = load.ttft.p90_s;
+    r.ttft_p99_s = load.ttft.p99_s;
+    r.tpot_p50_s = load.tpot.p50_s;
+    r.tpot_p90_s = load.tpot.p90_s;
+    r.tpot_p99_s = load.tpot.p99_s;
+  }
+  const bool fits = e.feasible && e.chip.fits_memory;
+  set_name(r.bottleneck, fits ? std::string(costmodel::to_string(e.bottleneck)) : std::string("capacity"));
 }
 
 }  // namespace
@@ -110,22 +158,7 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
     return r;
   }
   if (served) {
-    const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
-    const bool have_sweep = e.serving.evaluated && !e.serving.sweep.empty();
-    r.feasible = e.feasible && have_sweep && e.chip.fits_memory && e.serving.at_rate.has_value() ? 1 : 0;
-    r.flops = e.chip.totals.flops;
-    r.dram_bytes = e.chip.totals.dram_bytes;
-    r.memory_bytes = e.chip.totals.memory_bytes;
-    r.engineering_risk = e.risk.score;
-    r.power_w = e.power.power_w;
-    if (r.feasible != 0) {
-      const auto& sw = e.serving.sweep.front();
-      r.throughput_samples_per_s = sw.tokens_per_s_system;  // output tokens/s of the system
-      r.latency_s = sw.e2e_s;                                // one batch of requests, no queueing
-      r.energy_per_sample_j = e.power.energy_per_token_j;
-      r.p99_latency_s = e.serving.at_rate->e2e.p99_s;        // under Poisson load at the rate
-    }
-    set_name(r.bottleneck, e.feasible ? std::string(costmodel::to_string(e.step.bottleneck)) : std::string("capacity"));
+    fill_served(evaluate_served(hw.system, *wl.model, batch, s.seed), batch, r);
     return r;
   }
   const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
@@ -139,7 +172,11 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.dram_bytes = c.bytes;
   r.memory_bytes = c.memory_bytes;
   r.p99_latency_s = c.latency_s;  // no queueing in these models: every batch takes the same time
+  r.ttft_p50_s = r.ttft_p90_s = r.ttft_p99_s = r.e2e_p50_s = c.latency_s;
   r.power_w = c.latency_s > 0 ? c.energy_j / c.latency_s : 0.0;
+  r.accelerator_power_w = r.power_w;
+  const double peak = hw.peak_flops_per_s();
+  r.mfu = peak > 0.0 && c.latency_s > 0.0 ? c.flops / (c.latency_s * peak) : 0.0;
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;
@@ -180,7 +217,7 @@ search::Evaluation to_evaluation(const PointRecord& r) {
   search::Evaluation e;
   e.index = r.index;
   e.objectives = {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
-  e.constraints = {r.p99_latency_s, r.power_w, r.area_mm2, r.memory_bytes};
+  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes};
   e.feasible = r.feasible != 0;
   return e;
 }
@@ -208,7 +245,7 @@ std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows) 
 }
 
 PointModel point_model(const Scenario& s, const search::DesignSpace& space) {
-  return PointModel{space, kSenses, kMetricCount,
+  return PointModel{space, kSenses, kConstraintMetrics,
                     [&s, &space](std::uint64_t i) {
                       PointRecord r = evaluate_point(s, space, i);
                       // A point whose figures overflow double (an energy per byte of 1e308, a peak of

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "costmodel/breakdown.hpp"
+#include "costmodel/platform/system.hpp"
 #include "dse/driver/driver.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/io/scenario.hpp"
@@ -60,8 +61,13 @@ PointModel point_model(const Scenario& s, const search::DesignSpace& space);
 // The per-layer mapping sheet of point `index`.
 std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
                                                        std::uint64_t index);
+// The request a served point evaluates (a model on a system variant at the point's batch,
+// the cap on requests in flight per replica): the same as `dse eval` builds from its options.
+costmodel::platform::SystemRequest served_request(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
+                                                  std::uint64_t seed);
 // The objectives (throughput max, latency min, energy min, risk min) and constraint
-// metrics (p99 latency, power, area, memory) of a row.
+// metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory) of a row.
+inline constexpr std::size_t kConstraintMetrics = 6;
 search::Evaluation to_evaluation(const PointRecord& r);
 // The Pareto indices over the objectives among feasible rows, per workload; ascending.
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
@@ -233,7 +234,53 @@ void check_inputs_unchanged(const std::string& stored, const std::vector<io::Inp
   }
 }
 
-// /pareto, /mapping_sheets and the final provenance of a run that evaluated everything
+// The names tables: /workloads (every workload: its name, the unit of its throughput, the
+// `dse eval` options of a served model) and /variants (entry, variant name, knob values, `dse
+// eval` options of a system: every hardware variant of the scenario when there are at most
+// kAllVariantsLimit, else those of the archived points; attribute `variants` says which). Full
+// names of any length, where the records' fixed fields keep a cut copy. Collective: rank 0
+// knows the archive and sends its hardware ids; every rank then builds the same tables.
+constexpr std::uint64_t kAllVariantsLimit = 65536;
+
+void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::vector<PointRecord>& archive) {
+  TextTable w;
+  w.columns = {"name", "throughput_unit", "eval_arguments"};
+  for (std::size_t i = 0; i < s.workloads.size(); ++i) {
+    const WorkloadEntry& e = s.workloads[i];
+    w.ids.push_back(static_cast<std::uint32_t>(i));
+    w.rows.push_back({e.name, e.model ? "tokens/s" : "samples/s", eval_arguments(e, s.seed)});
+  }
+  write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
+  std::vector<std::uint32_t> ids;
+  const bool all = hardware_variants(s) <= kAllVariantsLimit;
+  agreed(ctx, [&] {  // rank 0's ids before the broadcast (agree.hpp)
+    if (all) {
+      for (std::uint64_t h = 0; h < hardware_variants(s); ++h) ids.push_back(static_cast<std::uint32_t>(h));
+    } else if (ctx.rank() == 0) {
+      for (const auto& r : archive) ids.push_back(r.hardware_id);
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    }
+  });
+  Bytes b(ids.size() * sizeof(std::uint32_t));
+  if (!b.empty()) std::memcpy(b.data(), ids.data(), b.size());
+  b = ctx.broadcast(b, 0);
+  ids.resize(b.size() / sizeof(std::uint32_t));
+  if (!b.empty()) std::memcpy(ids.data(), b.data(), b.size());
+  TextTable v;
+  v.columns = {"entry", "name", "knobs", "eval_arguments"};
+  for (const std::uint32_t h : ids) {
+    const auto [entry, variant] = locate_hardware(s, h);
+    const HardwareEntry& e = s.hardware[entry];
+    v.ids.push_back(h);
+    v.rows.push_back({e.name, e.variant(variant).name(), e.describe(variant), e.eval_arguments(variant)});
+  }
+  write_text_table(file, "variants", v, ctx.distributed(), ctx.rank() == 0);
+  const h5::Handle ds = h5::open_dataset(file, "variants");
+  h5::write_attribute(ds, "variants", std::string(all ? "all" : "archive"));
+}
+
+// /pareto, /mapping_sheets, the names tables and the final provenance of a run that evaluated everything
 // (collective); returns the Pareto count.
 std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, const Scenario& scenario,
                         const search::DesignSpace& space, const DriverResult& result, RunInfo& info,
@@ -268,6 +315,7 @@ std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, con
   const auto ts = std::chrono::steady_clock::now();
   write_mapping_sheets(file, ctx, scenario, space, result.archive, result.archive_size, pareto);
   sheets_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+  write_names_tables(file, ctx, scenario, result.archive);
   write_run_info(file, info);
   set_attribute(file, "complete", 1);
   return pareto.size();

@@ -1,5 +1,7 @@
 #include "dse/h5/results.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,8 +33,17 @@ std::string point_figure_problem(const PointRecord& r) {
       {"dram_bytes", r.dram_bytes},
       {"memory_bytes", r.memory_bytes},
       {"p99_latency_s", r.p99_latency_s},
+      {"ttft_p99_s", r.ttft_p99_s},
+      {"tpot_p99_s", r.tpot_p99_s},
       {"power_w", r.power_w},
       {"area_mm2", r.area_mm2},
+      {"ttft_p50_s", r.ttft_p50_s},
+      {"ttft_p90_s", r.ttft_p90_s},
+      {"tpot_p50_s", r.tpot_p50_s},
+      {"tpot_p90_s", r.tpot_p90_s},
+      {"e2e_p50_s", r.e2e_p50_s},
+      {"accelerator_power_w", r.accelerator_power_w},
+      {"mfu", r.mfu},
   };
   for (const auto& [name, v] : figures) {
     if (!std::isfinite(v) || v < 0.0) {
@@ -97,7 +108,7 @@ void write_run_info(hid_t file, const RunInfo& info) {
   set_double("wall_time_s", info.wall_time_s);
   set_string("objectives",
              "throughput_samples_per_s:max,latency_s:min,energy_per_sample_j:min,engineering_risk:min");
-  set_string("metrics", "p99_latency_s,power_w,area_mm2,memory_bytes");
+  set_string("metrics", "p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes");
   set_string("input_files", info.input_files);
 }
 
@@ -192,10 +203,85 @@ h5::Handle point_record_type() {
   add("dram_bytes", offsetof(PointRecord, dram_bytes), H5T_NATIVE_DOUBLE);
   add("memory_bytes", offsetof(PointRecord, memory_bytes), H5T_NATIVE_DOUBLE);
   add("p99_latency_s", offsetof(PointRecord, p99_latency_s), H5T_NATIVE_DOUBLE);
+  add("ttft_p99_s", offsetof(PointRecord, ttft_p99_s), H5T_NATIVE_DOUBLE);
+  add("tpot_p99_s", offsetof(PointRecord, tpot_p99_s), H5T_NATIVE_DOUBLE);
   add("power_w", offsetof(PointRecord, power_w), H5T_NATIVE_DOUBLE);
   add("area_mm2", offsetof(PointRecord, area_mm2), H5T_NATIVE_DOUBLE);
+  add("ttft_p50_s", offsetof(PointRecord, ttft_p50_s), H5T_NATIVE_DOUBLE);
+  add("ttft_p90_s", offsetof(PointRecord, ttft_p90_s), H5T_NATIVE_DOUBLE);
+  add("tpot_p50_s", offsetof(PointRecord, tpot_p50_s), H5T_NATIVE_DOUBLE);
+  add("tpot_p90_s", offsetof(PointRecord, tpot_p90_s), H5T_NATIVE_DOUBLE);
+  add("e2e_p50_s", offsetof(PointRecord, e2e_p50_s), H5T_NATIVE_DOUBLE);
+  add("accelerator_power_w", offsetof(PointRecord, accelerator_power_w), H5T_NATIVE_DOUBLE);
+  add("mfu", offsetof(PointRecord, mfu), H5T_NATIVE_DOUBLE);
   add("feasible", offsetof(PointRecord, feasible), H5T_NATIVE_UINT8);
   add("bottleneck", offsetof(PointRecord, bottleneck), name16);
+  return t;
+}
+
+void write_text_table(hid_t file, const std::string& name, const TextTable& table, bool collective, bool writer) {
+  const std::size_t nc = table.columns.size();
+  std::vector<std::size_t> width(nc, 1);
+  for (const auto& row : table.rows)
+    for (std::size_t c = 0; c < nc; ++c) width[c] = std::max(width[c], row[c].size() + 1);
+  std::vector<std::size_t> offset(nc);
+  std::size_t size = sizeof(std::uint32_t);
+  for (std::size_t c = 0; c < nc; ++c) {
+    offset[c] = size;
+    size += width[c];
+  }
+  h5::Handle type(h5::check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose);
+  h5::check_status(H5Tinsert(type, "id", 0, H5T_NATIVE_UINT32), "H5Tinsert id");
+  std::vector<h5::Handle> strings;
+  for (std::size_t c = 0; c < nc; ++c) {
+    strings.push_back(h5::fixed_string_type(width[c]));
+    h5::check_status(H5Tinsert(type, table.columns[c].c_str(), offset[c], strings.back()), "H5Tinsert " + table.columns[c]);
+  }
+  std::vector<unsigned char> buf(table.rows.size() * size, 0);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    unsigned char* row = buf.data() + r * size;
+    std::memcpy(row, &table.ids[r], sizeof(std::uint32_t));
+    for (std::size_t c = 0; c < nc; ++c) std::memcpy(row + offset[c], table.rows[r][c].data(), table.rows[r][c].size());
+  }
+  if (h5::has_link(file, name)) h5::remove_link(file, name);
+  const h5::Handle ds = h5::create_dataset_1d(file, name, type, table.rows.size());
+  h5::write_rows(ds, type, buf.data(), 0, writer ? table.rows.size() : 0, collective);
+}
+
+TextTable read_text_table(hid_t file, const std::string& name) {
+  TextTable t;
+  if (!h5::has_link(file, name)) return t;
+  const h5::Handle ds = h5::open_dataset(file, name);
+  const h5::Handle ftype(h5::check(H5Dget_type(ds), "H5Dget_type " + name), H5Tclose);
+  const int members = H5Tget_nmembers(ftype);
+  if (H5Tget_class(ftype) != H5T_COMPOUND || members < 1) throw IoError("/" + name + ": not a names table");
+  const std::size_t size = H5Tget_size(ftype);
+  std::vector<std::size_t> offset;
+  std::vector<std::size_t> width;
+  for (int m = 1; m < members; ++m) {
+    char* n = H5Tget_member_name(ftype, static_cast<unsigned>(m));
+    t.columns.emplace_back(n == nullptr ? "" : n);
+    H5free_memory(n);
+    offset.push_back(H5Tget_member_offset(ftype, static_cast<unsigned>(m)));
+    const h5::Handle mt(h5::check(H5Tget_member_type(ftype, static_cast<unsigned>(m)), "H5Tget_member_type"), H5Tclose);
+    if (H5Tget_class(mt) != H5T_STRING || H5Tis_variable_str(mt) > 0) throw IoError("/" + name + ": not a names table");
+    width.push_back(H5Tget_size(mt));
+  }
+  const std::uint64_t n = h5::dataset_rows(ds);
+  std::vector<unsigned char> buf(n * size);
+  if (n > 0) h5::read_all(ds, ftype, buf.data());
+  for (std::uint64_t r = 0; r < n; ++r) {
+    const unsigned char* row = buf.data() + r * size;
+    std::uint32_t id = 0;
+    std::memcpy(&id, row, sizeof(id));
+    t.ids.push_back(id);
+    std::vector<std::string> cells;
+    for (std::size_t c = 0; c < offset.size(); ++c) {
+      const char* p = reinterpret_cast<const char*>(row + offset[c]);
+      cells.emplace_back(p, strnlen(p, width[c]));
+    }
+    t.rows.push_back(std::move(cells));
+  }
   return t;
 }
 

@@ -21,7 +21,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t kResultsLayoutVersion = 2;
+inline constexpr std::int64_t kResultsLayoutVersion = 3;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
@@ -38,10 +38,22 @@ struct PointRecord {
   double flops = 0.0;
   double dram_bytes = 0.0;
   double memory_bytes = 0.0;
-  // Constraint metrics (each minimised; budgets apply to them later).
-  double p99_latency_s = 0.0;
-  double power_w = 0.0;
+  // Constraint metrics (each minimised; budgets apply to them later). For a served model:
+  // under Poisson load at the workload's rate (the simulation of `dse eval --rate`); for
+  // other workloads the batch's latency (no queueing, no tokens: TPOT 0).
+  double p99_latency_s = 0.0;   // end-to-end request latency, p99
+  double ttft_p99_s = 0.0;      // time to first token, p99
+  double tpot_p99_s = 0.0;      // time per output token, p99
+  double power_w = 0.0;         // at the wall: accelerators, host, power-supply losses
   double area_mm2 = 0.0;
+  // Further figures (not archive metrics).
+  double ttft_p50_s = 0.0;
+  double ttft_p90_s = 0.0;
+  double tpot_p50_s = 0.0;
+  double tpot_p90_s = 0.0;
+  double e2e_p50_s = 0.0;
+  double accelerator_power_w = 0.0;  // the accelerators alone
+  double mfu = 0.0;                  // model FLOP utilisation of the step as it runs
   std::uint8_t feasible = 0;
   char bottleneck[16] = {};
 };
@@ -110,6 +122,18 @@ void require_result_path(const std::string& command, const std::string& path);
 
 // The compound HDF5 type of PointRecord.
 h5::Handle point_record_type();
+
+// A table of an id column and text columns (the names tables /variants and /workloads):
+// each text column is a fixed-length string as wide as its longest entry, so no entry is cut.
+struct TextTable {
+  std::vector<std::string> columns;           // the text columns' names (after "id")
+  std::vector<std::uint32_t> ids;
+  std::vector<std::vector<std::string>> rows;  // rows[i][c]: column c of ids[i]
+};
+// Writes dataset `name` of `table` (collective: every rank calls with the same table).
+void write_text_table(hid_t file, const std::string& name, const TextTable& table, bool collective, bool writer);
+// Reads a table written by write_text_table; an empty table when `name` is absent.
+TextTable read_text_table(hid_t file, const std::string& name);
 
 // Overwrite-or-create scalar attributes (collective in parallel files).
 void set_attribute(hid_t loc, const std::string& name, std::int64_t value);

@@ -38,6 +38,8 @@ const std::vector<Quantity>& archive_quantities() {
       {"energy_per_sample_j", "energy", search::Sense::minimize, &PointRecord::energy_per_sample_j},
       {"engineering_risk", "risk", search::Sense::minimize, &PointRecord::engineering_risk},
       {"p99_latency_s", "p99", search::Sense::minimize, &PointRecord::p99_latency_s},
+      {"ttft_p99_s", "ttft", search::Sense::minimize, &PointRecord::ttft_p99_s},
+      {"tpot_p99_s", "tpot", search::Sense::minimize, &PointRecord::tpot_p99_s},
       {"power_w", "power", search::Sense::minimize, &PointRecord::power_w},
       {"area_mm2", "area", search::Sense::minimize, &PointRecord::area_mm2},
       {"memory_bytes", "memory", search::Sense::minimize, &PointRecord::memory_bytes},
@@ -90,8 +92,16 @@ std::string json_string(std::string_view s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? exact(v) : "null"; }
 
-// A name for the terminal: control bytes and invalid UTF-8 escaped (printable()).
-std::string name_of(const char* field, std::size_t n) { return printable(record_name(field, n)); }
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// A name as a record holds it (up to its first NUL).
+std::string name_of(const char* field, std::size_t n) { return record_name(field, n); }
 
 std::string budgets_text(const Budgets& b) {
   std::ostringstream s;
@@ -101,8 +111,10 @@ std::string budgets_text(const Budgets& b) {
     s << (any ? ", " : "") << what << " <= " << *v * scale << ' ' << unit;
     any = true;
   };
-  add("p99 latency", b.p99_latency_s, 1e3, "ms");
-  add("power", b.power_w, 1.0, "W");
+  add("end-to-end p99", b.p99_latency_s, 1e3, "ms");
+  add("TTFT p99", b.ttft_p99_s, 1e3, "ms");
+  add("TPOT p99", b.tpot_p99_s, 1e3, "ms");
+  add("wall power", b.power_w, 1.0, "W");
   add("area", b.area_mm2, 1.0, "mm2");
   add("memory", b.memory_bytes, 1e-9, "GB");
   return any ? s.str() : "none";
@@ -240,7 +252,9 @@ std::vector<ObjectiveSpec> parse_objectives(std::string_view csv) {
 }
 
 bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
-  return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) && (!b.power_w || r.power_w <= *b.power_w) &&
+  return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) &&
+         (!b.ttft_p99_s || r.ttft_p99_s <= *b.ttft_p99_s) && (!b.tpot_p99_s || r.tpot_p99_s <= *b.tpot_p99_s) &&
+         (!b.power_w || r.power_w <= *b.power_w) &&
          (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
 }
 
@@ -328,6 +342,56 @@ std::vector<PointRecord> read_archive_rows(const std::string& path) {
   return rows;
 }
 
+ResultNames read_result_names(const std::string& path) {
+  h5::quiet_errors();
+  const h5::Handle file = h5::open_file_readonly(path);
+  ResultNames n;
+  const TextTable w = read_text_table(file, "workloads");
+  for (std::size_t i = 0; i < w.ids.size(); ++i) {
+    if (w.rows[i].size() < 2) break;
+    if (w.ids[i] >= n.units.size()) {
+      n.units.resize(w.ids[i] + 1, "samples/s");
+      n.workloads.resize(w.ids[i] + 1);
+      n.workload_eval_arguments.resize(w.ids[i] + 1);
+    }
+    n.workloads[w.ids[i]] = w.rows[i][0];
+    n.units[w.ids[i]] = w.rows[i][1];
+    if (w.rows[i].size() > 2) n.workload_eval_arguments[w.ids[i]] = w.rows[i][2];
+  }
+  const TextTable v = read_text_table(file, "variants");
+  for (std::size_t i = 0; i < v.ids.size(); ++i)
+    if (v.rows[i].size() >= 3)
+      n.variants[v.ids[i]] = {v.rows[i][1], v.rows[i][2], v.rows[i].size() > 3 ? v.rows[i][3] : std::string()};
+  return n;
+}
+
+std::string ResultNames::unit(std::uint32_t w) const { return w < units.size() ? units[w] : std::string("samples/s"); }
+
+std::string ResultNames::workload(const PointRecord& r) const {
+  return r.workload_id < workloads.size() && !workloads[r.workload_id].empty() ? workloads[r.workload_id]
+                                                                               : name_of(r.workload, sizeof(r.workload));
+}
+
+std::string ResultNames::hardware(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  return it != variants.end() ? it->second.name : name_of(r.hardware, sizeof(r.hardware));
+}
+
+std::string ResultNames::knobs(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  return it != variants.end() ? it->second.knobs : std::string();
+}
+
+std::string ResultNames::eval_command(const PointRecord& r) const {
+  const auto it = variants.find(r.hardware_id);
+  if (it == variants.end() || it->second.eval_arguments.empty() || r.workload_id >= workload_eval_arguments.size() ||
+      workload_eval_arguments[r.workload_id].empty())
+    return {};
+  const std::string b = std::to_string(r.batch);
+  return "dse eval " + it->second.eval_arguments + " " + workload_eval_arguments[r.workload_id] + " --batch " + b +
+         " --max-batch " + b;
+}
+
 ShortlistFormat parse_shortlist_format(const std::string& s) {
   if (s == "table") return ShortlistFormat::table;
   if (s == "csv") return ShortlistFormat::csv;
@@ -365,16 +429,24 @@ class Sink {
   std::size_t rows_ = 0;
 };
 
-std::vector<std::string> table_cells(const PointRecord& r) {
-  return {std::to_string(r.index), name_of(r.workload, sizeof(r.workload)), name_of(r.hardware, sizeof(r.hardware)),
-          std::to_string(r.batch), fixed(r.throughput_samples_per_s, 1), fixed(r.latency_s * 1e3, 4),
-          fixed(r.p99_latency_s * 1e3, 4), sci(r.energy_per_sample_j * 1e3), fixed(r.power_w, 1), fixed(r.area_mm2, 1),
-          fixed(r.memory_bytes * 1e-9, 3), fixed(r.engineering_risk, 2), name_of(r.bottleneck, sizeof(r.bottleneck))};
+// A cell for the terminal: control bytes and invalid UTF-8 escaped (printable()).
+std::vector<std::string> table_cells(const PointRecord& r, const ResultNames& names) {
+  return {std::to_string(r.index),          printable(names.workload(r)),      printable(names.hardware(r)),
+          std::to_string(r.batch),          fixed(r.throughput_samples_per_s, 1), printable(names.unit(r.workload_id)),
+          fixed(r.latency_s * 1e3, 4),      fixed(r.ttft_p99_s * 1e3, 4),      fixed(r.tpot_p99_s * 1e3, 4),
+          fixed(r.p99_latency_s * 1e3, 4),  sci(r.energy_per_sample_j * 1e3),  fixed(r.power_w, 1),
+          fixed(r.area_mm2, 1),             fixed(r.memory_bytes * 1e-9, 3),   fixed(r.mfu, 3),
+          fixed(r.engineering_risk, 2),     printable(name_of(r.bottleneck, sizeof(r.bottleneck))),
+          printable(names.knobs(r))};
 }
 
 void append_row(std::string& out, const std::vector<std::string>& row, const std::vector<std::size_t>& width) {
   for (std::size_t c = 0; c < row.size(); ++c) {
-    const bool text = c == 1 || c == 2 || c == 12;
+    const bool text = c == 1 || c == 2 || c == 5 || c >= 16;
+    if (c + 1 == row.size() && text) {  // the last column unpadded (no trailing blanks)
+      out += "  " + row[c];
+      continue;
+    }
     // Widths count bytes, as std::setw did.
     const std::string pad(width[c] > row[c].size() ? width[c] - row[c].size() : 0, ' ');
     if (c != 0) out += "  ";
@@ -387,7 +459,7 @@ void append_row(std::string& out, const std::vector<std::string>& row, const std
 
 void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
                      const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
-                     std::ostream& out, std::size_t top, const std::atomic<bool>* cancel) {
+                     std::ostream& out, const ResultNames& names, std::size_t top, const std::atomic<bool>* cancel) {
   std::string objective_list;
   for (const auto& o : objectives) {
     objective_list += (objective_list.empty() ? "" : ",") + o.name +
@@ -396,16 +468,20 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   Sink sink(out, cancel);
   std::string& t = sink.text();
   if (format == ShortlistFormat::csv) {
-    t += "index,workload,hardware,batch,throughput_samples_per_s,latency_s,energy_per_sample_j,"
-         "engineering_risk,p99_latency_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,bottleneck\n";
+    t += "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
+         "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
+         "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,knobs\n";
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
-      t += std::to_string(r.index) + ',' + name_of(r.workload, sizeof(r.workload)) + ',' +
-           name_of(r.hardware, sizeof(r.hardware)) + ',' + std::to_string(r.batch) + ',' +
-           exact(r.throughput_samples_per_s) + ',' + exact(r.latency_s) + ',' + exact(r.energy_per_sample_j) + ',' +
-           exact(r.engineering_risk) + ',' + exact(r.p99_latency_s) + ',' + exact(r.power_w) + ',' +
-           exact(r.area_mm2) + ',' + exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
-           name_of(r.bottleneck, sizeof(r.bottleneck)) + '\n';
+      t += std::to_string(r.index) + ',' + csv_field(printable(names.workload(r))) + ',' +
+           csv_field(printable(names.hardware(r))) + ',' + std::to_string(r.batch) + ',' +
+           exact(r.throughput_samples_per_s) + ',' + printable(names.unit(r.workload_id)) + ',' + exact(r.latency_s) +
+           ',' + exact(r.energy_per_sample_j) + ',' + exact(r.engineering_risk) + ',' + exact(r.p99_latency_s) + ',' +
+           exact(r.ttft_p99_s) + ',' + exact(r.tpot_p99_s) + ',' + exact(r.power_w) + ',' + exact(r.area_mm2) + ',' +
+           exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
+           printable(name_of(r.bottleneck, sizeof(r.bottleneck))) + ',' + exact(r.ttft_p50_s) + ',' +
+           exact(r.ttft_p90_s) + ',' + exact(r.tpot_p50_s) + ',' + exact(r.tpot_p90_s) + ',' + exact(r.e2e_p50_s) +
+           ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + csv_field(printable(names.knobs(r))) + '\n';
       sink.row_done();
     }
     return;
@@ -413,37 +489,44 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   if (format == ShortlistFormat::json) {
     auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
     t += "{\"objectives\": " + json_string(objective_list) + ", \"budgets\": {\"p99_latency_s\": " +
-         opt(budgets.p99_latency_s) + ", \"power_w\": " + opt(budgets.power_w) + ", \"area_mm2\": " +
-         opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
+         opt(budgets.p99_latency_s) + ", \"ttft_p99_s\": " + opt(budgets.ttft_p99_s) +
+         ", \"tpot_p99_s\": " + opt(budgets.tpot_p99_s) + ", \"power_w\": " + opt(budgets.power_w) +
+         ", \"area_mm2\": " + opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
          "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
     bool first = true;
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
       t += std::string(first ? "\n  " : ",\n  ") + "{\"index\": " + std::to_string(r.index) +
-           ", \"workload\": " + json_string(record_name(r.workload, sizeof(r.workload))) +
-           ", \"hardware\": " + json_string(record_name(r.hardware, sizeof(r.hardware))) +
+           ", \"workload\": " + json_string(names.workload(r)) + ", \"hardware\": " + json_string(names.hardware(r)) +
+           ", \"knobs\": " + json_string(names.knobs(r)) + ", \"eval_command\": " + json_string(names.eval_command(r)) +
            ", \"batch\": " + std::to_string(r.batch) +
            ", \"throughput_samples_per_s\": " + json_number(r.throughput_samples_per_s) +
+           ", \"throughput_unit\": " + json_string(names.unit(r.workload_id)) +
            ", \"latency_s\": " + json_number(r.latency_s) +
            ", \"energy_per_sample_j\": " + json_number(r.energy_per_sample_j) +
            ", \"engineering_risk\": " + json_number(r.engineering_risk) +
-           ", \"p99_latency_s\": " + json_number(r.p99_latency_s) + ", \"power_w\": " + json_number(r.power_w) +
+           ", \"p99_latency_s\": " + json_number(r.p99_latency_s) + ", \"e2e_p50_s\": " + json_number(r.e2e_p50_s) +
+           ", \"ttft_p50_s\": " + json_number(r.ttft_p50_s) + ", \"ttft_p90_s\": " + json_number(r.ttft_p90_s) +
+           ", \"ttft_p99_s\": " + json_number(r.ttft_p99_s) + ", \"tpot_p50_s\": " + json_number(r.tpot_p50_s) +
+           ", \"tpot_p90_s\": " + json_number(r.tpot_p90_s) + ", \"tpot_p99_s\": " + json_number(r.tpot_p99_s) +
+           ", \"power_w\": " + json_number(r.power_w) +
+           ", \"accelerator_power_w\": " + json_number(r.accelerator_power_w) + ", \"mfu\": " + json_number(r.mfu) +
            ", \"area_mm2\": " + json_number(r.area_mm2) + ", \"memory_bytes\": " + json_number(r.memory_bytes) +
-           ", \"bottleneck\": " + json_string(record_name(r.bottleneck, sizeof(r.bottleneck))) + "}";
+           ", \"bottleneck\": " + json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) + "}";
       first = false;
       sink.row_done();
     }
     t += std::string(first ? "" : "\n") + "]}\n";
     return;
   }
-  const std::vector<std::string> header = {"index",      "workload",   "hardware",       "batch",   "throughput_samples_per_s",
-                                           "latency_ms", "p99_ms",     "energy_mj",      "power_w", "area_mm2",
-                                           "memory_gb",  "risk",       "bottleneck"};
+  const std::vector<std::string> header = {"index",     "workload",   "hardware",  "batch",      "throughput", "unit",
+                                           "latency_ms", "ttft_p99_ms", "tpot_p99_ms", "p99_ms", "energy_mj", "power_w",
+                                           "area_mm2",  "memory_gb",  "mfu",       "risk",       "bottleneck", "knobs"};
   // Two passes over the rows (the widths, then the lines), so that the table streams.
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto i : selected) {
-    const auto cells = table_cells(rows[i]);
+    const auto cells = table_cells(rows[i], names);
     for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());
     sink.row_done();
   }
@@ -453,17 +536,17 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
        std::to_string(rows.size()) + " archived rows)\n";
   append_row(t, header, width);
   for (const auto i : selected) {
-    append_row(t, table_cells(rows[i]), width);
+    append_row(t, table_cells(rows[i], names), width);
     sink.row_done();
   }
 }
 
 bool print_shortlist(const std::vector<PointRecord>& archive, std::size_t top, std::ostream& out,
-                     const std::atomic<bool>* cancel) {
+                     const ResultNames& names, const std::atomic<bool>* cancel) {
   const auto objectives = default_objectives();
   const Budgets none;
   const std::vector<std::size_t> selected = shortlist(archive, none, objectives, top);
-  write_shortlist(archive, selected, none, objectives, ShortlistFormat::table, out, top, cancel);
+  write_shortlist(archive, selected, none, objectives, ShortlistFormat::table, out, names, top, cancel);
   if (top == 0) return false;
   std::map<std::uint32_t, std::size_t> per_workload;
   for (const auto i : selected) ++per_workload[archive[i].workload_id];

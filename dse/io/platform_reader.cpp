@@ -85,13 +85,31 @@ sys::Interconnect read_links(const YAML::Node& n, const Place& at) {
 
 namespace {
 
+// `confidence:` of an energy section: each figure's source tag (P primary, S secondary, D derived,
+// R recalled or assumed), keys among `figures`; the names of those tagged R.
+std::vector<std::string> read_confidence(const MapReader& e, const std::vector<std::string>& figures) {
+  const MapReader c(e.node("confidence"), e.place("confidence"), figures);
+  std::vector<std::string> recalled;
+  for (const auto& f : figures) {
+    if (!c.has(f)) continue;
+    const std::string tag = c.string(f);
+    if (tag != "P" && tag != "S" && tag != "D" && tag != "R")
+      fail(c.place(f), c.node(f), "expected P, S, D or R (the figure's source tag)", tag);
+    if (tag == "R") recalled.push_back(f);
+  }
+  return recalled;
+}
+
 // The `energy:` and `platform:` sections of `root` (a hardware file or its sidecar).
 void read_sections(const YAML::Node& root, const std::string& file, pf::Platform& p) {
   const Place top{file, ""};
   if (root["energy"]) {
-    MapReader e(root["energy"], top.child("energy"),
-                {"matrix_flop_fp32_j", "matrix_flop_fp16_j", "matrix_flop_int8_j", "vector_flop_j", "hbm_byte_j",
-                 "l2_byte_j", "static_power_w", "tdp_w", "process_nm"});
+    const std::vector<std::string> figures{"matrix_flop_fp32_j", "matrix_flop_fp16_j", "matrix_flop_int8_j",
+                                           "vector_flop_j",      "hbm_byte_j",         "l2_byte_j",
+                                           "static_power_w",     "tdp_w",              "process_nm"};
+    std::vector<std::string> keys = figures;
+    keys.emplace_back("confidence");
+    MapReader e(root["energy"], top.child("energy"), keys);
     p.energy.matrix_flop_fp32_j = e.non_negative("matrix_flop_fp32_j");
     p.energy.matrix_flop_fp16_j = e.non_negative("matrix_flop_fp16_j");
     p.energy.matrix_flop_int8_j = e.non_negative("matrix_flop_int8_j");
@@ -100,6 +118,8 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
     p.energy.l2_byte_j = e.non_negative_or("l2_byte_j", 0.0);
     p.energy.static_power_w = e.non_negative("static_power_w");
     p.energy.tdp_w = e.non_negative("tdp_w");
+    p.energy.recalled_figures.clear();
+    if (e.has("confidence")) p.energy.recalled_figures = read_confidence(e, figures);
   }
   if (root["platform"]) {
     MapReader m(root["platform"], top.child("platform"),
@@ -177,7 +197,7 @@ std::string preset_hint(const std::string& name, const std::vector<std::string>&
 std::string resolve_preset_or_file(const std::string& name_or_path, const std::string& sub,
                                    const std::string& what) {
   if (const std::string why = unknown_preset(name_or_path, sub); !why.empty())
-    throw ConfigError(name_or_path, 1, 1, what, why, excerpt(name_or_path));
+    throw ConfigError(name_or_path, 1, 1, what, why, "\"" + name_or_path + "\"");
   return resolve_path(name_or_path, sub);
 }
 }  // namespace
@@ -205,7 +225,7 @@ std::string unknown_preset(const std::string& name_or_path, const std::vector<st
 std::string preset_at(const MapReader& m, const std::string& key, const std::string& sub) {
   const std::string name = m.string(key);
   if (const std::string why = unknown_preset(name, sub); !why.empty())
-    fail(m.place(key), m.node(key), why, excerpt(name));
+    fail(m.place(key), m.node(key), why, "\"" + name + "\"");
   return name;
 }
 
@@ -218,21 +238,40 @@ std::string resolve_loopnest_hardware_path(const std::string& name_or_path) {
   return research != name_or_path ? research : resolve_path(name_or_path, "hardware");
 }
 
-SystemFile load_system(const std::string& path) {
-  const std::string text = read_text_file(path, "system file");
-  const YAML::Node root = parse_yaml(text, path);
-  const Place top{path, ""};
-  MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power"});
-  if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
-  SystemFile out;
-  out.chip_name = preset_at(m, "chip", "hardware");
-  out.chip = resolve_platform(out.chip_name);
-  pf::SystemSpec& s = out.system;
-  s.name = m.string("name");
-  s.chips = m.positive_int("chips");
+namespace {
+
+// A second level: nodes of chips_per_node on the switch above, or copies of the torus
+// above (each `dims`, TPU slices), joined by a network in which every chip has its own
+// port (collectives.hpp, ScaleOut).
+void read_scale_out(const MapReader& ic, const std::string& topo, bool torus_nodes, int chips, sys::Interconnect& out) {
+  MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
+  if (topo == "ring")  // a ring file's chips are its one ring (no dims of one node)
+    fail(ic.place("topology"), ic.node("topology"),
+         "expected switch, torus_2d or torus_3d (the nodes of a scale_out system)", topo);
+  const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
+  sys::ScaleOut& out_so = out.scale_out;
+  out_so.chips_per_node = so.positive_int("chips_per_node");
+  if (chips % out_so.chips_per_node != 0)
+    fail(so.place("chips_per_node"), so.node("chips_per_node"),
+         "expected a divisor of chips = " + std::to_string(chips), std::to_string(out_so.chips_per_node));
+  if (torus_nodes) {
+    const int node = sys::chip_count(out);  // one node's dims, before nodes is set
+    if (node != out_so.chips_per_node)
+      fail(so.place("chips_per_node"), so.node("chips_per_node"),
+           "expected the product of dims (one node's " + topo + ") = " + std::to_string(node),
+           std::to_string(out_so.chips_per_node));
+    out_so.nodes = chips / out_so.chips_per_node;
+  }
+  out_so.link_bandwidth_bytes_per_s = ports.link_bandwidth_bytes_per_s;
+  out_so.link_latency_s = ports.link_latency_s;
+  out_so.links = ports.links;
+  out_so.achievable_fraction = ports.achievable_fraction;
+}
+
+sys::Interconnect read_system_interconnect(const MapReader& m, int chips) {
   MapReader ic(m.node("interconnect"), m.place("interconnect"), link_keys({"topology", "dims", "scale_out"}));
   const std::string topo = ic.string("topology");
-  std::array<int, 3> dims{s.chips, 1, 1};
+  std::array<int, 3> dims{chips, 1, 1};
   if (ic.has("dims")) {
     const YAML::Node dn = ic.sequence("dims");
     if (dn.size() > 3) fail(ic.place("dims"), dn, "expected 1 to 3 dimensions", describe(dn));
@@ -242,58 +281,103 @@ SystemFile load_system(const std::string& path) {
   const double bw = ic.positive("link_bandwidth_bytes_per_s");
   const double lat = ic.non_negative_or("link_latency_s", 0.0);
   const int links = ic.positive_int_or("links", 1);
-  if (topo == "switch") s.interconnect = sys::make_switch(s.chips, bw, lat, links);
-  else if (topo == "ring") s.interconnect = sys::make_ring(s.chips, bw, lat, links);
+  sys::Interconnect out;
+  if (topo == "switch") out = sys::make_switch(chips, bw, lat, links);
+  else if (topo == "ring") out = sys::make_ring(chips, bw, lat, links);
   else if (topo == "torus_2d" || topo == "torus_3d") {
-    s.interconnect = sys::make_torus(dims, bw, lat, links);
-    s.interconnect.topology = topo == "torus_2d" ? sys::Topology::torus_2d : sys::Topology::torus_3d;
+    out = sys::make_torus(dims, bw, lat, links);
+    out.topology = topo == "torus_2d" ? sys::Topology::torus_2d : sys::Topology::torus_3d;
   } else {
     fail(ic.place("topology"), ic.node("topology"), "expected switch, ring, torus_2d or torus_3d", topo);
   }
-  if (ic.has("achievable_fraction")) s.interconnect.achievable_fraction = ic.positive_fraction("achievable_fraction");
+  if (ic.has("achievable_fraction")) out.achievable_fraction = ic.positive_fraction("achievable_fraction");
   const bool torus_nodes = ic.has("scale_out") && topo != "switch";
-  if (!torus_nodes && sys::chip_count(s.interconnect) != s.chips)
-    fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(s.chips),
-         std::to_string(sys::chip_count(s.interconnect)));
-  // A second level: nodes of chips_per_node on the switch above, or copies of the torus
-  // above (each `dims`, TPU slices), joined by a network in which every chip has its own
-  // port (collectives.hpp, ScaleOut).
-  if (ic.has("scale_out")) {
-    MapReader so(ic.node("scale_out"), ic.place("scale_out"), link_keys({"chips_per_node"}));
-    if (topo == "ring")  // a ring file's chips are its one ring (no dims of one node)
-      fail(ic.place("topology"), ic.node("topology"),
-           "expected switch, torus_2d or torus_3d (the nodes of a scale_out system)", topo);
-    const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
-    sys::ScaleOut& out_so = s.interconnect.scale_out;
-    out_so.chips_per_node = so.positive_int("chips_per_node");
-    if (s.chips % out_so.chips_per_node != 0)
-      fail(so.place("chips_per_node"), so.node("chips_per_node"),
-           "expected a divisor of chips = " + std::to_string(s.chips), std::to_string(out_so.chips_per_node));
-    if (torus_nodes) {
-      const int node = sys::chip_count(s.interconnect);  // one node's dims, before nodes is set
-      if (node != out_so.chips_per_node)
-        fail(so.place("chips_per_node"), so.node("chips_per_node"),
-             "expected the product of dims (one node's " + topo + ") = " + std::to_string(node),
-             std::to_string(out_so.chips_per_node));
-      out_so.nodes = s.chips / out_so.chips_per_node;
+  if (!torus_nodes && sys::chip_count(out) != chips)
+    fail(ic.place("dims"), ic.self(), "expected dims whose product is chips = " + std::to_string(chips),
+         std::to_string(sys::chip_count(out)));
+  if (ic.has("scale_out")) read_scale_out(ic, topo, torus_nodes, chips, out);
+  return out;
+}
+
+sys::PowerSpec read_system_power(const MapReader& m, const pf::Platform& chip) {
+  sys::PowerSpec p;
+  p.tdp_w = chip.energy.tdp_w;
+  p.static_power_w = chip.energy.static_power_w;
+  p.min_clock_fraction = 0.3;
+  if (!m.has("power")) return p;
+  MapReader pw(m.node("power"), m.place("power"), {"tdp_w", "static_power_w", "dvfs", "min_clock_fraction"});
+  p.tdp_w = pw.non_negative_or("tdp_w", p.tdp_w);
+  p.static_power_w = pw.non_negative_or("static_power_w", p.static_power_w);
+  if (pw.has("min_clock_fraction")) p.min_clock_fraction = pw.fraction("min_clock_fraction");
+  const std::string dv = pw.string_or("dvfs", "voltage_and_frequency");
+  if (dv == "frequency_only") p.rule = sys::DvfsRule::frequency_only;
+  else if (dv != "voltage_and_frequency")
+    fail(pw.place("dvfs"), pw.node("dvfs"), "expected frequency_only or voltage_and_frequency", dv);
+  return p;
+}
+
+// The host: everything at the wall besides the accelerators (costmodel/system/power.hpp).
+sys::HostPower read_host_power(const MapReader& m) {
+  sys::HostPower h;
+  if (!m.has("host")) return h;
+  MapReader hr(m.node("host"), m.place("host"),
+               {"cpus_w", "memory_w", "nics_w", "switches_w", "storage_w", "fans_w", "other_w", "psu_efficiency",
+                "max_wall_w"});
+  h.cpus_w = hr.non_negative_or("cpus_w", 0.0);
+  h.memory_w = hr.non_negative_or("memory_w", 0.0);
+  h.nics_w = hr.non_negative_or("nics_w", 0.0);
+  h.switches_w = hr.non_negative_or("switches_w", 0.0);
+  h.storage_w = hr.non_negative_or("storage_w", 0.0);
+  h.other_w = hr.non_negative_or("other_w", 0.0);
+  h.fans_w = hr.non_negative_or("fans_w", 0.0);
+  if (hr.has("psu_efficiency")) h.psu_efficiency = hr.positive_fraction("psu_efficiency");
+  h.max_wall_w = hr.non_negative_or("max_wall_w", 0.0);
+  return h;
+}
+
+}  // namespace
+
+sys::ServingStack load_stack(const std::string& path) {
+  const std::string text = read_text_file(path, "serving stack file");
+  const YAML::Node root = parse_yaml(text, path);
+  MapReader m(root, Place{path, ""}, {"kind", "name", "step_overhead_s", "per_sequence_overhead_s"});
+  if (m.string("kind") != "serving_stack")
+    fail(m.place("kind"), m.node("kind"), "expected serving_stack", m.string("kind"));
+  sys::ServingStack st;
+  st.name = m.string("name");
+  st.file = path;
+  st.step_s = m.non_negative_or("step_overhead_s", 0.0);
+  st.per_sequence_s = m.non_negative_or("per_sequence_overhead_s", 0.0);
+  return st;
+}
+
+sys::ServingStack resolve_stack(const std::string& name_or_path) {
+  if (name_or_path == "none") return sys::ServingStack{};
+  return load_stack(resolve_preset_or_file(name_or_path, "stacks", "serving stack"));
+}
+
+SystemFile load_system(const std::string& path) {
+  const std::string text = read_text_file(path, "system file");
+  const YAML::Node root = parse_yaml(text, path);
+  const Place top{path, ""};
+  MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power", "host", "stack"});
+  if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
+  SystemFile out;
+  out.file = path;
+  out.chip_name = preset_at(m, "chip", "hardware");
+  out.chip = resolve_platform(out.chip_name);
+  pf::SystemSpec& s = out.system;
+  s.name = m.string("name");
+  s.chips = m.positive_int("chips");
+  s.interconnect = read_system_interconnect(m, s.chips);
+  s.power = read_system_power(m, out.chip);
+  s.host = read_host_power(m);
+  if (m.has("stack")) {
+    const std::string st = m.string("stack");
+    if (st != "none") {
+      if (const std::string why = unknown_preset(st, "stacks"); !why.empty()) fail(m.place("stack"), m.node("stack"), why, st);
     }
-    out_so.link_bandwidth_bytes_per_s = ports.link_bandwidth_bytes_per_s;
-    out_so.link_latency_s = ports.link_latency_s;
-    out_so.links = ports.links;
-    out_so.achievable_fraction = ports.achievable_fraction;
-  }
-  s.power.tdp_w = out.chip.energy.tdp_w;
-  s.power.static_power_w = out.chip.energy.static_power_w;
-  s.power.min_clock_fraction = 0.3;
-  if (m.has("power")) {
-    MapReader pw(m.node("power"), m.place("power"), {"tdp_w", "static_power_w", "dvfs", "min_clock_fraction"});
-    s.power.tdp_w = pw.number_or("tdp_w", s.power.tdp_w);
-    s.power.static_power_w = pw.non_negative_or("static_power_w", s.power.static_power_w);
-    if (pw.has("min_clock_fraction")) s.power.min_clock_fraction = pw.fraction("min_clock_fraction");
-    const std::string dv = pw.string_or("dvfs", "voltage_and_frequency");
-    if (dv == "frequency_only") s.power.rule = sys::DvfsRule::frequency_only;
-    else if (dv != "voltage_and_frequency")
-      fail(pw.place("dvfs"), pw.node("dvfs"), "expected frequency_only or voltage_and_frequency", dv);
+    s.default_stack = resolve_stack(st);
   }
   return out;
 }

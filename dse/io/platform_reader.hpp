@@ -9,6 +9,9 @@
 //        vector_flop_j, hbm_byte_j, l2_byte_j: NUMBER >= 0
 //        static_power_w, tdp_w: NUMBER >= 0
 //        process_nm: NUMBER > 0            # informative (the scaling rule's input)
+//        confidence: {FIGURE: P|S|D|R, ...}   # each figure's source tag (keys: the names above);
+//                                          # those tagged R raise a point's engineering risk
+//                                          # (ChipEnergy::recalled_figures, costmodel/system/risk.hpp)
 //      platform:
 //        graph_kernel_overhead_s: NUMBER >= 0   # per kernel under CUDA/HPU graphs or XLA
 //        stack_maturity: NUMBER in [0, 1]
@@ -24,6 +27,14 @@
 //                     link_bandwidth_bytes_per_s, link_latency_s, links, achievable_fraction}
 //      power: {tdp_w, static_power_w, dvfs: frequency_only|voltage_and_frequency,
 //              min_clock_fraction}
+//      host: {cpus_w, memory_w, nics_w, switches_w, storage_w, other_w: NUMBER >= 0,   # under load
+//             fans_w: NUMBER >= 0,                                              # at full load
+//             psu_efficiency: NUMBER in (0, 1], max_wall_w: NUMBER >= 0}   # power.hpp wall_power
+//      stack: PRESET-OR-PATH       # the default serving stack (scenarios/stacks), or none
+//  * serving stack files (scenarios/stacks/*.yaml):
+//      kind: serving_stack
+//      name: STRING
+//      step_overhead_s, per_sequence_overhead_s: NUMBER >= 0   # per scheduler iteration
 // Presets are looked up in the scenarios folder: env DSE_SCENARIOS_DIR, else
 // the compile definition DSE_SCENARIOS_DIR (the source tree's scenarios/).
 #pragma once
@@ -61,11 +72,15 @@ costmodel::platform::Platform resolve_platform(const std::string& name_or_path);
 std::string resolve_loopnest_hardware_path(const std::string& name_or_path);
 
 struct SystemFile {
+  std::string file;  // the path it was read from
   costmodel::platform::SystemSpec system;
   costmodel::platform::Platform chip;
   std::string chip_name;
 };
 SystemFile load_system(const std::string& path);
+costmodel::system::ServingStack load_stack(const std::string& path);
+// A preset name of scenarios/stacks, a file path, or "none" (no overhead).
+costmodel::system::ServingStack resolve_stack(const std::string& name_or_path);
 // A preset name of scenarios/systems or a file path.
 SystemFile resolve_system(const std::string& name_or_path);
 

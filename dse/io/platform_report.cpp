@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 namespace dse::io {
@@ -44,7 +45,67 @@ std::string eng(double v, int prec = 4) {
 
 void stats_json(std::ostream& os, const costmodel::system::LatencyStats& s) {
   os << "{\"mean_s\": " << json_number(s.mean_s) << ", \"p50_s\": " << json_number(s.p50_s)
-     << ", \"p95_s\": " << json_number(s.p95_s) << ", \"p99_s\": " << json_number(s.p99_s) << "}";
+     << ", \"p90_s\": " << json_number(s.p90_s) << ", \"p95_s\": " << json_number(s.p95_s)
+     << ", \"p99_s\": " << json_number(s.p99_s) << "}";
+}
+
+// The SLA bounds a search ran with, as "ttft_p99 <= 2000 ms, tpot_p99 <= 200 ms" (text) or
+// "ttft_p99+tpot_p99" (the JSON metric).
+std::string sla_text(const costmodel::system::SlaBounds& b, bool json) {
+  std::string out;
+  auto add = [&](const char* name, const std::optional<double>& v) {
+    if (!v) return;
+    out += (out.empty() ? "" : json ? "+" : ", ") + std::string(name) + (json ? "" : " <= " + eng(*v * 1e3) + " ms");
+  };
+  add("ttft_p99", b.ttft_p99_s);
+  add("tpot_p99", b.tpot_p99_s);
+  add("e2e_p99", b.e2e_p99_s);
+  return out;
+}
+
+void print_power_text(const pf::SystemEval& e, std::ostream& os) {
+  os << "power at the wall " << eng(e.wall.wall_w) << " W (accelerators " << eng(e.wall.accelerators_w) << " W"
+     << (e.wall.idle_chips_w > 0 ? ", idle chips " + eng(e.wall.idle_chips_w) + " W" : std::string())
+     << (e.wall.host_w > 0 ? ", host " + eng(e.wall.host_w) + " W of which fans " + eng(e.wall.fans_w) + " W"
+                           : std::string())
+     << (e.wall.psu_loss_w > 0 ? ", power-supply losses " + eng(e.wall.psu_loss_w) + " W" : std::string()) << ")"
+     << (e.power.throttled ? "; accelerators throttled to " + eng(100 * e.power.throttle_factor, 3) +
+                                 " % of the nominal clock by the TDP (" + eng(e.unthrottled_step_latency_s * 1e3) +
+                                 " ms per step unthrottled, " + eng(e.power.unthrottled_power_per_chip_w) +
+                                 " W per chip)"
+                           : std::string())
+     << "\nenergy/token " << eng(e.wall_energy_per_token_j) << " J at the wall (" << eng(e.power.energy_per_token_j)
+     << " J accelerators), perf/W " << eng(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0)
+     << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
+}
+
+void print_serving_text(const pf::SystemEval& e, std::ostream& os) {
+  const auto& sv = e.serving;
+  // A batch fits when its weights, activations and KV cache of prompt + output tokens fit in
+  // memory (max_batch_fitting); the simulation and the SLA search admit at most max_batch.
+  os << "\nserving sweep (batch, TTFT ms, TPOT ms, tokens/s system, fits memory); stack " << sv.stack.name;
+  if (sv.stack.step_s > 0 || sv.stack.per_sequence_s > 0)
+    os << " (" << eng(sv.stack.step_s * 1e3) << " ms + " << eng(sv.stack.per_sequence_s * 1e3)
+       << " ms per sequence each iteration)";
+  os << '\n';
+  for (const auto& p : sv.sweep)
+    os << "  " << std::right << std::setw(5) << p.batch << std::setw(12) << eng(p.ttft_s * 1e3) << std::setw(12)
+       << eng(p.tpot_s * 1e3) << std::setw(14) << eng(p.tokens_per_s_system)
+       << (p.batch <= sv.max_batch_fitting ? "  yes" : "  no") << '\n';
+  if (sv.max_batch_fitting < 1)
+    os << "no batch fits in memory: one sequence of prompt + output tokens already does not"
+       << (sv.at_rate || sv.sla ? " (the simulation runs batch 1)" : "") << '\n';
+  if (sv.at_rate) {
+    const auto& r = *sv.at_rate;
+    os << "at rate (at most " << sv.max_batch << " requests in flight per replica): TTFT p50/p90/p99 "
+       << eng(r.ttft.p50_s * 1e3) << " / " << eng(r.ttft.p90_s * 1e3) << " / " << eng(r.ttft.p99_s * 1e3)
+       << " ms, TPOT p50/p90/p99 " << eng(r.tpot.p50_s * 1e3) << " / " << eng(r.tpot.p90_s * 1e3) << " / "
+       << eng(r.tpot.p99_s * 1e3) << " ms, e2e p50/p99 " << eng(r.e2e.p50_s) << " / " << eng(r.e2e.p99_s)
+       << " s, " << eng(r.tokens_per_s_system) << " tokens/s\n";
+  }
+  if (sv.sla)
+    os << "max rate meeting " << sla_text(e.serving.sla_bounds, false) << ": " << eng(sv.sla->max_rate_per_s)
+       << " req/s" << (sv.sla->found ? "" : " (not found)") << '\n';
 }
 
 }  // namespace
@@ -95,49 +156,34 @@ void print_eval_text(const pf::SystemEval& e, std::ostream& os) {
                                                eng(e.step.dp_replica_comm_s * 1e3) + " ms)"
                                          : std::string())
                               : std::string())
+     << (e.step.cp_comm_s > 0 ? ", context-parallel ring sends " + eng(e.step.cp_comm_s * 1e3) + " ms before overlap"
+                               : std::string())
      << (e.step.shard_copies_s > 0 ? ", shard copies " + eng(e.step.shard_copies_s * 1e3) + " ms" : std::string())
      << (e.step.optimizer_s > 0 ? ", optimizer " + eng(e.step.optimizer_s * 1e3) + " ms" : std::string())
-     << "), tokens/s " << eng(e.tokens_per_s)
-     << "\npower " << eng(e.power.power_w) << " W"
-     << (e.power.throttled ? " (throttled to " + eng(100 * e.power.throttle_factor, 3) + " % of the nominal clock by the TDP; " +
-                                 eng(e.unthrottled_step_latency_s * 1e3) + " ms per step unthrottled, " +
-                                 eng(e.power.unthrottled_power_per_chip_w) + " W per chip)"
-                           : std::string())
-     << ", energy/token " << eng(e.power.energy_per_token_j) << " J, perf/W " << eng(e.power.perf_per_w)
-     << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
+     << (e.step.weight_cast_s > 0 ? ", FP8 weight casts " + eng(e.step.weight_cast_s * 1e3) + " ms" : std::string())
+     << "), tokens/s " << eng(e.tokens_per_s) << ", MFU " << eng(100 * e.step_mfu, 3) << " %, bottleneck "
+     << costmodel::to_string(e.bottleneck) << '\n';
+  print_power_text(e, os);
   if (!e.precision_note.empty()) os << "precision: " << e.precision_note << '\n';
   os << "fusion groups " << e.chip.fusion_groups << " (" << e.chip.unsupported_fusion_groups
      << " not in the stack's list); kernel cache " << e.cache_hits << " hits / " << e.cache_misses << " misses\n";
   if (e.serving.evaluated) {
-    // A batch fits when its weights, activations and KV cache of prompt + output tokens fit in
-    // memory (max_batch_fitting); the simulation and the SLA search use the largest that fits.
-    os << "\nserving sweep (batch, TTFT ms, TPOT ms, tokens/s system, fits memory)\n";
-    for (const auto& p : e.serving.sweep)
-      os << "  " << std::right << std::setw(5) << p.batch << std::setw(12) << eng(p.ttft_s * 1e3) << std::setw(12)
-         << eng(p.tpot_s * 1e3) << std::setw(14) << eng(p.tokens_per_s_system)
-         << (p.batch <= e.serving.max_batch_fitting ? "  yes" : "  no") << '\n';
-    if (e.serving.max_batch_fitting < 1)
-      os << "no batch fits in memory: one sequence of prompt + output tokens already does not"
-         << (e.serving.at_rate || e.serving.sla ? " (the simulation runs batch 1)" : "") << '\n';
-    if (e.serving.at_rate)
-      os << "at rate: TTFT p50/p95/p99 " << eng(e.serving.at_rate->ttft.p50_s * 1e3) << " / "
-         << eng(e.serving.at_rate->ttft.p95_s * 1e3) << " / " << eng(e.serving.at_rate->ttft.p99_s * 1e3)
-         << " ms, e2e p99 " << eng(e.serving.at_rate->e2e.p99_s) << " s\n";
-    if (e.serving.sla)
-      os << "max rate meeting the p99 TTFT SLA: " << eng(e.serving.sla->max_rate_per_s) << " req/s"
-         << (e.serving.sla->found ? "" : " (not found)") << '\n';
+    print_serving_text(e, os);
   } else if (!e.serving.reason.empty()) {
     os << "\nserving sweep not run: " << e.serving.reason << '\n';
   }
 }
 
-void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
+namespace {
+
+void totals_json(const pf::SystemEval& e, std::ostream& os) {
   const auto& t = e.chip.totals;
-  os << "{\"feasible\": " << (e.feasible ? "true" : "false") << ", \"reason\": " << json_string(e.reason);
   os << ", \"totals\": {\"latency_s\": " << json_number(e.feasible ? e.step_latency_s : t.latency_s)
      << ", \"unthrottled_latency_s\": " << json_number(e.feasible ? e.unthrottled_step_latency_s : t.latency_s)
      << ", \"chip_latency_s\": " << json_number(t.latency_s) << ", \"flops\": " << json_number(t.flops)
-     << ", \"mfu\": " << json_number(t.mfu) << ", \"energy_j\": " << json_number(t.energy_j)
+     << ", \"mfu\": " << json_number(t.mfu) << ", \"step_mfu\": " << json_number(e.step_mfu)
+     << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.bottleneck)))
+     << ", \"energy_j\": " << json_number(t.energy_j)
      << ", \"dynamic_energy_j\": " << json_number(t.dynamic_energy_j) << ", \"memory_bytes\": "
      << json_number(t.memory_bytes) << ", \"fits_memory\": " << (e.chip.fits_memory ? "true" : "false")
      << ", \"memory\": {\"weight_bytes\": " << json_number(e.chip.footprint.weight_bytes)
@@ -147,8 +193,11 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
      << ", \"kv_cache_bytes\": " << json_number(e.chip.footprint.kv_cache_bytes) << "}"
      << ", \"dram_bytes\": " << json_number(t.dram_bytes);
   if (t.tokens > 0) os << ", \"tokens_per_s\": " << json_number(e.tokens_per_s);
-  os << "}, \"chips\": " << e.chips << ", \"kernel_precision\": " << json_string(e.kernel_precision)
-     << ", \"precision_note\": " << json_string(e.precision_note) << ", \"layers\": [";
+  os << "}";
+}
+
+void layers_json(const pf::SystemEval& e, std::ostream& os) {
+  os << ", \"layers\": [";
   for (std::size_t i = 0; i < e.chip.layers.size(); ++i) {
     const auto& l = e.chip.layers[i];
     os << (i ? ", " : "") << "{\"name\": " << json_string(l.name) << ", \"type\": " << json_string(l.type)
@@ -161,48 +210,97 @@ void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
        << json_string(l.mapping.tile) << ", \"fusion_group\": " << json_string(l.mapping.fusion_group)
        << ", \"precision\": " << json_string(l.mapping.precision) << "}}";
   }
-  os << "], \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
+  os << "]";
+}
+
+void parallel_json(const pf::SystemEval& e, std::ostream& os) {
+  os << ", \"parallel\": {\"step_time_s\": " << json_number(e.step.step_time_s) << ", \"bubble_s\": "
      << json_number(e.step.bubble_s) << ", \"exposed_comm_s\": " << json_number(e.step.exposed_comm_s)
      << ", \"shard_copies_s\": " << json_number(e.step.shard_copies_s)
      << ", \"dp_comm_s\": " << json_number(e.step.dp_comm_s)
+     << ", \"cp_comm_s\": " << json_number(e.step.cp_comm_s)
      << ", \"dp_replica_comm_s\": " << json_number(e.step.dp_replica_comm_s)
      << ", \"optimizer_s\": " << json_number(e.step.optimizer_s)
+     << ", \"weight_cast_s\": " << json_number(e.step.weight_cast_s)
      << ", \"bottleneck\": " << json_string(std::string(costmodel::to_string(e.step.bottleneck))) << "}";
-  os << ", \"serving\": {\"evaluated\": " << (e.serving.evaluated ? "true" : "false") << ", \"sweep\": [";
-  for (std::size_t i = 0; i < e.serving.sweep.size(); ++i) {
-    const auto& p = e.serving.sweep[i];
+}
+
+void serving_json(const pf::SystemEval& e, std::ostream& os) {
+  const auto& sv = e.serving;
+  os << ", \"serving\": {\"evaluated\": " << (sv.evaluated ? "true" : "false") << ", \"stack\": {\"name\": "
+     << json_string(sv.stack.name) << ", \"step_overhead_s\": " << json_number(sv.stack.step_s)
+     << ", \"per_sequence_overhead_s\": " << json_number(sv.stack.per_sequence_s) << "}, \"sweep\": [";
+  for (std::size_t i = 0; i < sv.sweep.size(); ++i) {
+    const auto& p = sv.sweep[i];
     os << (i ? ", " : "") << "{\"batch\": " << p.batch << ", \"ttft_s\": " << json_number(p.ttft_s)
        << ", \"tpot_s\": " << json_number(p.tpot_s) << ", \"e2e_s\": " << json_number(p.e2e_s)
        << ", \"tokens_per_s\": " << json_number(p.tokens_per_s_system)
-       << ", \"fits_memory\": " << (p.batch <= e.serving.max_batch_fitting ? "true" : "false") << "}";
+       << ", \"fits_memory\": " << (p.batch <= sv.max_batch_fitting ? "true" : "false") << "}";
   }
-  os << "], \"max_batch_fitting\": " << e.serving.max_batch_fitting
-     << ", \"reason\": " << json_string(e.serving.reason);
-  if (e.serving.at_rate) {
+  os << "], \"max_batch_fitting\": " << sv.max_batch_fitting << ", \"max_batch\": " << sv.max_batch
+     << ", \"reason\": " << json_string(sv.reason);
+  if (sv.at_rate) {
+    const auto& r = *sv.at_rate;
     os << ", \"at_rate\": {\"ttft\": ";
-    stats_json(os, e.serving.at_rate->ttft);
+    stats_json(os, r.ttft);
+    os << ", \"tpot\": ";
+    stats_json(os, r.tpot);
     os << ", \"e2e\": ";
-    stats_json(os, e.serving.at_rate->e2e);
-    os << ", \"p50_s\": " << json_number(e.serving.at_rate->e2e.p50_s)
-       << ", \"p95_s\": " << json_number(e.serving.at_rate->e2e.p95_s)
-       << ", \"p99_s\": " << json_number(e.serving.at_rate->e2e.p99_s)
-       << ", \"tokens_per_s\": " << json_number(e.serving.at_rate->tokens_per_s_system) << "}";
+    stats_json(os, r.e2e);
+    os << ", \"p50_s\": " << json_number(r.e2e.p50_s) << ", \"p95_s\": " << json_number(r.e2e.p95_s)
+       << ", \"p99_s\": " << json_number(r.e2e.p99_s) << ", \"tokens_per_s\": " << json_number(r.tokens_per_s_system)
+       << ", \"mean_batch\": " << json_number(r.mean_batch) << ", \"utilisation\": " << json_number(r.utilisation)
+       << "}";
   }
-  if (e.serving.sla)
-    os << ", \"max_rate_at_sla\": {\"found\": " << (e.serving.sla->found ? "true" : "false")
-       << ", \"rate_per_s\": " << json_number(e.serving.sla->max_rate_per_s) << ", \"metric\": \"ttft_p99\"}";
-  os << "}, \"power_w\": " << json_number(e.power.power_w) << ", \"throttled\": "
+  if (sv.sla) {
+    auto bound = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
+    os << ", \"max_rate_at_sla\": {\"found\": " << (sv.sla->found ? "true" : "false")
+       << ", \"rate_per_s\": " << json_number(sv.sla->max_rate_per_s)
+       << ", \"metric\": " << json_string(sla_text(sv.sla_bounds, true))
+       << ", \"ttft_p99_s\": " << bound(sv.sla_bounds.ttft_p99_s)
+       << ", \"tpot_p99_s\": " << bound(sv.sla_bounds.tpot_p99_s)
+       << ", \"e2e_p99_s\": " << bound(sv.sla_bounds.e2e_p99_s) << "}";
+  }
+  os << "}";
+}
+
+// Power at the wall (power_w) and its parts; energy per token and perf/W at the wall.
+void power_json(const pf::SystemEval& e, std::ostream& os) {
+  os << ", \"power_w\": " << json_number(e.wall.wall_w)
+     << ", \"accelerator_power_w\": " << json_number(e.wall.accelerators_w)
+     << ", \"idle_chips_power_w\": " << json_number(e.wall.idle_chips_w)
+     << ", \"host_power_w\": " << json_number(e.wall.host_w) << ", \"fans_power_w\": " << json_number(e.wall.fans_w)
+     << ", \"psu_loss_w\": " << json_number(e.wall.psu_loss_w) << ", \"throttled\": "
      << (e.power.throttled ? "true" : "false") << ", \"throttle_factor\": " << json_number(e.power.throttle_factor)
-     << ", \"energy_per_token_j\": "
-     << json_number(e.power.energy_per_token_j) << ", \"perf_per_w\": " << json_number(e.power.perf_per_w)
-     << ", \"risk\": {\"score\": " << json_number(e.risk.score) << ", \"items\": [";
+     << ", \"energy_per_token_j\": " << json_number(e.wall_energy_per_token_j)
+     << ", \"accelerator_energy_per_token_j\": " << json_number(e.power.energy_per_token_j)
+     << ", \"perf_per_w\": " << json_number(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0);
+}
+
+void risk_json(const pf::SystemEval& e, std::ostream& os) {
+  os << ", \"risk\": {\"score\": " << json_number(e.risk.score) << ", \"items\": [";
   for (std::size_t i = 0; i < e.risk.items.size(); ++i) {
     const auto& r = e.risk.items[i];
     os << (i ? ", " : "") << "{\"kind\": " << json_string(std::string(costmodel::system::to_string(r.kind)))
        << ", \"owner\": " << json_string(std::string(costmodel::system::to_string(r.owner)))
        << ", \"weight\": " << json_number(r.weight) << ", \"detail\": " << json_string(r.detail) << "}";
   }
-  os << "]}, \"cache\": {\"hits\": " << e.cache_hits << ", \"misses\": " << e.cache_misses << "}}\n";
+  os << "]}";
+}
+
+}  // namespace
+
+void print_eval_json(const pf::SystemEval& e, std::ostream& os) {
+  os << "{\"feasible\": " << (e.feasible ? "true" : "false") << ", \"reason\": " << json_string(e.reason);
+  totals_json(e, os);
+  os << ", \"chips\": " << e.chips << ", \"kernel_precision\": " << json_string(e.kernel_precision)
+     << ", \"precision_note\": " << json_string(e.precision_note);
+  layers_json(e, os);
+  parallel_json(e, os);
+  serving_json(e, os);
+  power_json(e, os);
+  risk_json(e, os);
+  os << ", \"cache\": {\"hits\": " << e.cache_hits << ", \"misses\": " << e.cache_misses << "}}\n";
 }
 
 }  // namespace dse::io

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <stdexcept>
 
+#include "dse/io/lengths_reader.hpp"
 #include "dse/io/scalesim_io.hpp"
 #include "dse/io/workload_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -106,13 +108,16 @@ const std::vector<FieldDef>& system_fields() {
       {"ep", false, true, 1},
       {"batching", false, false, 0},   // continuous 0, static 1
       {"batch_timeout_s", false, false, 0},
+      {"stack", false, false, 0},      // 0: the system file's; k: HardwareEntry::stacks[k - 1]
+      {"attention_kernel", false, false, 0},  // native 0, flash2 1, flash1 2
+      {"cp", false, true, 1},          // context parallelism (workload/spec.hpp PhaseSpec::context_parallel)
   };
   return f;
 }
 
 // Field positions in system_fields().
 constexpr std::size_t kTp = 0, kPrecision = 1, kFusion = 2, kPp = 3, kDp = 4, kEp = 5, kBatching = 6,
-                      kBatchTimeout = 7;
+                      kBatchTimeout = 7, kStack = 8, kAttentionKernel = 9, kCp = 10;
 
 const std::vector<FieldDef>& fields_of(HardwareKind k) {
   switch (k) {
@@ -144,6 +149,33 @@ std::vector<double> parse_category(const YAML::Node& node, const Place& at, cons
 const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8", "int8"};
 const std::vector<std::string> kFusions = {"none", "standard", "aggressive"};
 const std::vector<std::string> kBatchings = {"continuous", "static"};
+const std::vector<std::string> kAttentionKernels = {"native", "flash2", "flash1"};
+
+// A serving stack value: a preset of scenarios/stacks, a file or none, or {choices: [...]};
+// each is read into `stacks` and its field value is its position there + 1.
+std::vector<double> parse_stacks(const YAML::Node& node, const Place& at,
+                                 std::vector<costmodel::system::ServingStack>& stacks) {
+  auto one = [&](const YAML::Node& n, const Place& p) {
+    const std::string v = io::as_string(n, p);
+    if (v != "none") {
+      if (const std::string why = io::unknown_preset(v, "stacks"); !why.empty()) io::fail(p, n, why, "\"" + v + "\"");
+    }
+    try {
+      stacks.push_back(io::resolve_stack(v));
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(p, n, "expected a serving stack preset or file", "\"" + v + "\": " + err.what());
+    }
+    return static_cast<double>(stacks.size());
+  };
+  if (!node.IsMap()) return {one(node, at)};
+  const MapReader m(node, at, {"choices"});
+  const YAML::Node c = m.sequence("choices");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < c.size(); ++i) v.push_back(one(c[i], m.place("choices").item(i)));
+  return v;
+}
 
 // The values a system figure takes (its knob's, or the one fixed figure).
 std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
@@ -154,13 +186,13 @@ std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
 }
 
 // Parallelism degrees of a system entry: whole numbers, and every combination of
-// the swept values must map onto the system's chips (tp x pp x dp divides the chip
+// the swept values must map onto the system's chips (tp x cp x pp x dp divides the chip
 // count; ep divides tp x dp, the chips that hold experts).
 void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   const int chips = e.system->system.chips;
   const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
   const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
-  for (const std::size_t f : {kTp, kPp, kDp, kEp}) {
+  for (const std::size_t f : {kTp, kPp, kDp, kEp, kCp}) {
     const char* key = system_fields()[f].key;
     for (const double v : values_of(e, f)) {
       if (f == kDp && v == 0.0 && !m.has(key)) continue;  // the default: fill the system
@@ -172,25 +204,27 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   }
   for (const double tp : values_of(e, kTp)) {
     for (const double pp : values_of(e, kPp)) {
-      const auto used = static_cast<std::int64_t>(tp * pp);
-      const bool fill = !m.has("dp");
-      if (chips % used != 0) {
-        const char* key = m.has("pp") ? "pp" : "tp";
-        io::fail(m.place(key), m.node(key), "expected tp x pp to divide the chip count" + of,
-                 "tp " + str(tp) + " x pp " + str(pp) + " = " + std::to_string(used));
-      }
-      for (const double dp_value : values_of(e, kDp)) {
-        const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
-        if (chips % (used * dp) != 0) {
-          io::fail(m.place("dp"), m.node("dp"), "expected tp x pp x dp to divide the chip count" + of,
-                   "tp " + str(tp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
-                       std::to_string(used * dp));
+      for (const double cp : values_of(e, kCp)) {
+        const auto used = static_cast<std::int64_t>(tp * pp * cp);
+        const bool fill = !m.has("dp");
+        if (chips % used != 0) {
+          const char* key = m.has("cp") ? "cp" : m.has("pp") ? "pp" : "tp";
+          io::fail(m.place(key), m.node(key), "expected tp x cp x pp to divide the chip count" + of,
+                   "tp " + str(tp) + " x cp " + str(cp) + " x pp " + str(pp) + " = " + std::to_string(used));
         }
-        for (const double ep : values_of(e, kEp)) {
-          if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
-            io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
-                     "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
-                         std::to_string(static_cast<std::int64_t>(tp) * dp));
+        for (const double dp_value : values_of(e, kDp)) {
+          const std::int64_t dp = fill ? chips / used : static_cast<std::int64_t>(dp_value);
+          if (chips % (used * dp) != 0) {
+            io::fail(m.place("dp"), m.node("dp"), "expected tp x cp x pp x dp to divide the chip count" + of,
+                     "tp " + str(tp) + " x cp " + str(cp) + " x pp " + str(pp) + " x dp " + std::to_string(dp) + " = " +
+                         std::to_string(used * dp));
+          }
+          for (const double ep : values_of(e, kEp)) {
+            if ((static_cast<std::int64_t>(tp) * dp) % static_cast<std::int64_t>(ep) != 0) {
+              io::fail(m.place("ep"), m.node("ep"), "expected ep to divide tp x dp (the chips holding experts)",
+                       "ep " + str(ep) + " with tp " + str(tp) + " x dp " + std::to_string(dp) + " = " +
+                           std::to_string(static_cast<std::int64_t>(tp) * dp));
+            }
           }
         }
       }
@@ -314,6 +348,8 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
                                  : key == "precision" ? parse_category(n, m.place(f.key), kPrecisions)
                                  : key == "fusion"    ? parse_category(n, m.place(f.key), kFusions)
                                  : key == "batching"  ? parse_category(n, m.place(f.key), kBatchings)
+                                 : key == "attention_kernel" ? parse_category(n, m.place(f.key), kAttentionKernels)
+                                 : key == "stack"     ? parse_stacks(n, m.place(f.key), e.stacks)
                                                       : parse_values(n, m.place(f.key), f.positive);
     for (const double v : values) {
       const bool risk = std::string(f.key) == "engineering_risk";
@@ -411,14 +447,59 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
   return l;
 }
 
+// One request length: a number of tokens, or {uniform: [LOW, HIGH]} (inclusive): the nominal
+// length, and the distribution when it is a range.
+std::int64_t read_length(const MapReader& m, const char* key, std::int64_t fallback,
+                         std::optional<costmodel::system::LengthDistribution>& dist) {
+  // Held in an int by the serving simulation (costmodel/platform ServingOptions).
+  if (!m.has(key) || !m.node(key).IsMap()) return m.positive_int_or(key, static_cast<int>(fallback));
+  const MapReader r(m.node(key), m.place(key), {"uniform"});
+  const YAML::Node u = r.sequence("uniform");
+  if (u.size() != 2) io::fail(r.place("uniform"), u, "expected [LOW, HIGH]", io::describe(u));
+  const std::int64_t lo = io::as_positive_integer(u[0], r.place("uniform").item(0));
+  const std::int64_t hi = io::as_positive_integer(u[1], r.place("uniform").item(1));
+  if (hi < lo || hi > (1 << 30))
+    io::fail(r.place("uniform"), u, "expected 1 <= LOW <= HIGH <= 2^30 tokens", io::describe(u));
+  dist = costmodel::system::LengthDistribution::uniform(static_cast<int>(lo), static_cast<int>(hi));
+  return dist->nominal();
+}
+
+// prompt_tokens and output_tokens (numbers or ranges), or lengths_file (a histogram of both,
+// dse/io/lengths_reader.hpp, relative to the scenario file).
+void read_request_lengths(const MapReader& m, ModelWorkload& mw) {
+  if (m.has("lengths_file")) {
+    for (const char* k : {"prompt_tokens", "output_tokens"})
+      if (m.has(k)) io::fail(m.place(k), m.node(k), "lengths_file gives the lengths: leave out " + std::string(k), io::describe(m.node(k)));
+    const std::string given = m.string("lengths_file");
+    const std::filesystem::path base = std::filesystem::path(m.place("lengths_file").file).parent_path();
+    const std::filesystem::path file = std::filesystem::path(given).is_absolute() ? std::filesystem::path(given) : base / given;
+    try {
+      const io::LengthHistogram h = io::read_length_histogram(file.string());
+      mw.prompt_lengths = h.prompt;
+      mw.output_lengths = h.output;
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      io::fail(m.place("lengths_file"), m.node("lengths_file"), "expected a request-length histogram", err.what());
+    }
+    mw.lengths_file = file.string();
+    mw.prompt_tokens = mw.prompt_lengths->nominal();
+    mw.output_tokens = mw.output_lengths->nominal();
+    return;
+  }
+  mw.prompt_tokens = read_length(m, "prompt_tokens", 1024, mw.prompt_lengths);
+  mw.output_tokens = read_length(m, "output_tokens", 256, mw.output_lengths);
+}
+
 WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
   if (node.IsMap() && node["model"].IsDefined()) {
-    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "rate_per_s", "requests",
-                                 "static_kv_tokens", "prompt_bucket_tokens"});
+    const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "lengths_file", "rate_per_s",
+                                 "requests", "static_kv_tokens", "prompt_bucket_tokens"});
     WorkloadEntry w;
     w.name = name_at(m);
     ModelWorkload mw;
     const std::string model = m.string("model");
+    mw.model_name = model;
     if (const std::string why = io::unknown_workload(model); !why.empty())
       io::fail(m.place("model"), m.node("model"), why, excerpt(model));
     try {
@@ -437,8 +518,7 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
       if (v > most) io::fail(m.place(key), m.node(key), "expected at most " + std::to_string(most), std::to_string(v));
       return v;
     };
-    mw.prompt_tokens = bounded("prompt_tokens", 1024, kMaxTokens);
-    mw.output_tokens = bounded("output_tokens", 256, kMaxTokens);
+    read_request_lengths(m, mw);
     mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
     mw.requests = static_cast<int>(bounded("requests", 1000, kMaxRequests));
     mw.static_kv_tokens = bounded("static_kv_tokens", 0, kMaxTokens);
@@ -504,14 +584,16 @@ std::uint64_t HardwareEntry::variants() const {
 }
 
 SystemVariant build_system(const std::string& name, const std::vector<double>& f,
-                           const std::shared_ptr<const io::SystemFile>& sys) {
+                           const std::shared_ptr<const io::SystemFile>& sys,
+                           const std::vector<costmodel::system::ServingStack>& stacks) {
   namespace wl = costmodel::workload;
   SystemVariant v;
   v.name = name;
   v.system = sys;
   v.tp = static_cast<int>(f[kTp]);
   v.pp = static_cast<int>(f[kPp]);
-  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.pp);
+  v.cp = static_cast<int>(f[kCp]);
+  v.dp = f[kDp] > 0 ? static_cast<int>(f[kDp]) : sys->system.chips / (v.tp * v.cp * v.pp);
   v.ep = static_cast<int>(f[kEp]);
   v.batching = f[kBatching] == 1 ? Batching::static_timeout : Batching::continuous;
   v.batch_timeout_s = f[kBatchTimeout];
@@ -522,6 +604,12 @@ SystemVariant build_system(const std::string& name, const std::vector<double>& f
                                                                 costmodel::platform::FusionStrategy::standard,
                                                                 costmodel::platform::FusionStrategy::aggressive};
   v.fusion = fusions[static_cast<std::size_t>(f[kFusion])];
+  static const costmodel::platform::AttentionKernel kernels[] = {costmodel::platform::AttentionKernel::native,
+                                                                 costmodel::platform::AttentionKernel::flash2,
+                                                                 costmodel::platform::AttentionKernel::flash1};
+  v.attention_kernel = kernels[static_cast<std::size_t>(f[kAttentionKernel])];
+  const auto stack = static_cast<std::size_t>(f[kStack]);
+  v.stack = stack > 0 ? stacks[stack - 1] : sys->system.default_stack;
   return v;
 }
 
@@ -540,9 +628,97 @@ HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
   } else if (kind == HardwareKind::systolic) {
     out.systolic = build_systolic(n, f);
   } else {
-    out.system = build_system(n, f, system);
+    out.system = build_system(n, f, system, stacks);
   }
   return out;
+}
+
+namespace {
+
+// A figure as the scenario would write it: the shortest text that reads back to the same double.
+std::string figure_text(double v) {
+  for (int digits = 6; digits <= 17; ++digits) {
+    const std::string t = io::format_number(v, digits);
+    if (std::stod(t) == v) return t;
+  }
+  return io::format_number(v, 17);
+}
+
+// The text of a categorical field's value (its position in the list), else the number.
+std::string field_value_text(HardwareKind kind, const std::string& key, double v,
+                             const std::vector<costmodel::system::ServingStack>& stacks,
+                             const std::shared_ptr<const io::SystemFile>& system) {
+  const auto pick = [v](const std::vector<std::string>& names) { return names[static_cast<std::size_t>(v)]; };
+  if (key == "dataflow") return pick({"ws", "os", "is"});
+  if (kind != HardwareKind::system) return figure_text(v);
+  if (key == "precision") return pick(kPrecisions);
+  if (key == "fusion") return pick(kFusions);
+  if (key == "batching") return pick(kBatchings);
+  if (key == "attention_kernel") return pick(kAttentionKernels);
+  if (key == "stack") return v > 0 ? stacks[static_cast<std::size_t>(v) - 1].name : system->system.default_stack.name;
+  return figure_text(v);
+}
+
+}  // namespace
+
+std::string HardwareEntry::describe(std::uint64_t v) const {
+  std::vector<double> f = figures;
+  std::vector<bool> swept(f.size(), false);
+  for (const auto& k : knobs) {
+    f[k.field] = k.values[v % k.values.size()];
+    v /= k.values.size();
+    swept[k.field] = true;
+  }
+  const auto& defs = fields_of(kind);
+  std::string out;
+  for (std::size_t i = 0; i < defs.size(); ++i) {
+    const std::string key = defs[i].key;
+    bool show = swept[i];
+    if (kind == HardwareKind::system)
+      show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
+    if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
+      f[i] = system->system.chips / (f[kTp] * f[kPp]);
+    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system);
+  }
+  return out;
+}
+
+std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
+  if (kind != HardwareKind::system) return "";
+  const SystemVariant s = variant(v).system;
+  std::string a = "--system " + system->file + " --tp " + std::to_string(s.tp) + " --pp " + std::to_string(s.pp) +
+                  " --dp " + std::to_string(s.dp) + " --ep " + std::to_string(s.ep) +
+                  (s.cp > 1 ? " --cp " + std::to_string(s.cp) : std::string()) + " --precision " +
+                  std::string(costmodel::workload::to_string(s.precision)) + " --fusion " +
+                  std::string(costmodel::platform::to_string(s.fusion)) + " --stack " +
+                  (s.stack.file.empty() ? s.stack.name : s.stack.file);
+  // The fused attention kernel's generation applies where attention is fused (`dse eval` refuses
+  // --attention-kernel elsewhere).
+  if (s.fusion == costmodel::platform::FusionStrategy::aggressive)
+    a += " --attention-kernel " + std::string(costmodel::platform::to_string(s.attention_kernel));
+  if (s.batching == Batching::static_timeout)
+    a += " --batching static --batch-timeout-ms " + figure_text(s.batch_timeout_s * 1e3);
+  return a;
+}
+
+std::string eval_arguments(const WorkloadEntry& w, std::uint64_t seed) {
+  if (!w.model) return "";
+  const ModelWorkload& m = *w.model;
+  std::string a = "--workload " + m.model_name + " --phase decode --context " +
+                  std::to_string(m.prompt_tokens + m.output_tokens / 2);
+  if (!m.lengths_file.empty()) {
+    a += " --lengths " + m.lengths_file;
+  } else {
+    const auto length = [](std::int64_t nominal, const std::optional<costmodel::system::LengthDistribution>& d) {
+      return d ? std::to_string(d->lowest()) + "-" + std::to_string(d->highest()) : std::to_string(nominal);
+    };
+    a += " --prompt " + length(m.prompt_tokens, m.prompt_lengths) + " --output " + length(m.output_tokens, m.output_lengths);
+  }
+  if (m.static_kv_tokens > 0) a += " --static-kv-tokens " + std::to_string(m.static_kv_tokens);
+  if (m.prompt_bucket_tokens > 0) a += " --prompt-bucket-tokens " + std::to_string(m.prompt_bucket_tokens);
+  a += " --rate " + figure_text(m.rate_per_s) + " --requests " + std::to_string(m.requests) + " --seed " +
+       std::to_string(seed);
+  return a;
 }
 
 const std::string& HardwareVariant::name() const {
@@ -559,6 +735,17 @@ double HardwareVariant::engineering_risk() const {
     case HardwareKind::roofline: return roofline.engineering_risk;
     case HardwareKind::systolic: return systolic.engineering_risk;
     case HardwareKind::system: return 0.0;  // assessed per point (costmodel/system/risk)
+  }
+  return 0.0;
+}
+
+double HardwareVariant::peak_flops_per_s() const {
+  switch (kind) {
+    case HardwareKind::roofline: return roofline.peak_flops_per_s;
+    case HardwareKind::systolic:  // one MAC (2 FLOPs) per PE per cycle
+      return 2.0 * static_cast<double>(systolic.array.rows) * static_cast<double>(systolic.array.cols) *
+             systolic.clock_hz;
+    case HardwareKind::system: return 0.0;  // per step (SystemEval::step_mfu)
   }
   return 0.0;
 }

@@ -13,6 +13,7 @@
 #include "costmodel/roofline.hpp"
 #include "costmodel/platform/evaluate.hpp"
 #include "costmodel/systolic/systolic_platform.hpp"
+#include "costmodel/system/serving.hpp"
 #include "costmodel/workload/spec.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -46,10 +47,19 @@ struct SystemVariant {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  // Context parallelism (the `cp` knob): the sequence split over cp chips; the served
+  // models' decode steps split none, so a variant with cp > 1 is infeasible for them (its
+  // reason says so) until a context-parallel decode is modelled (docs/known-gaps.md).
+  int cp = 1;
   costmodel::workload::Precision precision = costmodel::workload::Precision::bf16;
   costmodel::platform::FusionStrategy fusion = costmodel::platform::FusionStrategy::standard;
   Batching batching = Batching::continuous;
   double batch_timeout_s = 0.0;  // static_timeout: the oldest request waits at most this
+  // The fused attention kernel of prefill steps (platform/evaluate.hpp AttentionKernel).
+  costmodel::platform::AttentionKernel attention_kernel = costmodel::platform::AttentionKernel::native;
+  // The serving stack whose per-iteration overhead the latency table carries: the entry's
+  // `stack` knob, else the system file's default.
+  costmodel::system::ServingStack stack;
 };
 
 // One concrete hardware point.
@@ -61,6 +71,8 @@ struct HardwareVariant {
   [[nodiscard]] const std::string& name() const;
   [[nodiscard]] double engineering_risk() const;
   [[nodiscard]] double area_mm2() const;
+  // The matrix peak a layer-list point's MFU is taken against (roofline, systolic).
+  [[nodiscard]] double peak_flops_per_s() const;
 };
 
 struct HardwareEntry {
@@ -69,17 +81,31 @@ struct HardwareEntry {
   std::vector<double> figures;  // the base value of every field of the kind
   std::vector<HardwareKnob> knobs;
   std::shared_ptr<const io::SystemFile> system;  // kind: system
+  std::vector<costmodel::system::ServingStack> stacks;  // kind: system, the `stack` values (field value k: stacks[k-1])
   [[nodiscard]] std::uint64_t variants() const;
   // Variant v (< variants()); its name is "NAME" or "NAME#v".
   [[nodiscard]] HardwareVariant variant(std::uint64_t v) const;
+  // What variant v is, as key=value fields in the units of the scenario keys, space-separated:
+  // a system's strategy (tp, pp, dp, ep, precision, fusion, attention_kernel, batching and, for
+  // static batching, batch_timeout_s, stack) and every swept figure; another kind's swept figures.
+  [[nodiscard]] std::string describe(std::uint64_t v) const;
+  // For a system variant, the `dse eval` options that select the same system and strategy
+  // (--system FILE --tp ... --stack ...); "" for other kinds.
+  [[nodiscard]] std::string eval_arguments(std::uint64_t v) const;
 };
 
 // A model served under load (kind: system hardware): a workload preset or file of the
 // workload library, with the request shape and the arrival rate.
 struct ModelWorkload {
   costmodel::workload::WorkloadSpec spec;
+  std::string model_name;  // the preset name or file the scenario gives
   std::int64_t prompt_tokens = 1024;
   std::int64_t output_tokens = 256;
+  // Lengths drawn per request (a uniform range, or a histogram file: dse/io/lengths_reader.hpp);
+  // prompt_tokens and output_tokens are then their nominal (mean) lengths. Unset: fixed.
+  std::optional<costmodel::system::LengthDistribution> prompt_lengths;
+  std::optional<costmodel::system::LengthDistribution> output_lengths;
+  std::string lengths_file;   // the histogram file, as the scenario names it resolved to a path
   double rate_per_s = 1.0;    // Poisson arrivals at the system
   int requests = 1000;        // simulated requests per point
   // A static-shape serving stack (costmodel/platform/system.hpp ServingOptions):
@@ -106,6 +132,11 @@ struct Scenario {
   // not the scenario file itself.
   std::vector<io::InputFile> inputs;
 };
+
+// For a served model, the `dse eval` options that give the same workload, request lengths,
+// load, simulation and decode context (--workload ... --phase decode --context ... --rate ...
+// --seed ...); a point of batch B adds --batch B --max-batch B. "" for a layer list.
+std::string eval_arguments(const WorkloadEntry& w, std::uint64_t seed);
 
 // All hardware variants of all entries, and where variant h lives: (entry, variant).
 std::uint64_t hardware_variants(const Scenario& s);

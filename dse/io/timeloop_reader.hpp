@@ -1,9 +1,14 @@
 // Reader for Timeloop v0.4 inputs (architecture with !Container / !Component /
-// !Parallel nodes, problem shape + instance, mapping, and Accelergy's ERT) into
-// the pure loop-nest model. Containers with a spatial mesh become pure fan-out
-// levels named inter_<name>_spatial, as Timeloop's front end does. Features
-// the model does not have (sparsity, compound components other than storage
-// and compute) are refused with a ConfigError naming the feature and file:line.
+// !Parallel / !Nothing nodes, problem shape + instance, mapping, and Accelergy's
+// ERT) into the pure loop-nest model. Containers and components with a spatial
+// mesh get a pure fan-out level named inter_<name>_spatial, as Timeloop's front end
+// places it. The mapping language (factor and permutation forms, keep/bypass,
+// containers as targets, split) and every refusal are described in
+// docs/hardware-guide.md (Timeloop v0.4 inputs); the mapping reader is
+// timeloop_mapping.cpp, the shared directive parsing timeloop_directives.hpp.
+// Features the model does not have (sparsity, compound components other than
+// storage and compute, clusters, residual factors, skews, reuse restrictions) are
+// refused with a ConfigError naming the feature at FILE:LINE:COL.
 #pragma once
 
 #include <string>
@@ -27,6 +32,9 @@ costmodel::loopnest::Problem read_timeloop_problem(const std::string& path);
 costmodel::loopnest::Architecture read_timeloop_arch(const std::string& path);
 void read_timeloop_ert(const std::string& path, costmodel::loopnest::Architecture& arch);
 
+// The factors of every dimension must multiply to its size (Timeloop's rule), unless the
+// document carries `imperfect_factors: padded` (written by write_timeloop_mapping for a
+// padded mapping): then they may over-cover it. A product past 64 bits is always refused.
 costmodel::loopnest::Mapping read_timeloop_mapping(const std::string& path,
                                                    const costmodel::loopnest::Architecture& arch,
                                                    const costmodel::loopnest::Problem& problem);

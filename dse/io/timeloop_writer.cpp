@@ -16,157 +16,6 @@ namespace {
 
 constexpr std::size_t sz(int i) noexcept { return static_cast<std::size_t>(i); }
 
-int dim_at(const lp::Problem& p, const std::string& name, const Place& at, const YAML::Node& n) {
-  const int d = p.dim_index(name);
-  if (d < 0) fail(at, n, "expected a dimension of the problem", "'" + name + "'");
-  return d;
-}
-
-std::vector<std::string> tokens_of(const YAML::Node& n, const Place& at) {
-  std::vector<std::string> out;
-  if (n.IsSequence()) {
-    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(as_string(n[i], at.item(i)));
-    return out;
-  }
-  std::string tok;
-  for (char ch : as_string(n, at) + " ") {
-    if (std::isspace(static_cast<unsigned char>(ch)) != 0 || ch == ',') {
-      if (!tok.empty()) out.push_back(tok);
-      tok.clear();
-    } else {
-      tok += ch;
-    }
-  }
-  return out;
-}
-
-// Fixed factors ("N=1 C=4" or "N1 C4"); unlisted dimensions stay free (0).
-void parse_fixed(const YAML::Node& n, const Place& at, const lp::Problem& p, std::array<std::int64_t, lp::kMaxDims>& f) {
-  for (const std::string& tok : tokens_of(n, at)) {
-    std::string name, num;
-    const auto eq = tok.find('=');
-    if (eq != std::string::npos) {
-      name = tok.substr(0, eq);
-      num = tok.substr(eq + 1);
-    } else {
-      std::size_t k = tok.size();
-      while (k > 0 && std::isdigit(static_cast<unsigned char>(tok[k - 1])) != 0) --k;
-      name = tok.substr(0, k);
-      num = tok.substr(k);
-    }
-    if (name.empty() || num.empty() || num.find_first_not_of("0123456789") != std::string::npos || std::stoll(num) < 1) {
-      fail(at, n, "expected fixed factors like 'N=1 C=4'", "'" + tok + "'");
-    }
-    f[sz(dim_at(p, name, at, n))] = std::stoll(num);
-  }
-}
-
-// Innermost first: a string of one-letter names or a sequence of names.
-int parse_perm(const YAML::Node& n, const Place& at, const lp::Problem& p, std::array<std::int8_t, lp::kMaxDims>& out) {
-  std::vector<std::string> names;
-  if (n.IsSequence()) {
-    names = tokens_of(n, at);
-  } else {
-    for (char ch : as_string(n, at)) {
-      if (std::isspace(static_cast<unsigned char>(ch)) == 0) names.emplace_back(1, ch);
-    }
-  }
-  if (names.size() > sz(lp::kMaxDims)) fail(at, n, "expected at most 8 dimensions", std::to_string(names.size()));
-  for (std::size_t i = 0; i < names.size(); ++i) out[i] = static_cast<std::int8_t>(dim_at(p, names[i], at, n));
-  return static_cast<int>(names.size());
-}
-
-std::uint32_t tensor_mask(const YAML::Node& n, const Place& at, const lp::Problem& p) {
-  std::uint32_t m = 0;
-  if (!n.IsSequence()) fail(at, n, "expected a sequence of data space names", describe(n));
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    const std::string name = as_string(n[i], at.item(i));
-    const int t = p.tensor_index(name);
-    if (t < 0) fail(at.item(i), n[i], "expected a data space of the problem", "'" + name + "'");
-    m |= 1u << t;
-  }
-  return m;
-}
-
-void apply_dataspace(const YAML::Node& n, const Place& at, const lp::Problem& p, mp::LevelConstraint& lc) {
-  const MapReader r(n, at, {"keep", "bypass"});
-  if (r.has("keep")) lc.keep = tensor_mask(r.node("keep"), r.place("keep"), p);
-  if (r.has("bypass")) lc.bypass = tensor_mask(r.node("bypass"), r.place("bypass"), p);
-}
-
-void apply_temporal(const YAML::Node& n, const Place& at, const lp::Problem& p, mp::LevelConstraint& lc) {
-  const MapReader r(n, at, {"factors", "permutation"});
-  if (r.has("factors")) parse_fixed(r.node("factors"), r.place("factors"), p, lc.temporal);
-  if (r.has("permutation")) lc.num_permutation = parse_perm(r.node("permutation"), r.place("permutation"), p, lc.permutation);
-}
-
-void apply_spatial(const YAML::Node& n, const Place& at, const lp::Problem& p, mp::LevelConstraint& lc) {
-  const MapReader r(n, at, {"factors", "permutation", "split"});
-  if (r.has("factors")) parse_fixed(r.node("factors"), r.place("factors"), p, lc.spatial);
-  if (r.has("permutation")) {
-    lc.num_spatial_permutation = parse_perm(r.node("permutation"), r.place("permutation"), p, lc.spatial_permutation);
-    lc.spatial_split = r.has("split") ? static_cast<int>(r.number("split")) : lc.num_spatial_permutation;
-  }
-}
-
-int level_of(const lp::Architecture& a, const std::string& name) {
-  for (std::size_t l = 0; l < a.levels.size(); ++l) {
-    if (a.levels[l].name == name || a.levels[l].name == "inter_" + name + "_spatial") return static_cast<int>(l);
-  }
-  return -1;
-}
-
-void walk(const YAML::Node& nodes, const Place& at, const lp::Architecture& a, const lp::Problem& p, mp::Constraints& c) {
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const YAML::Node n = nodes[i];
-    const Place np = at.item(i);
-    if (n.Tag() == "!Parallel") {
-      walk(n["nodes"], np.child("nodes"), a, p, c);
-      continue;
-    }
-    const YAML::Node cons = n["constraints"];
-    if (!cons.IsDefined() || cons.IsNull()) continue;
-    const Place cp = np.child("constraints");
-    const int l = level_of(a, as_string(n["name"], np.child("name")));
-    if (l < 0) fail(cp, cons, "expected constraints on a storage level or a spatial container", "a node the model has no level for");
-    mp::LevelConstraint& lc = c.levels[sz(l)];
-    const MapReader r(cons, cp, {"dataspace", "temporal", "spatial"});
-    if (r.has("dataspace")) apply_dataspace(r.node("dataspace"), r.place("dataspace"), p, lc);
-    if (r.has("temporal")) apply_temporal(r.node("temporal"), r.place("temporal"), p, lc);
-    if (r.has("spatial")) apply_spatial(r.node("spatial"), r.place("spatial"), p, lc);
-  }
-}
-
-void read_targets(const YAML::Node& list, const Place& at, const lp::Architecture& a, const lp::Problem& p, mp::Constraints& c) {
-  if (!list.IsSequence()) fail(at, list, "expected a sequence of constraint entries", describe(list));
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Place ep = at.item(i);
-    const MapReader e(list[i], ep, {"target", "type", "factors", "permutation", "split", "keep", "bypass"});
-    const std::string target = e.string("target");
-    const int l = level_of(a, target);
-    if (l < 0)
-      fail(e.place("target"), e.node("target"), "expected a storage level of the architecture", "'" + target + "'");
-    mp::LevelConstraint& lc = c.levels[sz(l)];
-    const std::string type = e.string("type");
-    if (type == "temporal") {
-      if (e.has("factors")) parse_fixed(e.node("factors"), e.place("factors"), p, lc.temporal);
-      if (e.has("permutation")) lc.num_permutation = parse_perm(e.node("permutation"), e.place("permutation"), p, lc.permutation);
-    } else if (type == "spatial") {
-      if (e.has("factors")) parse_fixed(e.node("factors"), e.place("factors"), p, lc.spatial);
-      if (e.has("permutation")) {
-        lc.num_spatial_permutation = parse_perm(e.node("permutation"), e.place("permutation"), p, lc.spatial_permutation);
-        lc.spatial_split = e.has("split") ? static_cast<int>(e.number("split")) : lc.num_spatial_permutation;
-      }
-    } else if (type == "dataspace" || type == "bypass" || type == "datatype") {
-      if (e.has("keep")) lc.keep = tensor_mask(e.node("keep"), e.place("keep"), p);
-      if (e.has("bypass")) lc.bypass = tensor_mask(e.node("bypass"), e.place("bypass"), p);
-    } else {
-      fail(e.place("type"), e.node("type"),
-           "expected temporal, spatial, dataspace, bypass or datatype", "'" + type + "'");
-    }
-  }
-}
-
 std::string perm_text(const lp::Problem& p, const std::vector<int>& dims) {
   bool single = true;
   for (int d = 0; d < p.num_dims; ++d) single = single && p.dim_names[sz(d)].size() == 1;
@@ -250,37 +99,20 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
   return a;
 }
 
-mp::Constraints read_timeloop_constraints(const std::string& arch_path, const std::string& constraints_path,
-                                          const lp::Architecture& arch, const lp::Problem& problem) {
-  mp::Constraints c;
-  {
-    const YAML::Node root = parse_yaml(read_text_file(arch_path, "architecture"), arch_path);
-    const Place top{arch_path, ""};
-    const YAML::Node nodes = root["architecture"]["nodes"];
-    if (nodes.IsDefined() && nodes.IsSequence()) walk(nodes, top.child("architecture").child("nodes"), arch, problem, c);
-  }
-  if (!constraints_path.empty()) {
-    const YAML::Node root = parse_yaml(read_text_file(constraints_path, "constraints"), constraints_path);
-    const Place top{constraints_path, ""};
-    YAML::Node cons = root["constraints"];
-    Place cp = top.child("constraints");
-    if (!cons.IsDefined()) {
-      cons = root;
-      cp = top;
-    }
-    if (cons.IsSequence()) {
-      read_targets(cons, cp, arch, problem, c);
-    } else {
-      const MapReader r(cons, cp, {"targets", "version"});
-      read_targets(r.node("targets", "a sequence of constraint entries"), r.place("targets"), arch, problem, c);
-    }
-  }
-  return c;
-}
-
 void write_timeloop_mapping(std::ostream& out, const lp::Architecture& arch, const lp::Problem& p, const lp::Mapping& m) {
-  out << "mapping:\n";
   const int nl = static_cast<int>(arch.levels.size());
+  bool padded = false;
+  for (int d = 0; d < p.num_dims; ++d) {
+    std::int64_t prod = 1;
+    for (int l = 0; l < nl; ++l) prod *= m.levels[sz(l)].temporal[sz(d)] * m.levels[sz(l)].spatial[sz(d)];
+    padded = padded || prod != p.dim_sizes[sz(d)];
+  }
+  if (padded) {
+    // Timeloop refuses factors that do not multiply to the dimension; read_timeloop_mapping
+    // accepts them (the nest is padded, the padding is paid) only under this key.
+    out << "# Some factors over-cover their dimension: the loop nest is padded.\nimperfect_factors: padded\n";
+  }
+  out << "mapping:\n";
   for (int l = nl - 1; l >= 0; --l) {
     const lp::LevelMapping& lm = m.levels[sz(l)];
     const std::string& name = arch.levels[sz(l)].name;

@@ -15,9 +15,14 @@ namespace dse::io {
 
 // Constraints of the architecture's own nodes (`constraints:` on components and
 // spatial containers) and, when constraints_path is not empty, of a constraints
-// file (`constraints: {targets: [...]}` or `targets: [...]`; entries with target,
-// type temporal | spatial | dataspace | bypass | datatype, factors, permutation,
-// split, keep, bypass). A later entry for the same target and kind replaces.
+// file (mapspace_constraints / constraints / architecture_constraints / mapspace
+// holding `targets:` or a list, a bare `targets:` or a bare list; entries with
+// target, type temporal | spatial | dataspace | bypass | datatype |
+// max_overbooked_proportion | utilization, factors with =, <= and >=,
+// default_max_factor, default_min_factor, permutation with an optional '_' before
+// the outermost loops, split, keep, bypass, proportion, min). Implemented in
+// timeloop_constraints.cpp. A re-specification of anything for one level is
+// refused, as Timeloop refuses it (docs/hardware-guide.md, Timeloop v0.4 inputs).
 costmodel::mapper::Constraints read_timeloop_constraints(const std::string& arch_path,
                                                          const std::string& constraints_path,
                                                          const costmodel::loopnest::Architecture& arch,
@@ -33,6 +38,8 @@ costmodel::mapper::Constraints read_timeloop_constraints(const std::string& arch
 // `keeps` is by role; bind it to an operator with loopnest::bind_keep_roles.
 costmodel::loopnest::Architecture read_loopnest_hardware(const std::string& path);
 
+// A mapping whose factors over-cover a dimension (padded) is written with the top-level
+// key `imperfect_factors: padded`, without which read_timeloop_mapping refuses it.
 void write_timeloop_mapping(std::ostream& out, const costmodel::loopnest::Architecture& arch,
                             const costmodel::loopnest::Problem& problem, const costmodel::loopnest::Mapping& m);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,5 +86,20 @@ void attention_cases(const io::MapReader& c, const std::string& dir, std::vector
 // at the clock the TDP allows. Cases are named "<name> <phase> b<batch> s<tokens> ctx<context>"
 // with the case's `name`, default the file's stem (two files of one stem need a name).
 void llm_step_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out);
+
+// The serving kinds (llm_server, ttft_latency, tpot_latency, batch_latency:
+// dse/validate/validate_serving.cpp), their case keys, and one case of them.
+bool is_serving_kind(const std::string& kind);
+inline constexpr std::initializer_list<const char*> kServingCaseKeys = {
+    "name",         "kind",          "group",          "system",         "hardware",    "workload",
+    "precision",    "tp",            "batch",          "max_batch",      "prompt_tokens", "output_tokens",
+    "lengths_file", "sla_ttft_ms",   "sla_tpot_ms",    "stack",          "static_kv_tokens",
+    "prompt_bucket_tokens", "measured", "unit",        "source"};
+CaseResult serving_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
+
+// A power case (kind power, unit W; dse/validate/validate_power.cpp): the accelerators' or the wall's
+// power the model gives a measured workload -- operators on one chip (ops), one step of a model
+// (workload, phase) or an offline LLM run on a system -- against its measured power.
+CaseResult power_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
 
 }  // namespace dse::cli::validation

@@ -567,6 +567,14 @@ std::vector<CaseResult> evaluate_suite(const std::string& path, const std::vecto
   dse::costmodel::mapper::MapperCache mapper_cache;
   const YAML::Node list = top.sequence("cases");
   for (std::size_t i = 0; i < list.size(); ++i) {
+    // A serving case takes its own keys (validate_cases.hpp kServingCaseKeys).
+    if (list[i].IsMap() && list[i]["kind"].IsScalar() && is_serving_kind(list[i]["kind"].Scalar())) {
+      const io::MapReader c(list[i], top.place("cases").item(i), kServingCaseKeys);
+      suite_groups.insert(c.string("group"));
+      if (only.empty() || std::find(only.begin(), only.end(), c.string("group")) != only.end())
+        cases.push_back(serving_case(c, suite_dir, m));
+      continue;
+    }
     const io::MapReader c(list[i], top.place("cases").item(i),
                           {"name", "kind", "group", "op", "file", "dir", "hardware", "system", "workload", "precision",
                            "tp", "pp", "dp", "sharding", "shard_group", "sequence_parallel", "micro_batches",
@@ -574,11 +582,14 @@ std::vector<CaseResult> evaluate_suite(const std::string& path, const std::vecto
                            "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
                            "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
                            "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
-                           "layers", "images", "backend", "source"});
+                           "layers", "images", "backend", "ops", "phase", "at", "source"});
     if (c.has("fusions") && c.string("kind") != "llm_step_csv" && c.string("kind") != "training_mfu" &&
-        c.string("kind") != "llm_offline")
-      io::fail(c.place("fusions"), c.node("fusions"), "a key of llm_step_csv, training_mfu and llm_offline cases only",
-               c.string("kind"));
+        c.string("kind") != "llm_offline" && c.string("kind") != "power")
+      io::fail(c.place("fusions"), c.node("fusions"),
+               "a key of llm_step_csv, training_mfu, llm_offline and power cases only", c.string("kind"));
+    for (const char* key : {"ops", "phase", "at"})
+      if (c.has(key) && c.string("kind") != "power")
+        io::fail(c.place(key), c.node(key), "a key of power cases only", c.string("kind"));
     for (const char* key :
          {"launch", "dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
           "loss_kernel", "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
@@ -610,6 +621,8 @@ std::vector<CaseResult> evaluate_suite(const std::string& path, const std::vecto
       cases.push_back(loopnest_network_case(c, mapper_cache));
     } else if (c.string("kind") == "attention_csv") {
       attention_cases(c, suite_dir, cases);
+    } else if (c.string("kind") == "power") {
+      cases.push_back(power_case(c, suite_dir, m));
     } else if (c.string("kind") == "llm_step_csv") {
       // Measurements written by scripts/measure_gpu.py, beside this file.
       llm_step_cases(c, suite_dir, m, cases);

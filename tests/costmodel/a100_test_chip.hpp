@@ -45,7 +45,7 @@ inline costmodel::platform::Platform a100_test_chip() {
   h.eager_softmax_single_pass_max_row_elements = 1024;
   h.eager_softmax_single_pass_max_row_bytes = 4096;
   h.compiled_reduction_single_pass_max_row_elements = 1024;
-  p.energy = {2.3e-12, 0.75e-12, 0.15e-12, 3.8e-12, 31.2e-12, 12.5e-12, 60.0, 400.0};
+  p.energy = {2.3e-12, 0.75e-12, 0.15e-12, 3.8e-12, 31.2e-12, 12.5e-12, 60.0, 400.0, {}};
   p.graph_kernel_overhead_s = 2e-6;
   p.links = cm::system::make_switch(1, 2.5e10, 7e-7, 12);
   p.supported_fusions = {pf::FusionKind::gemm_epilogue, pf::FusionKind::norm_residual};

@@ -165,7 +165,9 @@ TEST(Pipeline, InterleavedScheduleShortensTheBubble) {
 // TP = 4 on a switch: two ring all-reduces of A = 8 MB per block:
 // AR = 2*3 alpha + 2*(3/4) A / B = 12 us + 120 us = 132 us; per block 264 us.
 // 2 blocks of 100 us compute, m = 1: 2 * (100 + 264) us; exposed comm > compute,
-// so the bottleneck is the interconnect. Half overlap hides half of it.
+// so the bottleneck is the interconnect. Half overlap would hide 132 us, but only the
+// block's 100 us of compute can run beside it: 264 us a block, never shorter than its
+// all-reduces.
 TEST(Parallelism, TensorParallelAllReduces) {
   cs::StepWork w;
   w.blocks.assign(2, cs::BlockWork{100e-6, 8e6, 0.0});
@@ -180,8 +182,12 @@ TEST(Parallelism, TensorParallelAllReduces) {
   half.tensor = 0.5;
   const auto h = cs::evaluate_parallel_step(sys, {4, 1, 1, 1}, w, half,
                                             cs::CollectiveAlgorithm::ring);
-  EXPECT_NEAR(h.step_time_s, 2.0 * (100e-6 + 132e-6), 1e-12);
+  EXPECT_NEAR(h.step_time_s, 2.0 * 264e-6, 1e-12);
   EXPECT_EQ(h.bottleneck, Bottleneck::interconnect);
+  // With 300 us of compute a block, the half (132 us) hides: 300 + 132 us.
+  w.blocks.assign(2, cs::BlockWork{300e-6, 8e6, 0.0});
+  EXPECT_NEAR(cs::evaluate_parallel_step(sys, {4, 1, 1, 1}, w, half, cs::CollectiveAlgorithm::ring).step_time_s,
+              2.0 * (300e-6 + 132e-6), 1e-12);
   // Compute-dominated blocks keep the compute bottleneck they came with.
   w.blocks.assign(2, cs::BlockWork{1e-3, 8e6, 0.0});
   w.compute_bottleneck = Bottleneck::memory;
@@ -214,6 +220,39 @@ TEST(Parallelism, ExpertAndDataParallel) {
   const auto h = cs::evaluate_parallel_step(sys, {1, 1, 2, 1}, w, hide,
                                             cs::CollectiveAlgorithm::ring);
   EXPECT_NEAR(h.step_time_s, 2e-3 + 0.25 * d.dp_comm_s, 1e-12);
+}
+
+// A step is never shorter than any one of its streams. DP 8 on a switch: the gradient
+// all-reduce of G = 1 GB, 2 x 7 alpha + 2 x 7/8 G/B = 17.528 ms, beside 2 x 1 ms of blocks:
+// with every bit of it allowed to hide (overlap.data 1), 2 ms hide and 15.528 ms stay exposed,
+// so the step is the all-reduce's 17.528 ms, not the blocks' 2 ms. Under sharded states
+// (3 micro-batches: 9 collectives of 14 us + 8.75 ms = 78.876 ms) the stream also carries the
+// copies beside the collectives (4 ms): 82.876 ms, of which the 6 ms of blocks and the 1 ms of
+// copies on the compute stream hide 7 ms: 6 + 1 + 75.876 = 82.876 ms, the stream's length.
+TEST(Parallelism, StepIsNeverShorterThanItsStreams) {
+  cs::StepWork w = uniform_blocks(2, 1e-3, 1);
+  w.gradient_bytes = 1e9;
+  const auto sys = cs::make_switch(8, kBw, kAlpha);
+  cs::OverlapFractions all;
+  all.data = 1.0;
+  const auto c = cs::evaluate_parallel_step(sys, {1, 1, 8, 1}, w, all, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.dp_comm_s, 17.528e-3, 1e-12);
+  EXPECT_NEAR(c.step_time_s, 17.528e-3, 1e-12);
+  EXPECT_NEAR(c.exposed_comm_s, 15.528e-3, 1e-12);
+  EXPECT_EQ(c.bottleneck, Bottleneck::interconnect);
+  w.micro_batches = 3;
+  w.shard_states = true;
+  w.shard_copies_s = 1e-3;
+  w.shard_side_copies_s = 4e-3;
+  const auto z = cs::evaluate_parallel_step(sys, {1, 1, 8, 1}, w, all, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(z.feasible);
+  EXPECT_NEAR(z.dp_comm_s, 78.876e-3, 1e-12);
+  EXPECT_NEAR(z.step_time_s, 82.876e-3, 1e-12);
+  // The helper itself: 10 s of which 0.5 may hide beside 3 s of compute hides 3 s.
+  EXPECT_NEAR(cs::exposed_after_hiding(10.0, 0.5, 3.0), 7.0, 1e-12);
+  EXPECT_NEAR(cs::exposed_after_hiding(10.0, 0.5, 8.0), 5.0, 1e-12);
+  EXPECT_EQ(cs::exposed_after_hiding(0.0, 1.0, 1.0), 0.0);
 }
 
 // ZeRO-3 / FSDP FULL_SHARD over 8 chips of a switch (ring algorithm), G = 100 MB of
@@ -296,4 +335,36 @@ TEST(Parallelism, InfeasibleConfigurationsAreValues) {
   EXPECT_EQ(cs::evaluate_parallel_step(sys, {0, 1, 1, 1}, w, {}, algo).status,
             cs::ParallelStatus::invalid_degrees);
   EXPECT_FALSE(cs::evaluate_parallel_step(sys, {0, 1, 1, 1}, w, {}, algo).feasible);
+}
+
+// Ring context parallelism (cp 2 on a switch of 100 GB/s ports, alpha 2 us): a block with 3
+// sends of 1 MB to the next chip, 3 x (2 + 10) us = 36 us, beside 20 us of attention: 16 us
+// stay exposed, the block takes 100 + 16 us; beside 50 us of attention all hide. With dp 2 the
+// gradient all-reduce of G = 100 MB runs over the dp x cp = 4 chips: 2 x 3 alpha + 2 x 3/4 G/B
+// = 1.512 ms, and the chips are tp x cp x pp x dp = 4.
+TEST(Parallelism, RingContextParallelSendsHideUnderAttention) {
+  cs::StepWork w;
+  cs::BlockWork b{100e-6, 0.0, 0.0};
+  b.cp_sends = 3.0;
+  b.cp_send_bytes = 1e6;
+  b.attention_s = 20e-6;
+  w.blocks.push_back(b);
+  const auto sys = cs::make_switch(4, kBw, kAlpha);
+  cs::ParallelismDegrees d;
+  d.cp = 2;
+  const auto c = cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.cp_comm_s, 36e-6, 1e-15);
+  EXPECT_NEAR(c.step_time_s, 116e-6, 1e-15);
+  w.blocks[0].attention_s = 50e-6;
+  EXPECT_NEAR(cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring).step_time_s, 100e-6, 1e-15);
+  w.gradient_bytes = 100e6;
+  d.dp = 2;
+  const auto g = cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring);
+  ASSERT_TRUE(g.feasible);
+  EXPECT_EQ(g.chips, 4);
+  EXPECT_NEAR(g.dp_comm_s, 1.512e-3, 1e-12);
+  d.dp = 4;  // 8 chips on a system of 4
+  EXPECT_EQ(cs::evaluate_parallel_step(sys, d, w, {}, cs::CollectiveAlgorithm::ring).status,
+            cs::ParallelStatus::too_many_chips);
 }

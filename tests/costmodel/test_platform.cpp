@@ -680,3 +680,30 @@ TEST(Platform, FsdpFlatParameterCopiesAroundTheCollectives) {
   EXPECT_TRUE(pf::flat_parameter_sharding("fsdp"));
   EXPECT_FALSE(pf::flat_parameter_sharding("full"));
 }
+
+// Ring context parallelism through evaluate_system (Llama-2-7B, 32 heads and KV heads of 128,
+// 8,192 tokens over cp 2 on the test chip's 12 links of 25 GB/s, alpha 0.7 us): each layer's
+// forward sends the chip's key-value chunk once (cp - 1) and its backward the chunk and its
+// gradient, 3 sends of 2 x 32 x 4,096 x 128 x 2 B = 67,108,864 B, each 0.7 us + 67.1 MB /
+// 300 GB/s: 32 layers x 3 x 224.4 us = 21.54 ms per step; every chip runs 4,096 tokens.
+TEST(Platform, RingContextParallelSendsTheKeyValueChunks) {
+  const pf::Platform p = a100();
+  pf::SystemRequest q = llama2_7b_training();
+  q.phase.seq = 8192;
+  q.degrees.cp = 2;
+  q.options.fusion_kinds = std::vector<pf::FusionKind>{pf::FusionKind::flash_attention};
+  const pf::SystemEval e = pf::evaluate_system(p, pf::default_system(p, 2), q);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_EQ(e.chips, 2);
+  const double send = 0.7e-6 + 67108864.0 / (12 * 2.5e10);
+  EXPECT_NEAR(e.step.cp_comm_s, 32 * 3 * send, 1e-9);
+  // The whole sequence's tokens per step, on two chips.
+  EXPECT_DOUBLE_EQ(e.chip.totals.tokens, 8192.0);
+  // Decode splits no sequence: the step is refused with the reason.
+  q.phase.phase = wl::Phase::decode;
+  q.phase.seq = 1;
+  q.phase.context = 100;
+  const pf::SystemEval d = pf::evaluate_system(p, pf::default_system(p, 2), q);
+  EXPECT_FALSE(d.feasible);
+  EXPECT_NE(d.reason.find("not decode"), std::string::npos);
+}

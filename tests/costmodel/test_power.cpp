@@ -97,3 +97,28 @@ TEST(Power, NeverAboveTdp) {
     }
   }
 }
+
+// Power at the wall (power.hpp wall_power), by hand: accelerators 4,000 W, two idle chips at
+// 100 W, host parts 1,000 W, fans 1,200 W at full load (8 chips x 700 W), PSUs 95% efficient.
+// Heat 4,000 + 200 + 1,000 = 5,200 W of a full 5,600 + 1,000 = 6,600 W: fans 1,200 x
+// (5,200 / 6,600)^3 = 1,200 x 0.48908 = 586.9 W; wall (5,200 + 586.9) / 0.95 = 6,091.5 W.
+TEST(Power, WallPowerAddsHostFansAndSupplyLosses) {
+  cs::HostPower h;
+  h.cpus_w = 700.0;
+  h.memory_w = 160.0;
+  h.nics_w = 140.0;
+  h.fans_w = 1200.0;
+  h.psu_efficiency = 0.95;
+  const cs::WallPower w = cs::wall_power(h, 4000.0, 200.0, 5600.0);
+  const double fans = 1200.0 * std::pow(5200.0 / 6600.0, 3.0);
+  EXPECT_NEAR(w.fans_w, fans, 1e-9);
+  EXPECT_NEAR(fans, 586.9, 0.05);
+  EXPECT_NEAR(w.host_w, 1000.0 + fans, 1e-9);
+  EXPECT_NEAR(w.wall_w, (5200.0 + fans) / 0.95, 1e-9);
+  EXPECT_NEAR(w.wall_w, 6091.5, 0.1);
+  EXPECT_NEAR(w.psu_loss_w, w.wall_w - 5200.0 - fans, 1e-9);
+  // Every chip at its TDP: the fans at their full figure.
+  EXPECT_NEAR(cs::wall_power(h, 5600.0, 0.0, 5600.0).fans_w, 1200.0, 1e-9);
+  // No host section: the wall is the accelerators.
+  EXPECT_DOUBLE_EQ(cs::wall_power(cs::HostPower{}, 4000.0, 0.0, 5600.0).wall_w, 4000.0);
+}

@@ -251,3 +251,77 @@ TEST(Serving, LatencyTableInterpolation) {
   t.prefill_s.pop_back();
   EXPECT_FALSE(cs::valid(t));
 }
+
+// A histogram draws each length in proportion to its count: 10,000 draws of {100: 1, 300: 3}
+// give 300 about 3/4 of the time (binomial s.d. 0.43%), and the nominal length is the mean,
+// (100 + 3 x 300) / 4 = 250; lowest and highest are the histogram's ends.
+TEST(Serving, EmpiricalLengthsFollowTheHistogram) {
+  const auto d = cs::LengthDistribution::empirical({300, 100}, {3.0, 1.0});
+  ASSERT_EQ(d.kind, cs::LengthDistribution::Kind::empirical);
+  EXPECT_EQ(d.nominal(), 250);
+  EXPECT_EQ(d.lowest(), 100);
+  EXPECT_EQ(d.highest(), 300);
+  cs::Rng rng(7);
+  int long_ones = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const int v = d.sample(rng);
+    ASSERT_TRUE(v == 100 || v == 300);
+    long_ones += v == 300;
+  }
+  EXPECT_NEAR(long_ones / 10000.0, 0.75, 0.02);
+  // No positive weight, a length below 1, or mismatched sizes: not a histogram.
+  EXPECT_NE(cs::LengthDistribution::empirical({10}, {0.0}).kind, cs::LengthDistribution::Kind::empirical);
+  EXPECT_NE(cs::LengthDistribution::empirical({0}, {1.0}).kind, cs::LengthDistribution::Kind::empirical);
+  EXPECT_NE(cs::LengthDistribution::empirical({10, 20}, {1.0}).kind, cs::LengthDistribution::Kind::empirical);
+}
+
+// Time per output token at light load (one request at a time, no queueing): a request of O
+// tokens has O - 1 decode steps after its first token, each 20 ms here whatever the batch,
+// so its TPOT is exactly 20 ms, at every percentile; TTFT is the 50 ms prefill.
+TEST(Serving, TimePerOutputTokenAtLightLoad) {
+  cs::LatencyModel m;
+  m.prefill_s = [](int, int) { return 0.05; };
+  m.decode_step_s = [](int, int) { return 0.02; };
+  cs::SimulationConfig c;
+  // One request every 100,000 s on average, each done within 4.05 s: two requests overlap (a
+  // prefill then delays a running request's next token) with probability ~4e-5 per request.
+  c.arrival_rate_per_s = 1e-5;
+  c.requests = 500;
+  c.max_batch = 8;
+  c.prompt = cs::LengthDistribution::fixed(128);
+  c.output = cs::LengthDistribution::uniform(2, 200);
+  const auto r = cs::simulate_serving(m, c);
+  ASSERT_TRUE(r.feasible);
+  // The clock reaches ~5e7 s, where a double resolves ~1e-8 s: the differences carry that much.
+  EXPECT_NEAR(r.tpot.p50_s, 0.02, 2e-8);
+  EXPECT_NEAR(r.tpot.p99_s, 0.02, 2e-8);
+  EXPECT_NEAR(r.ttft.p90_s, 0.05, 2e-8);
+  EXPECT_LE(r.e2e.p50_s, r.e2e.p99_s);
+}
+
+// Several SLA bounds together: the largest rate meeting all of them is the smallest of the
+// rates meeting each alone (each p99 rises with the rate under this model: a single server
+// whose service grows with the batch).
+TEST(Serving, SlaBoundsTogetherTakeTheTightest) {
+  cs::LatencyModel m;
+  m.prefill_s = [](int b, int) { return 0.02 * b; };
+  m.decode_step_s = [](int b, int) { return 0.005 + 0.001 * b; };
+  cs::SimulationConfig c;
+  c.requests = 3000;
+  c.warmup_requests = 300;
+  c.max_batch = 16;
+  c.prompt = cs::LengthDistribution::fixed(64);
+  c.output = cs::LengthDistribution::fixed(32);
+  cs::SlaBounds ttft, tpot, both;
+  ttft.ttft_p99_s = 0.5;
+  tpot.tpot_p99_s = 0.012;
+  both.ttft_p99_s = 0.5;
+  both.tpot_p99_s = 0.012;
+  const auto a = cs::max_rate_meeting_sla(m, c, ttft, 1e-3);
+  const auto b = cs::max_rate_meeting_sla(m, c, tpot, 1e-3);
+  const auto ab = cs::max_rate_meeting_sla(m, c, both, 1e-3);
+  ASSERT_TRUE(a.found && b.found && ab.found);
+  EXPECT_LE(ab.max_rate_per_s, std::min(a.max_rate_per_s, b.max_rate_per_s) * (1.0 + 2e-3));
+  EXPECT_GE(ab.max_rate_per_s, std::min(a.max_rate_per_s, b.max_rate_per_s) * (1.0 - 2e-3));
+  EXPECT_TRUE(both.met_by(ab.at_max));
+}

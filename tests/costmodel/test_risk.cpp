@@ -90,3 +90,19 @@ TEST(Risk, ScoreBoundedAndEqualsFormula) {
   EXPECT_GT(a.score, 0.99);
   EXPECT_LT(a.score, 1.0);
 }
+
+// Power figures recalled, not measured: weight 0.1 each, 1 - 0.9^n for n of them, owned by
+// performance modelling; the detail names them.
+TEST(Risk, RecalledPowerFigures) {
+  cs::RiskInputs in;
+  in.recalled_power_figures = {"static_power_w", "matrix_flop_fp16_j"};
+  const auto a = cs::assess_risk(in);
+  ASSERT_EQ(a.items.size(), 1u);
+  EXPECT_EQ(a.items[0].kind, cs::RiskKind::power_figures_recalled);
+  EXPECT_EQ(a.items[0].owner, cs::RiskOwner::performance_modelling);
+  EXPECT_NEAR(a.score, 1.0 - 0.9 * 0.9, 1e-12);
+  EXPECT_NE(a.items[0].detail.find("static_power_w, matrix_flop_fp16_j"), std::string::npos);
+  EXPECT_FALSE(a.items[0].retiring_evidence.empty());
+  in.recalled_power_figures.clear();
+  EXPECT_TRUE(cs::assess_risk(in).items.empty());
+}

@@ -317,3 +317,137 @@ TEST(WorkloadFlops, MixtralRoutedTokenCounts) {
   EXPECT_EQ(up_p->m, 1024);
   ASSERT_NE(wl::find_op(p, "moe_router").op, nullptr);
 }
+
+// FP8 training as Transformer Engine runs it (wl::apply_fp8_training), by hand for Llama-2-7B
+// (hidden 4096, 32 heads of 128, ffn 11008, SwiGLU, RMSNorm, no biases, 32 layers), one
+// sequence of 256 tokens. Forward: the projection's input (the attention output, 256 x 4096)
+// needs a cast kernel; QKV and gate/up read a norm, down reads the SwiGLU output, which write
+// their outputs quantized. Backward: the output gradients of QKV (256 x 12288), the projection
+// and down (256 x 4096 each) are cast; gate's and up's come quantized from the SwiGLU's
+// backward. A cast reads 2 B and writes 2 x 1 B per element. The GEMMs against a weight run in
+// FP8 with FP8 operands and bf16 outputs; the attention products, norms and element-wise ops in
+// bf16; the lm_head in bf16. FP8 weights cast per step: 32 x (4096 x 12288 + 4096 x 4096 +
+// 3 x 4096 x 11008) = 6,476,005,376 elements; the footprint's weights grow by 2 B each.
+TEST(WorkloadTraining, Fp8TrainingCastsAsTransformerEngine) {
+  auto ph = phase(wl::Phase::training, 1, 256);
+  ph.precision = wl::Precision::fp8;
+  const auto g = wl::build_graph(preset("llama2-7b"), ph);
+  std::vector<std::string> casts;
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.name.find("fp8_cast") != std::string::npos) casts.push_back(n.op.name);
+  EXPECT_EQ(casts, (std::vector<std::string>{"out_proj.fp8_cast", "ffn_down.bwd_fp8_cast", "out_proj.bwd_fp8_cast",
+                                             "qkv_proj.bwd_fp8_cast"}));
+  const auto* c = wl::find_op(g, "out_proj.fp8_cast").op;
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->rows * c->cols, 256 * 4096);
+  EXPECT_DOUBLE_EQ(wl::bytes(*c), 256.0 * 4096 * (2 + 2 * 1));
+  EXPECT_EQ(wl::find_op(g, "qkv_proj.bwd_fp8_cast").op->rows * wl::find_op(g, "qkv_proj.bwd_fp8_cast").op->cols,
+            256 * 12288);
+  EXPECT_EQ(wl::find_op(g, "qkv_proj").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "ffn_up.bwd_weight").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "ffn_down.bwd_data").op->precision, wl::Precision::fp8);
+  EXPECT_EQ(wl::find_op(g, "attn_qk").op->precision, wl::Precision::bf16);
+  EXPECT_EQ(wl::find_op(g, "norm_attn").op->precision, wl::Precision::bf16);
+  EXPECT_EQ(wl::find_op(g, "lm_head").op->precision, wl::Precision::bf16);
+  const auto* qkv = wl::find_op(g, "qkv_proj").op;
+  for (const auto& t : qkv->tensors)
+    EXPECT_EQ(t.precision, t.role == wl::TensorRole::input ? wl::Precision::fp8 : wl::Precision::bf16) << t.name;
+  // The projection reads the cast, the cast reads the attention.
+  for (const auto& b : g.blocks)
+    for (const auto& n : b.nodes)
+      if (n.op.name == "out_proj") {
+        EXPECT_EQ(n.inputs, std::vector<std::string>{"out_proj.fp8_cast"});
+      }
+  EXPECT_DOUBLE_EQ(g.fp8_weight_elements, 32.0 * (4096.0 * 12288 + 4096.0 * 4096 + 3.0 * 4096 * 11008));
+  // The same step in bf16 has the same parameters and 2 B less per FP8 weight in its footprint.
+  auto bf = ph;
+  bf.precision = wl::Precision::bf16;
+  const auto gb = wl::build_graph(preset("llama2-7b"), bf);
+  EXPECT_DOUBLE_EQ(wl::totals(g).parameters, wl::totals(gb).parameters);
+  EXPECT_DOUBLE_EQ(wl::memory_footprint(g, ph).weight_bytes - wl::memory_footprint(gb, bf).weight_bytes,
+                   2.0 * g.fp8_weight_elements);
+  EXPECT_EQ(gb.fp8_weight_elements, 0.0);
+}
+
+// With biases (GPT-3's layers), each FP8 GEMM's bias gradient is fused into the quantization of
+// its output gradient (TE's bgrad_quantize): no <gemm>.bwd_bias reduction is left, and the
+// backward chain still links (the graph validates).
+TEST(WorkloadTraining, Fp8TrainingFusesBiasGradientsIntoTheCasts) {
+  auto ph = phase(wl::Phase::training, 1, 128);
+  ph.precision = wl::Precision::fp8;
+  const auto g = wl::build_graph(preset("gpt3-175b"), ph);
+  EXPECT_EQ(wl::validate(g), "");
+  EXPECT_EQ(wl::find_op(g, "qkv_proj.bwd_bias").op, nullptr);
+  EXPECT_EQ(wl::find_op(g, "ffn_down.bwd_bias").op, nullptr);
+  ph.precision = wl::Precision::bf16;
+  EXPECT_NE(wl::find_op(wl::build_graph(preset("gpt3-175b"), ph), "qkv_proj.bwd_bias").op, nullptr);
+}
+
+// Context parallelism, by hand for Llama-3-8B (32 heads, 8 KV heads of 128, hidden 4096) training
+// on one sequence of 8,192 tokens over cp = 4 chips. Ring (Transformer Engine's P2P ring): each
+// chip runs its 2,048 tokens through every layer; its own two chunks attend causally (2,048 x
+// 2,048, masked), then the 3 blocks the ring brings, half of each block's keys unmasked (3 x
+// 2,048 x 1,024); the kernel work, 2,048^2 / 2 + 3 x 2,048 x 1,024 = 8,388,608 scores per head,
+// is a quarter of the whole sequence's causal 8,192^2 / 2. All-to-all (Ulysses): 8 heads and 2
+// KV heads per chip over all 8,192 tokens, between an all-to-all of Q, K, V (2,048 x 6,144
+// elements sent) and one of the output (2,048 x 4,096).
+TEST(WorkloadTraining, ContextParallelSplitsTheSequence) {
+  auto ph = phase(wl::Phase::training, 1, 8192);
+  ph.context_parallel = 4;
+  const auto g = wl::build_graph(preset("llama3-8b"), ph);
+  EXPECT_EQ(wl::find_op(g, "qkv_proj").op->m, 2048);
+  const auto* qk = wl::find_op(g, "attn_qk").op;
+  EXPECT_EQ(qk->batch, 32);
+  EXPECT_EQ(qk->m, 2048);
+  EXPECT_EQ(qk->n, 2048);
+  EXPECT_TRUE(qk->causal);
+  const auto* ring = wl::find_op(g, "attn_ring_qk").op;
+  ASSERT_NE(ring, nullptr);
+  EXPECT_EQ(ring->batch, 96);
+  EXPECT_EQ(ring->m, 2048);
+  EXPECT_EQ(ring->n, 1024);
+  EXPECT_FALSE(ring->causal);
+  EXPECT_EQ(ring->tensors[1].elements, 8 * 3 * 1024 * 128);  // the K halves the ring brings
+  EXPECT_FALSE(ring->saves_inputs);
+  EXPECT_DOUBLE_EQ(static_cast<double>(qk->m) * static_cast<double>(qk->n) / 2.0 +
+                       3.0 * static_cast<double>(ring->m) * static_cast<double>(ring->n),
+                   8192.0 * 8192.0 / 2.0 / 4.0);
+  const auto* merge = wl::find_op(g, "attn_ring_correction").op;
+  ASSERT_NE(merge, nullptr);
+  EXPECT_EQ(merge->rows * merge->cols, 3 * 2048 * 4096);
+  EXPECT_NE(wl::find_op(g, "attn_ring_qk.bwd_a").op, nullptr);  // the ring's backward
+  // Each chip holds a quarter of the activations of the unsplit sequence's chip (flash attention).
+  auto one = ph;
+  one.context_parallel = 1;
+  const double whole = wl::memory_footprint(wl::build_graph(preset("llama3-8b"), one), one, {true, false}).activation_bytes;
+  const double quarter = wl::memory_footprint(g, ph, {true, false}).activation_bytes;
+  EXPECT_NEAR(quarter / whole, 0.25, 0.002);
+
+  ph.context_parallel_comm = wl::ContextParallel::all_to_all;
+  const auto a = wl::build_graph(preset("llama3-8b"), ph);
+  const auto* a2a = wl::find_op(a, "attn_a2a_qkv").op;
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_EQ(a2a->kind, wl::OpKind::all_to_all);
+  EXPECT_EQ(a2a->participants, 4);
+  EXPECT_EQ(a2a->rows * a2a->cols, 2048 * 6144);
+  const auto* aqk = wl::find_op(a, "attn_qk").op;
+  EXPECT_EQ(aqk->batch, 8);
+  EXPECT_EQ(aqk->m, 8192);
+  EXPECT_EQ(aqk->tensors[1].elements, 2 * 8192 * 128);
+  EXPECT_EQ(wl::find_op(a, "attn_a2a_out").op->rows * wl::find_op(a, "attn_a2a_out").op->cols, 2048 * 4096);
+  EXPECT_EQ(wl::find_op(a, "attn_ring_qk").op, nullptr);
+  EXPECT_NEAR(wl::memory_footprint(a, ph, {true, false}).activation_bytes / whole, 0.25, 0.002);
+
+  // Refused: a sequence that does not split in 2 cp chunks, decode, KV heads that do not split.
+  ph.context_parallel_comm = wl::ContextParallel::ring;
+  ph.seq = 8196;
+  EXPECT_NE(wl::check(preset("llama3-8b"), ph).find("multiple of 2 x cp"), std::string::npos);
+  ph.seq = 8192;
+  ph.context_parallel_comm = wl::ContextParallel::all_to_all;
+  ph.context_parallel = 16;
+  EXPECT_NE(wl::check(preset("llama3-8b"), ph).find("divisible by cp"), std::string::npos);
+  auto dec = phase(wl::Phase::decode, 1, 1, 100);
+  dec.context_parallel = 2;
+  EXPECT_NE(wl::check(preset("llama3-8b"), dec).find("not decode"), std::string::npos);
+}

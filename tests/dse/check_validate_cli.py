@@ -392,7 +392,7 @@ if sub["platform_speedups"] != [x for x in v["platform_speedups"] if x["faster"]
 if sub["rank_order_preserved"] != {b: ok for b, ok in v["rank_order_preserved"].items() if b.startswith("llm_offline")}:
     sys.exit(f"validate --group: rank orders {sub['rank_order_preserved']}")
 p = subprocess.run([dse, "validate", "--group", "end_to_en"], capture_output=True, text=True, timeout=60)
-if p.returncode != 2 or "research_silicon, research_silicon_layers, training_mfu" not in p.stderr or \
+if p.returncode != 2 or "research_silicon, research_silicon_layers, serving, training_mfu" not in p.stderr or \
         "did you mean 'end_to_end'? (got 'end_to_en')" not in p.stderr:
     sys.exit(f"validate --group end_to_en: exit {p.returncode}, stderr {p.stderr!r}")
 # The H100 Llama-2 case carries NVIDIA's batch limit (suite key max_batch: 896, its config file):
@@ -441,7 +441,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        "a key of training_mfu cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
-                       "a key of llm_step_csv, training_mfu and llm_offline cases only"),
+                       "a key of llm_step_csv, training_mfu, llm_offline and power cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " batch: 1, seq: 512, tp: 2, vocab: replicated, measured: 1, unit: mfu, source: s}",
                        "cases[0].vocab: a key of llm_offline and decode_latency cases only"),
@@ -548,7 +548,8 @@ with tempfile.TemporaryDirectory() as tmp:
     if (not re.search(r"modelled memory 1[01]\d\.?\d* GB of the chip's 85\.9\d* \(does not fit\)", cases["long"]["constants"])
             or "modelled memory" in cases["fits"]["constants"]):
         sys.exit(f"validate memory note: {cases}")
-# kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping, "2 x" counting it
+# kind: loopnest_network (research silicon): each layer at `dse map --objective latency`'s mapping (no time budget: the
+# suite's mapper stops on its evaluation cap alone, so both give the same mapping on any machine), "2 x" counting it
 # twice; frames/s = images / the summed latency, J/frame = the summed energy / images. Eyeriss AlexNet, batch 4: the
 # suite's two cases against the five layers mapped one by one here.
 alex = [(1, "conv2d N=4 C=3 H=227 W=227 K=96 R=11 S=11 stride=4"), (2, "conv2d N=4 C=48 H=31 W=31 K=128 R=5 S=5 stride=1"),
@@ -556,7 +557,7 @@ alex = [(1, "conv2d N=4 C=3 H=227 W=227 K=96 R=11 S=11 stride=4"), (2, "conv2d N
         (2, "conv2d N=4 C=192 H=15 W=15 K=128 R=3 S=3 stride=1")]
 lat = energy = macs = 0.0
 for n, op in alex:
-    m = json.loads(run("map", "--hw", "eyeriss-like", "--op", op, "--objective", "latency", "--json"))
+    m = json.loads(run("map", "--hw", "eyeriss-like", "--op", op, "--objective", "latency", "--json", "--time-budget-ms", "0"))
     lat += n * m["latency_s"]
     energy += n * m["energy_j"]
     o = dict(kv.split("=") for kv in op.split()[1:])
@@ -749,6 +750,39 @@ with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([dse, "validate", "--suite", path], capture_output=True, text=True, timeout=60)
     if p.returncode != 2 or "a key of llm_offline cases only" not in p.stderr:
         sys.exit(f"per_chip on decode_latency: exit {p.returncode}, stderr {p.stderr!r}")
+# The power group (kind power): a GEMM case is `dse eval`'s accelerator power of the same GEMM on the same preset;
+# the H200 MaxQ box's wall under Llama-2-70B offline, with every GPU at its 500 W cap in both the prefill and the
+# decode steps (the case's constants say their clocks are below nominal), is by hand (8 x 500 + 1,780 host parts +
+# 288 W of fans) / 0.95 (scenarios/systems/hgx-h200-8-maxq.yaml) = 6,387.4 W.
+power = {c["name"]: c for c in v["cases"] if c["group"] == "power"}
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("name: probe\nblocks:\n  - name: b\n    ops:\n      - {name: g, kind: gemm, m: 4096, n: 4864, k: 32896}\n")
+    probe = f.name
+ev = json.loads(run("eval", "--hardware", "mi300x", "--workload", probe, "--precision", "bf16", "--phase", "prefill",
+                    "--batch", "1", "--seq", "1", "--no-serving", "--json"))
+os.unlink(probe)
+got = power["mi300x-power-gemm-bf16"]["predicted"]
+if abs(got - ev["accelerator_power_w"]) > 1e-9 * got:
+    sys.exit(f"power case mi300x-power-gemm-bf16 {got} W, dse eval {ev['accelerator_power_w']} W")
+maxq = power["mlperf41-h200-maxq-llama2-70b-offline-wall"]
+clocks = re.findall(r"at ([0-9.]+)% clock", maxq["constants"])
+if len(clocks) != 2 or not all(float(c) < 100 for c in clocks) or abs(maxq["predicted"] - 6068 / 0.95) > 1e-6 * 6068:
+    sys.exit(f"MaxQ wall: {maxq['predicted']} W, clocks {clocks}, want {6068 / 0.95:.1f} W with both steps capped")
+with tempfile.TemporaryDirectory() as tmp:
+    gemm = "ops: [{name: g, kind: gemm, m: 64, n: 64, k: 64}]"
+    for case, msg in ((f"{{name: p, kind: power, group: power, hardware: h200, precision: bf16, {gemm}, measured: 1, "
+                       "unit: s, source: s}", "cases[0].unit: expected W (the unit of power cases) (got s)"),
+                      (f"{{name: p, kind: power, group: power, hardware: h200, precision: bf16, {gemm}, at: wall, "
+                       "measured: 1, unit: W, source: s}", "cases[0].at: a system case (the wall needs a host)"),
+                      (f"{{name: p, kind: power, group: power, hardware: h200, precision: bf16, {gemm}, at: socket, "
+                       "measured: 1, unit: W, source: s}", "cases[0].at: expected accelerators or wall (got socket)"),
+                      (f"{{name: p, kind: power, group: power, hardware: h200, precision: bf16, {gemm}, "
+                       "workload: llama3-8b, measured: 1, unit: W, source: s}", "either ops (operators) or workload"),
+                      ("{name: p, kind: power, group: power, hardware: h200, precision: bf16, workload: llama3-8b, "
+                       "measured: 1, unit: W, source: s}", "a system case (an offline run)"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       f" context: 128, measured: 1, unit: s, {gemm}, source: s}}", "cases[0].ops: a key of power cases only")):
+        refused(tmp, case, msg, "power case")
 # Print the figures (no assertion on their size: see the issue's targets in the report).
 for g, s in v["groups"].items():
     print(f"{g}: n={s['n']} mean|err|={100*s['mean_abs_error']:.1f}% median={100*s['median_abs_error']:.1f}% "

@@ -61,7 +61,7 @@ struct Fixture {
   PointModel model{space,
                    {search::Sense::maximize, search::Sense::minimize, search::Sense::minimize,
                     search::Sense::minimize},
-                   4,
+                   kConstraintMetrics,
                    [this](std::uint64_t i) {
                      if (calls.fetch_add(1) + 1 >= stop_after) cancel = true;
                      return point(i);
@@ -315,8 +315,9 @@ std::vector<PointRecord> brute_force_archive(std::uint64_t points, PointRecord (
   std::vector<PointRecord> all;
   for (std::uint64_t i = 0; i < points; ++i) all.push_back(point(i));
   const auto removes = [](const PointRecord& q, const PointRecord& p) {
-    if (q.workload_id != p.workload_id || q.p99_latency_s > p.p99_latency_s || q.power_w > p.power_w ||
-        q.area_mm2 > p.area_mm2 || q.memory_bytes > p.memory_bytes) {
+    if (q.workload_id != p.workload_id || q.p99_latency_s > p.p99_latency_s || q.ttft_p99_s > p.ttft_p99_s ||
+        q.tpot_p99_s > p.tpot_p99_s || q.power_w > p.power_w || q.area_mm2 > p.area_mm2 ||
+        q.memory_bytes > p.memory_bytes) {
       return false;
     }
     const double qo[4] = {-q.throughput_samples_per_s, q.latency_s, q.energy_per_sample_j, q.engineering_risk};

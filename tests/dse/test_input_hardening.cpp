@@ -284,7 +284,7 @@ TEST(NumericHardening, ServedCountsAreBounded) {
                 .find("requests: expected at most 1000000"),
             std::string::npos);
   EXPECT_NE(error_of(base + "workloads: [{name: w, model: llama2-7b, prompt_tokens: 2147483648}]\nbatch_sizes: [1]\n")
-                .find("prompt_tokens: expected at most 2147483647"),
+                .find("prompt_tokens: expected an integer from 1 to 2147483647"),
             std::string::npos);
   EXPECT_NE(error_of(base + "workloads: [{name: w, model: llama2-7b}]\nbatch_sizes: [2147483648]\n")
                 .find("batch_sizes[0]: expected at most 2147483647 with a model workload"),

@@ -133,10 +133,10 @@ TEST(ScenarioErrors, EmptySequenceAndNumbersAsWritten) {
 // and "llama3-8:1:1: workload: ...", without the scenario's place).
 TEST(ScenarioErrors, UnknownPresetNamesTheNearOnesAtTheKey) {
   EXPECT_EQ(error_of_edit("system: dgx-h100-8,", "system: dgx-h100,", "llm-serving.yaml"),
-            "edit.yaml:22:44: hardware[0].system: expected a preset of systems ('dse presets') or a readable file, "
+            "edit.yaml:25:44: hardware[0].system: expected a preset of systems ('dse presets') or a readable file, "
             "did you mean 'dgx-h100-8'? (got \"dgx-h100\")");
   EXPECT_EQ(error_of_edit("model: llama3-8b,", "model: llama3-8,", "llm-serving.yaml"),
-            "edit.yaml:35:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
+            "edit.yaml:42:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
             "(got \"llama3-8\")");
 }
 

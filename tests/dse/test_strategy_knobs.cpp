@@ -81,19 +81,32 @@ TEST(StrategyKnobs, ParseValuesAndDefaults) {
       "f.yaml");
   EXPECT_EQ(f.hardware[0].variant(0).system.dp, 1);
   EXPECT_EQ(f.hardware[0].variant(0).system.ep, 4);
+  // The cp knob: tp 2 x cp 2 leaves 2 replicas of the 8 chips. A served model's decode steps split
+  // no sequence, so the point is infeasible and says why.
+  const Scenario c = parse_scenario(
+      "name: c\nhardware:\n  - {name: h, kind: system, system: dgx-h100-8, tp: 2, cp: 2}\n"
+      "workloads:\n  - {name: chat, model: llama3-8b}\nbatch_sizes: [8]\n",
+      "c.yaml");
+  EXPECT_EQ(c.hardware[0].variant(0).system.cp, 2);
+  EXPECT_EQ(c.hardware[0].variant(0).system.dp, 2);
+  const PointRecord r = evaluate_point(c, design_space(c), 0);
+  EXPECT_EQ(r.feasible, 0);
 }
 
 // Line 6 is the knob's line; its value starts at column 9 ("    tp: " is 8 characters).
 TEST(StrategyKnobs, DegreesThatDoNotFitAreRefused) {
   EXPECT_EQ(error_of("    tp: 3\n"),
-            "bad.yaml:6:9: hardware[0].tp: expected tp x pp to divide the chip count (the 8 chips of system "
-            "dgx-h100-8) (got tp 3 x pp 1 = 3)");
+            "bad.yaml:6:9: hardware[0].tp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 3 x cp 1 x pp 1 = 3)");
   EXPECT_EQ(error_of("    tp: 2\n    pp: {choices: [1, 8]}\n"),
-            "bad.yaml:7:9: hardware[0].pp: expected tp x pp to divide the chip count (the 8 chips of system "
-            "dgx-h100-8) (got tp 2 x pp 8 = 16)");
+            "bad.yaml:7:9: hardware[0].pp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 2 x cp 1 x pp 8 = 16)");
   EXPECT_EQ(error_of("    tp: 2\n    dp: 3\n"),
-            "bad.yaml:7:9: hardware[0].dp: expected tp x pp x dp to divide the chip count (the 8 chips of "
-            "system dgx-h100-8) (got tp 2 x pp 1 x dp 3 = 6)");
+            "bad.yaml:7:9: hardware[0].dp: expected tp x cp x pp x dp to divide the chip count (the 8 chips of "
+            "system dgx-h100-8) (got tp 2 x cp 1 x pp 1 x dp 3 = 6)");
+  EXPECT_EQ(error_of("    tp: 2\n    cp: 3\n"),
+            "bad.yaml:7:9: hardware[0].cp: expected tp x cp x pp to divide the chip count (the 8 chips of system "
+            "dgx-h100-8) (got tp 2 x cp 3 x pp 1 = 6)");
   EXPECT_EQ(error_of("    tp: 2\n    dp: 2\n    ep: 3\n"),
             "bad.yaml:8:9: hardware[0].ep: expected ep to divide tp x dp (the chips holding experts) "
             "(got ep 3 with tp 2 x dp 2 = 4)");
@@ -109,8 +122,10 @@ TEST(StrategyKnobs, DegreesThatDoNotFitAreRefused) {
 
 // Data-parallel replicas are independent and see rate / dp each (serving.hpp): the
 // static-batch sweep's system tokens/s = instances x batch x output / e2e doubles
-// from dp 1 to dp 2 while the request latency stays; the power of twice the chips
-// doing the same work per chip doubles too (dynamic energy x tp x dp, static x chips).
+// from dp 1 to dp 2 while the request latency stays; the accelerator power of twice the
+// chips doing the same work per chip doubles too (dynamic energy x tp x dp, static x
+// chips). At the wall the system's idle chips draw their static power, the host its parts
+// and its fans, cubic in the heat (power.hpp wall_power): by hand from the system file's figures.
 TEST(StrategyKnobs, DataParallelReplicasScaleThroughputAndPower) {
   const Scenario s = parse_scenario(kKnobs, "knobs.yaml");
   const search::DesignSpace space = design_space(s);
@@ -120,8 +135,15 @@ TEST(StrategyKnobs, DataParallelReplicasScaleThroughputAndPower) {
   ASSERT_EQ(two.feasible, 1);
   EXPECT_DOUBLE_EQ(two.throughput_samples_per_s, 2.0 * one.throughput_samples_per_s);
   EXPECT_DOUBLE_EQ(two.latency_s, one.latency_s);
-  EXPECT_NEAR(two.power_w / one.power_w, 2.0, 1e-12);
-  EXPECT_NEAR(two.energy_per_sample_j / one.energy_per_sample_j, 1.0, 1e-12);
+  EXPECT_NEAR(two.accelerator_power_w / one.accelerator_power_w, 2.0, 1e-12);
+  const auto& sys = s.hardware[0].system->system;
+  const double eff = sys.host.psu_efficiency;
+  for (const auto* r : {&one, &two}) {
+    const int idle = sys.chips - (r == &one ? 2 : 4);  // tp 2 x dp 1 or 2
+    const double heat = r->accelerator_power_w + idle * sys.power.static_power_w + sys.host.parts_w();
+    const double load = heat / (sys.chips * sys.power.tdp_w + sys.host.parts_w());
+    EXPECT_NEAR(r->power_w, (heat + sys.host.fans_w * load * load * load) / eff, 1e-9 * r->power_w);
+  }
 }
 
 // The point with pp 2, dp 2 equals what `dse eval --system dgx-h100-8 --tp 2 --pp 2
@@ -136,7 +158,8 @@ TEST(StrategyKnobs, PipelineDegreeReachesTheSystemEvaluation) {
   ASSERT_EQ(r.feasible, 1);
   EXPECT_EQ(e.chips, 8);
   EXPECT_DOUBLE_EQ(r.throughput_samples_per_s, e.serving.sweep.front().tokens_per_s_system);
-  EXPECT_DOUBLE_EQ(r.power_w, e.power.power_w);
+  EXPECT_DOUBLE_EQ(r.power_w, e.wall.wall_w);  // the wall (the system's host section)
+  EXPECT_DOUBLE_EQ(r.accelerator_power_w, e.power.power_w);
   // And pipeline stages change the figure (the model is split over 2 stages).
   EXPECT_NE(r.latency_s, evaluate_point(s, space, 2).latency_s);
 }

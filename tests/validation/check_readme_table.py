@@ -1,16 +1,16 @@
-"""ctest readme_validation_table: the README's per-group validation table against `dse validate --json`.
+"""ctest readme_validation_table: docs/validation.md's per-group validation table against `dse validate --json`.
 
-The table under "Models and how they are validated" states the figures reached (issue targets beside
-them); this check recomputes them and fails when the model, the suite or the table changes alone:
+The table under "Per group" states the figures reached (issue targets beside them); this check
+recomputes them and fails when the model, the suite or the table changes alone:
 every group of the suite (and `platform_speedups`) has one row, whose n equals the suite's and whose
 mean, median and max absolute errors equal the JSON's rounded to 0.1%. The figures the prose under the
-table, the whole-model rows of the model-validation table and the Known gaps lines quote from the suite
+table, the rows of the "At a glance" model table and docs/known-gaps.md's one-line summary quote from the suite
 (subsets such as the MLPerf and NIM cases, groups taken together, platform-speedup pairs, single
-cases) are recomputed from the JSON's cases and looked for, as the README words them. It also checks
-that every link from the README into docs/ names a file there and, with an #anchor, one of its headings
-(the Known gaps lines link docs/known-gaps.md's).
+cases) are recomputed from the JSON's cases and looked for, as those pages word them. It also checks
+that every link from the README into docs/ names a file there and, with an #anchor, one of its headings,
+and that every #anchor of docs/known-gaps.md's summary names one of its own headings.
 
-Usage: check_readme_table.py DSE README.md docs/known-gaps.md
+Usage: check_readme_table.py DSE README.md docs/validation.md docs/known-gaps.md
 """
 import json
 import os
@@ -18,13 +18,15 @@ import re
 import subprocess
 import sys
 
-dse, readme_path, gaps_path = sys.argv[1:4]
+dse, readme_path, validation_path, gaps_path = sys.argv[1:5]
 readme = open(readme_path, encoding="utf-8").read()
+validation = open(validation_path, encoding="utf-8").read()
+gaps = open(gaps_path, encoding="utf-8").read()
 header = "| group | what | n | mean | median | max | issue target |"
-if header not in readme:
-    sys.exit(f"README: no validation table (header {header!r})")
+if header not in validation:
+    sys.exit(f"docs/validation.md: no per-group table (header {header!r})")
 rows = {}
-for line in readme[readme.index(header):].splitlines()[2:]:
+for line in validation[validation.index(header):].splitlines()[2:]:
     if not line.startswith("|"):
         break
     cells = [c.strip() for c in line.strip("|").split("|")]
@@ -65,7 +67,7 @@ for group in rows:
 # lower case, punctuation but hyphens dropped, spaces to hyphens); the Known gaps lines link there.
 docs_dir = os.path.dirname(os.path.abspath(gaps_path))
 links = re.findall(r"\(docs/([\w.\-]+\.md)(?:#([^)]+))?\)", readme)
-if not any(f == os.path.basename(gaps_path) and a for f, a in links):
+if not any(f == os.path.basename(gaps_path) for f, a in links):
     bad.append("README: no links into docs/known-gaps.md")
 slugs = {}
 for f, a in links:
@@ -78,11 +80,16 @@ for f, a in links:
         slugs[f] = {re.sub(r"[^a-z0-9 \-]", "", h.lower()).replace(" ", "-") for h in headings}
     if a and a not in slugs[f]:
         bad.append(f"README links docs/{f}#{a}, which is no heading there")
+gap_slugs = {re.sub(r"[^a-z0-9 \-]", "", h.lower()).replace(" ", "-")
+             for h in re.findall(r"^#{1,6} (.+)$", gaps, flags=re.M)}
+for a in re.findall(r"\]\(#([^)]+)\)", gaps):
+    if a not in gap_slugs:
+        bad.append(f"docs/known-gaps.md links #{a}, which is no heading there")
 
 # The prose under the table and the whole-model rows of the model-validation table: each figure that
 # `dse validate --json` gives is recomputed here from its cases and pairs, written as the README writes
 # it, and looked for in the README (line breaks and indentation read as one space).
-text = " ".join(readme.split())
+text = " ".join((readme + "\n" + validation + "\n" + gaps).split())
 cases = v["cases"]
 by_group = {}
 for c in cases:
@@ -219,7 +226,7 @@ claims.append(f"the {len(served)} MLPerf and NIM inference cases alone are {pct(
               f"max ({pct(max_abs(mfu))}) is {25.0 - 100.0 * max_abs(mfu):.1f} points from 25%, and "
               f"`training_seq_sweep` has {words.get(len(past), len(past))} rows past 25% ("
               + ", ".join(signed(e) for e in past) + ")")
-claims.append(f"(docs/known-gaps.md#maxtext-on-several-tpu-slices): {pct(mean_abs(multi))} mean, "
+claims.append(f"(#maxtext-on-several-tpu-slices): {pct(mean_abs(multi))} mean, "
               f"{pct(max_abs(multi))} max")
 vgg = next(c for c in by_group["research_silicon"] if c["name"] == "eyeriss-vgg16-conv-fps")
 claims.append(f"Eyeriss v1 runs VGG-16 at {vgg['measured']:.2f} frames/s where the mapper's mappings give "
@@ -228,9 +235,9 @@ claims.append(f"Eyeriss v1 runs VGG-16 at {vgg['measured']:.2f} frames/s where t
 
 for c in claims:
     if c not in text:
-        bad.append(f"README does not say (from dse validate --json): {c}")
+        bad.append(f"docs/validation.md and docs/known-gaps.md do not say (from dse validate --json): {c}")
 
 if bad:
     sys.exit("\n".join(bad))
-print(f"README table: {len(rows)} rows match dse validate --json; {len(claims)} figures in its prose recomputed; "
+print(f"docs/validation.md table: {len(rows)} rows match dse validate --json; {len(claims)} figures in its prose recomputed; "
       f"{len(links)} links into docs/ resolve")
