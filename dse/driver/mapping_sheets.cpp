@@ -1,5 +1,7 @@
 #include "dse/driver/mapping_sheets.hpp"
 
+#include "dse/driver/agree.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -87,7 +89,8 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
   std::array<std::uint64_t, 1 + kTexts.size()> shape{};
   shape.fill(1);
   shape[0] = 0;
-  if (ctx.rank() == 0) {
+  agreed(ctx, [&] {
+    if (ctx.rank() != 0) return;
     std::vector<std::uint64_t> points;
     if (all) {
       for (const auto& r : archive) points.push_back(r.index);
@@ -102,7 +105,7 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
       for (std::size_t c = 0; c < kTexts.size(); ++c)
         shape[1 + c] = std::max<std::uint64_t>(shape[1 + c], texts[c].size() + 1);
     }
-  }
+  });
   Bytes b(sizeof(shape));
   std::memcpy(b.data(), shape.data(), sizeof(shape));
   b = ctx.broadcast(b, 0);

@@ -26,65 +26,6 @@ namespace {
 const std::vector<search::Sense> kSenses = {search::Sense::maximize, search::Sense::minimize,
                                             search::Sense::minimize, search::Sense::minimize};
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-Bytes to_bytes(const std::string& s) { return {s.begin(), s.end()}; }
-std::string to_string(const Bytes& b) { return {b.begin(), b.end()}; }
-
-// Rank 0 runs `f`; every rank gets its string result or rethrows its error kind.
-template <class F>
-std::string on_root(Context& ctx, F f) {
-  std::string payload;
-  if (ctx.rank() == 0) {
-    try {
-      payload = "T" + f();
-    } catch (const InputError& e) {
-      payload = std::string("E") + e.what();
-    } catch (const Error& e) {
-      payload = std::string("I") + e.what();
-    }
-  }
-  const std::string got = to_string(ctx.broadcast(to_bytes(payload), 0));
-  if (got.empty()) throw Error("rank 0 sent nothing");
-  if (got[0] == 'E') throw InputError(got.substr(1));
-  if (got[0] == 'I') throw IoError(got.substr(1));
-  return got.substr(1);
-}
-
-// /points in the finished file: 16,384-row chunks, byte shuffle + deflate level 1 (the
-// fastest level; shuffle groups the bytes of each column, which does most of the work).
-constexpr std::uint64_t kPointsChunkRows = 16384;
-constexpr int kPointsDeflateLevel = 1;
-
-std::string read_scenario_of_partial(const std::string& partial) {
-  std::error_code ec;
-  if (!std::filesystem::exists(partial, ec)) {
-    throw InputError(partial + ": no interrupted run to resume (the file does not exist)");
-  }
-  h5::quiet_errors();
-  const h5::Handle f = h5::open_file_readonly(partial);
-  if (!h5::has_attribute(f, "layout_version") ||
-      h5::read_int_attribute(f, "layout_version") != kResultsLayoutVersion) {
-    throw InputError(partial + ": not a checkpoint of this dse version");
-  }
-  return h5::read_string_attribute(f, "store") + "\n" + h5::read_string_attribute(f, "scenario_file") + "\n" +
-         h5::read_string_attribute(f, "start_time") + "\n" + h5::read_string_attribute(f, "scenario");
-}
-
-std::string next_line(std::string& s) {
-  const auto p = s.find('\n');
-  std::string line = s.substr(0, p);
-  s.erase(0, p == std::string::npos ? s.size() : p + 1);
-  return line;
-}
-
 }  // namespace
 
 costmodel::platform::SystemRequest served_request(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch, std::uint64_t seed) {
@@ -116,54 +57,6 @@ costmodel::platform::SystemRequest served_request(const SystemVariant& v, const 
   }
   return req;
 }
-
-namespace {
-
-// The names tables: /workloads (every workload: its name, the unit of its throughput, the
-// `dse eval` options of a served model) and /variants (entry, variant name, knob values, `dse
-// eval` options of a system: every hardware variant of the scenario when there are at most
-// kAllVariantsLimit, else those of the archived points; attribute `variants` says which). Full
-// names of any length, where the records' fixed fields keep a cut copy. Collective: rank 0
-// knows the archive and sends its hardware ids; every rank then builds the same tables.
-constexpr std::uint64_t kAllVariantsLimit = 65536;
-
-void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::vector<PointRecord>& archive) {
-  TextTable w;
-  w.columns = {"name", "throughput_unit", "eval_arguments"};
-  for (std::size_t i = 0; i < s.workloads.size(); ++i) {
-    const WorkloadEntry& e = s.workloads[i];
-    w.ids.push_back(static_cast<std::uint32_t>(i));
-    w.rows.push_back({e.name, e.model ? "tokens/s" : "samples/s", eval_arguments(e, s.seed)});
-  }
-  write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
-  std::vector<std::uint32_t> ids;
-  const bool all = hardware_variants(s) <= kAllVariantsLimit;
-  if (all) {
-    for (std::uint64_t h = 0; h < hardware_variants(s); ++h) ids.push_back(static_cast<std::uint32_t>(h));
-  } else if (ctx.rank() == 0) {
-    for (const auto& r : archive) ids.push_back(r.hardware_id);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
-  Bytes b(ids.size() * sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(b.data(), ids.data(), b.size());
-  b = ctx.broadcast(b, 0);
-  ids.resize(b.size() / sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(ids.data(), b.data(), b.size());
-  TextTable v;
-  v.columns = {"entry", "name", "knobs", "eval_arguments"};
-  for (const std::uint32_t h : ids) {
-    const auto [entry, variant] = locate_hardware(s, h);
-    const HardwareEntry& e = s.hardware[entry];
-    v.ids.push_back(h);
-    v.rows.push_back({e.name, e.variant(variant).name(), e.describe(variant), e.eval_arguments(variant)});
-  }
-  write_text_table(file, "variants", v, ctx.distributed(), ctx.rank() == 0);
-  const h5::Handle ds = h5::open_dataset(file, "variants");
-  h5::write_attribute(ds, "variants", std::string(all ? "all" : "archive"));
-}
-
-}  // namespace
 
 search::DesignSpace design_space(const Scenario& s) {
   return search::DesignSpace({{"hardware", hardware_variants(s)},
@@ -360,164 +253,22 @@ std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows) 
   return out;
 }
 
-RunSummary run(Context& ctx, const RunOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string partial = options.output_path + ".partial";
-  Store store = options.store;
-  std::string scenario_file = options.scenario_path;
-  std::string start_time;
-  std::string text;
-  if (options.resume) {
-    std::string meta = on_root(ctx, [&] { return read_scenario_of_partial(partial); });
-    store = parse_store(next_line(meta));
-    scenario_file = next_line(meta);
-    start_time = next_line(meta);
-    text = meta;
-  } else {
-    start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
-    text = on_root(ctx, [&] { return io::read_text_file(options.scenario_path, "scenario"); });
-  }
-  // Every rank parses the same text, so a bad scenario fails identically everywhere and
-  // before any file exists.
-  const Scenario scenario = parse_scenario(text, scenario_file);
-  const search::DesignSpace space = design_space(scenario);
-
-  PointModel model{space, kSenses, kConstraintMetrics,
-                   [&](std::uint64_t i) { return evaluate_point(scenario, space, i); }, to_evaluation};
-  const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
-
-  RunInfo info;
-  info.scenario_text = scenario.text;
-  info.scenario_file = scenario_file;
-  info.seed = scenario.seed;
-  info.version = version_string();
-  info.ranks = ctx.size();
-  info.threads = threads;
-  info.start_time = start_time;
-
-  h5::quiet_errors();
-  const std::filesystem::path out(options.output_path);
-  if (!options.resume) {
-    (void)on_root(ctx, [&] {
-      if (out.has_parent_path()) {
-        std::error_code ec;
-        std::filesystem::create_directories(out.parent_path(), ec);
-        if (ec) throw IoError("cannot create directory " + out.parent_path().string() + ": " + ec.message());
-      }
-      return std::string();
-    });
-  }
-
-  DriverResult result;
-  std::size_t pareto_count = 0;
-  double sheets_s = 0.0;
-  double compress_s = 0.0;
-  std::int64_t failed = 0;
-  std::string error;
-  try {
-    const h5::Handle file = options.resume ? h5::open_file_readwrite(partial, ctx.file_access())
-                                                 : h5::create_file(partial, ctx.file_access());
-    if (!options.resume) {
-      write_run_info(file, info);
-      h5::write_attribute(file, "store", std::string(to_string(store)));
-      h5::write_attribute(file, "sampler", std::string(to_string(scenario.search.sampler)));
-      init_driver_file(file, store);
-      h5::flush(file);  // a failed write stops every rank (h5.hpp)
-    }
-    DriverOptions d;
-    d.threads = threads;
-    d.store = store;
-    d.round_s = options.checkpoint_interval_s;
-    d.progress = options.progress;
-    d.cancel = options.cancel;
-    d.warn = options.warn;
-    result = drive(ctx, model, scenario.search, d, file);
-    if (!result.interrupted) {
-      // The archive is on rank 0 only; its Pareto indices go to every rank.
-      std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
-      {
-        Bytes b(pareto.size() * sizeof(std::uint64_t));
-        if (!b.empty()) std::memcpy(b.data(), pareto.data(), b.size());
-        b = ctx.broadcast(b, 0);
-        pareto.resize(b.size() / sizeof(std::uint64_t));
-        if (!b.empty()) std::memcpy(pareto.data(), b.data(), b.size());
-      }
-      pareto_count = pareto.size();
-      // /pareto and /mapping_sheets afresh: a run killed while writing them resumes here (kFinished).
-      for (const char* name : {"pareto", "mapping_sheets"}) h5::remove_link(file, name);
-      const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
-      h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
-                     ctx.distributed());
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Bytes w(sizeof(double));
-      std::memcpy(w.data(), &wall, sizeof(double));
-      w = ctx.broadcast(w, 0);
-      std::memcpy(&wall, w.data(), sizeof(double));
-      info.wall_time_s = wall;
-      const auto ts = std::chrono::steady_clock::now();
-      write_mapping_sheets(file, ctx, scenario, space, result.archive, result.archive_size, pareto);
-      sheets_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-      write_names_tables(file, ctx, scenario, result.archive);
-      write_run_info(file, info);
-      set_attribute(file, "complete", 1);
-    }
-  } catch (const IoError& e) {
-    failed = 1;
-    error = e.what();
-  }
-  // /points is compressed once the run is complete, by rank 0 on the closed file
-  // (h5::rewrite_compressed: parallel HDF5 1.10 cannot write filtered datasets safely).
-  // The results are complete by then: if compressing fails (a full disk), the
-  // uncompressed file is kept and the run still succeeds, with a warning.
-  if (ctx.max(failed) == 0 && !result.interrupted && store == Store::all && ctx.rank() == 0) {
-    try {
-      const auto tz = std::chrono::steady_clock::now();
-      tbb::task_arena arena(threads);  // not a global_control: see RoundRunner in driver.cpp
-      arena.execute([&] {
-        h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
-      });
-      compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
-    } catch (const IoError& e) {
-      if (options.warn) {
-        options.warn(std::string("compressing /points failed, the results are kept uncompressed: ") + e.what());
-      }
-    }
-  }
-  if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty() &&
-      ctx.rank() == 0 && options.warn) {
-    options.warn("the output keeps " + std::to_string(result.stale_checkpoints.size()) +
-                 " checkpoint dataset(s) that a killed attempt left half written (" +
-                 result.stale_checkpoints.front() + (result.stale_checkpoints.size() > 1 ? ", ..." : "") +
-                 "); the results do not use them");
-  }
-  if (ctx.max(failed) != 0) {
-    if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);
-    throw IoError(error.empty() ? "writing " + options.output_path + " failed on another rank" : error);
-  }
-  if (result.interrupted) {
-    throw Interrupted("interrupted after " + std::to_string(result.evaluated) + " points; checkpoint in " + partial +
-                      ", continue with: dse run --resume " + options.output_path);
-  }
-  (void)on_root(ctx, [&] {
-    std::error_code ec;
-    std::filesystem::rename(partial, out, ec);
-    if (ec) throw IoError("cannot rename " + partial + " to " + out.string() + ": " + ec.message());
-    return std::string();
-  });
-
-  RunSummary s;
-  s.points = result.evaluated;
-  s.feasible = result.feasible;
-  s.archive = result.archive_size;
-  s.pareto = pareto_count;
-  s.wall_time_s = info.wall_time_s;
-  s.evaluate_s = result.evaluate_s;
-  s.checkpoint_s = result.checkpoint_s;
-  s.merge_s = result.merge_s;
-  s.sheets_s = sheets_s;
-  s.compress_s = compress_s;
-  s.output_path = options.output_path;
-  return s;
+PointModel point_model(const Scenario& s, const search::DesignSpace& space) {
+  return PointModel{space, kSenses, kConstraintMetrics,
+                    [&s, &space](std::uint64_t i) {
+                      PointRecord r = evaluate_point(s, space, i);
+                      // A point whose figures overflow double (an energy per byte of 1e308, a peak of
+                      // 5e-324 FLOP/s) stops the run with the point named (issue 58 item 7).
+                      if (const std::string why = point_figure_problem(r); !why.empty()) {
+                        throw InputError(s.file + ": point " + std::to_string(i) + " (hardware " +
+                                         record_name(r.hardware, sizeof r.hardware) + ", workload " +
+                                         record_name(r.workload, sizeof r.workload) + ", batch " +
+                                         std::to_string(r.batch) + "): " + why +
+                                         "; a figure of the scenario is too large or too small for double precision");
+                      }
+                      return r;
+                    },
+                    to_evaluation};
 }
 
 }  // namespace dse

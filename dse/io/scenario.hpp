@@ -17,6 +17,7 @@
 #include "costmodel/workload/spec.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/scenario_chips.hpp"
+#include "dse/io/yaml_reader.hpp"
 
 namespace dse {
 
@@ -134,6 +135,9 @@ struct Scenario {
   std::vector<WorkloadEntry> workloads;
   std::vector<std::int64_t> batch_sizes;
   SearchPlan search;  // default: exhaustive
+  // The files the scenario made the reader read (system, hardware, workload files), each once;
+  // not the scenario file itself.
+  std::vector<io::InputFile> inputs;
 };
 
 // For a served model, the `dse eval` options that give the same workload, request lengths,
