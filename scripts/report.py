@@ -206,6 +206,10 @@ def load(path, budgets):
         attrs = {k: text(v) for k, v in f.attrs.items()}
         if "archive" not in f:
             sys.exit(f"report.py: {path}: no /archive dataset (not a DSE result file?)")
+        if f["archive"].shape[0] == 0:
+            # Every point infeasible (issue 58 item 14): one line, not a traceback from the plots.
+            sys.exit(f"report.py: {path}: the archive is empty (no evaluated point was feasible); "
+                     "no report to draw")
         archive = rows_to_table(f["archive"])
         points = rows_to_table(f["points"]) if "points" in f and f["points"].shape[0] > 0 else None
         mapping = read_mapping_sheets(f)

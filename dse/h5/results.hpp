@@ -68,6 +68,23 @@ void set_name(char (&field)[N], const std::string& s) {
   for (std::size_t i = n; i < N; ++i) field[i] = '\0';
 }
 
+// The name in a fixed field of a record (up to its first NUL).
+std::string record_name(const char* field, std::size_t size);
+
+// "" when every figure of `r` is finite and not negative, else the first that is not
+// ("latency_s is inf"). A run refuses to store such a point, and the result readers refuse a
+// file that holds one.
+std::string point_figure_problem(const PointRecord& r);
+
+// A dataset of records as the readers require it (IoError "WHERE: ..." otherwise): one-dimensional,
+// of a compound type holding every field of PointRecord with the same class (integer, float,
+// string). HDF5 leaves a field the file lacks at zero: an archive without latency_s read as
+// latency 0 (issue 58 item 15).
+void check_record_layout(hid_t dataset, const std::string& where);
+// IoError naming the first record whose figures are not finite and non-negative
+// (point_figure_problem) or whose feasible flag is not 0 or 1.
+void check_records(const std::vector<PointRecord>& rows, const std::string& where);
+
 struct RunInfo {
   std::string scenario_text;
   std::string scenario_file;
@@ -77,6 +94,9 @@ struct RunInfo {
   std::int64_t threads = 1;
   std::string start_time;
   double wall_time_s = 0.0;
+  // The files the scenario read, one per line: "HASH BYTES PATH" (16 hex digits of the content
+  // hash, the size, the path as printable() writes it); `dse run --resume` compares them.
+  std::string input_files;
 };
 
 struct ResultsFile {

@@ -45,4 +45,12 @@ std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bo
   return v;
 }
 
+std::string exact_number_text(double v) {
+  for (int digits = 6; digits <= 17; ++digits) {
+    const std::string t = format_number(v, digits);
+    if (std::stod(t) == v) return t;
+  }
+  return format_number(v, 17);
+}
+
 }  // namespace dse::io

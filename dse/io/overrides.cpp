@@ -189,7 +189,7 @@ SystemFile build_system(const SystemTexts& texts, const std::vector<OverrideValu
   bool chip_price_set = false;
   for (const auto& [path, v] : values) {
     YAML::Node n = *number_node(t, path);
-    n = number_text(v);
+    n = exact_number_text(v);
     chip_price_set = chip_price_set || path == "system.cost.chip_usd";
   }
   YAML::Emitter chip_text;
@@ -217,7 +217,7 @@ std::string reader_message(const Error& e) {
 std::string values_text(const std::vector<OverrideValue>& values, const char* lead) {
   std::string out;
   for (const auto& [path, v] : values)
-    out += (out.empty() ? "" : " ") + std::string(lead) + path + "=" + number_text(v);
+    out += (out.empty() ? "" : " ") + std::string(lead) + path + "=" + exact_number_text(v);
   return out;
 }
 
@@ -327,14 +327,6 @@ std::optional<double> number_at(const YAML::Node& root, const std::string& keys)
   const auto n = number_node(root, split_path(keys));
   if (!n) return std::nullopt;
   return n->as<double>();
-}
-
-std::string number_text(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return format_number(v, 17);
 }
 
 SystemOverrides::SystemOverrides(std::vector<OverrideKnob> knobs,

@@ -77,7 +77,5 @@ OverrideValue parse_override_option(const std::string& text);
 // The number dotted `keys` name in a tree (a list element by its `name`, else its position), or
 // nothing: how an override path finds its figure in a file.
 std::optional<double> number_at(const YAML::Node& root, const std::string& keys);
-// The shortest text that reads back to v (as a scenario would write it).
-std::string number_text(double v);
 
 }  // namespace dse::io

@@ -75,7 +75,7 @@ std::vector<std::string> link_keys(std::initializer_list<const char*> own = {}) 
 sys::Interconnect read_links(const MapReader& m) {
   sys::Interconnect ic = sys::make_switch(1, m.positive("link_bandwidth_bytes_per_s"),
                                           m.non_negative_or("link_latency_s", 0.0),
-                                          static_cast<int>(m.positive_integer_or("links", 1)));
+                                          m.positive_int_or("links", 1));
   if (m.has("achievable_fraction")) ic.achievable_fraction = m.positive_fraction("achievable_fraction");
   return ic;
 }
@@ -273,7 +273,7 @@ void read_scale_out(const MapReader& ic, const std::string& topo, bool torus_nod
          "expected switch, torus_2d or torus_3d (the nodes of a scale_out system)", topo);
   const sys::Interconnect ports = read_links(so);  // one chip's port, read as a chip's links are
   sys::ScaleOut& out_so = out.scale_out;
-  out_so.chips_per_node = static_cast<int>(so.positive_integer("chips_per_node"));
+  out_so.chips_per_node = so.positive_int("chips_per_node");
   if (chips % out_so.chips_per_node != 0)
     fail(so.place("chips_per_node"), so.node("chips_per_node"),
          "expected a divisor of chips = " + std::to_string(chips), std::to_string(out_so.chips_per_node));
@@ -299,11 +299,11 @@ sys::Interconnect read_system_interconnect(const MapReader& m, int chips) {
     const YAML::Node dn = ic.sequence("dims");
     if (dn.size() > 3) fail(ic.place("dims"), dn, "expected 1 to 3 dimensions", describe(dn));
     for (std::size_t i = 0; i < dn.size(); ++i)
-      dims[i] = static_cast<int>(as_positive_integer(dn[i], ic.place("dims").item(i)));
+      dims[i] = as_positive_int(dn[i], ic.place("dims").item(i));
   }
   const double bw = ic.positive("link_bandwidth_bytes_per_s");
   const double lat = ic.non_negative_or("link_latency_s", 0.0);
-  const int links = static_cast<int>(ic.positive_integer_or("links", 1));
+  const int links = ic.positive_int_or("links", 1);
   sys::Interconnect out;
   if (topo == "switch") out = sys::make_switch(chips, bw, lat, links);
   else if (topo == "ring") out = sys::make_ring(chips, bw, lat, links);
@@ -421,7 +421,7 @@ SystemFile read_system(const YAML::Node& root, const std::string& path, const pf
   out.chip = chip != nullptr ? *chip : resolve_platform(out.chip_name);
   pf::SystemSpec& s = out.system;
   s.name = m.string("name");
-  s.chips = static_cast<int>(m.positive_integer("chips"));
+  s.chips = m.positive_int("chips");
   s.interconnect = read_system_interconnect(m, s.chips);
   s.power = read_system_power(m, out.chip);
   s.host = read_host_power(m);

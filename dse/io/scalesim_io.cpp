@@ -38,7 +38,7 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   const auto* end = v.data() + v.size();
   const auto [p, ec] = std::from_chars(v.data(), end, x);
   if (ec != std::errc() || p != end || v.empty()) {
-    throw ConfigError(file, line, 1, key, "expected an integer", "\"" + v + "\"");
+    throw ConfigError(file, line, 1, key, "expected an integer", excerpt(v));
   }
   if (x < min_value) {
     throw ConfigError(file, line, 1, key, "expected an integer >= " + std::to_string(min_value), v);
@@ -49,19 +49,9 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   return x;
 }
 
-// Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
-// from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
-constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
-
-// A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
+// A size in KiB, returned in KiB; refused past kMaxSramKib.
 std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
-  const std::int64_t kib = parse_int(v, file, line, key, 1);
-  constexpr std::int64_t kMaxKib = std::numeric_limits<std::int64_t>::max() / 1024;
-  if (kib > kMaxKib) {
-    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(kMaxKib) + " kB", v);
-  }
-  return kib;
+  return parse_int(v, file, line, key, 1, kMaxSramKib);
 }
 
 std::string format_count(double x) {
@@ -139,17 +129,17 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
     const std::string l = trim(raw);
     if (l.empty() || l[0] == '#' || l[0] == ';') continue;
     if (l.front() == '[') {
-      if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", "\"" + l + "\"");
+      if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", excerpt(l));
       section = lower(trim(l.substr(1, l.size() - 2)));
       if (section != "general" && section != "architecture_presets" && section != "run_presets") {
         throw ConfigError(file, line_no, 1, section,
                           "unsupported section; expected one of general, architecture_presets, run_presets",
-                          "\"" + section + "\"");
+                          excerpt(section));
       }
       continue;
     }
     const auto sep = l.find_first_of(":=");
-    if (sep == std::string::npos) throw ConfigError(file, line_no, 1, l, "expected 'key: value'", "\"" + l + "\"");
+    if (sep == std::string::npos) throw ConfigError(file, line_no, 1, l, "expected 'key: value'", excerpt(l));
     const std::string key_raw = trim(l.substr(0, sep));
     const std::string key = lower(key_raw);
     const std::string value = trim(l.substr(sep + 1));
@@ -160,7 +150,7 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       const std::string hint = did_you_mean(key, names);
       throw ConfigError(file, line_no, 1, section + "." + key_raw,
                         "unsupported key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"),
-                        "\"" + key_raw + "\"");
+                        excerpt(key_raw));
     }
     const std::string path = section + "." + key_raw;
     auto& a = c.array;
@@ -188,11 +178,11 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       if (d == "ws") a.dataflow = costmodel::Dataflow::weight_stationary;
       else if (d == "os") a.dataflow = costmodel::Dataflow::output_stationary;
       else if (d == "is") a.dataflow = costmodel::Dataflow::input_stationary;
-      else throw ConfigError(file, line_no, 1, path, "expected ws, os or is", "\"" + value + "\"");
+      else throw ConfigError(file, line_no, 1, path, "expected ws, os or is", excerpt(value));
     } else if (key == "bandwidth") {
       if (value.find(',') != std::string::npos) {
         throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
-                          "\"" + value + "\"");
+                          excerpt(value));
       }
       a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
     } else if (key == "memorybanks") {
@@ -203,14 +193,14 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       const std::string m = lower(value);
       if (m == "calc") a.bandwidth_mode = costmodel::DramBandwidthMode::unconstrained;
       else if (m == "user") a.bandwidth_mode = costmodel::DramBandwidthMode::limited;
-      else throw ConfigError(file, line_no, 1, path, "expected CALC or USER", "\"" + value + "\"");
+      else throw ConfigError(file, line_no, 1, path, "expected CALC or USER", excerpt(value));
     }
   }
   if (!have_run_name || c.run_name.empty()) {
     throw ConfigError(file, 1, 1, "general.run_name", "expected a run name", "nothing");
   }
   if (c.run_name.find_first_of("/\\") != std::string::npos || c.run_name == "." || c.run_name == "..") {
-    throw ConfigError(file, 1, 1, "general.run_name", "expected a plain directory name", "\"" + c.run_name + "\"");
+    throw ConfigError(file, 1, 1, "general.run_name", "expected a plain directory name", excerpt(c.run_name));
   }
   return c;
 }
