@@ -11,7 +11,7 @@
 // (a list element with a `name` is addressed by its name, a rate by its position; a Timeloop
 // v0.4 architecture's levels are named as the model reads them, inter_<name>_spatial for a
 // spatial fan-out). The value syntax is the one of `kind: system` overrides
-// (dse/io/overrides.hpp on the design-space-systems side): a number, {choices: [...]},
+// (dse/io/overrides.hpp): a number, {choices: [...]},
 // {linear: [from, to, steps]}, {log: [from, to, steps]} or {times: NUMBER-OR-RANGE} (the
 // architecture's value times each factor); a knob keyed by a name of its own moves several
 // paths together, {paths: [a, b], choices: [...]}, a choice being one number for every path
