@@ -20,6 +20,7 @@
 
 #include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/cpu_binding.hpp"
 #include "dse/driver/output_file.hpp"
 #include "dse/driver/run.hpp"
 
@@ -402,7 +403,12 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   const Store store = parse_store(meta.store);
   const search::DesignSpace space = design_space(scenario);
   const PointModel model = point_model(scenario, space);
-  const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
+  // Each rank's cores (its CPU binding) and threads; rank 0 says what the binding costs.
+  const std::vector<RankCores> rank_cores = gather_rank_cores(ctx, options.threads);
+  const int threads = rank_cores.at(static_cast<std::size_t>(ctx.rank())).threads;
+  if (ctx.rank() == 0 && options.warn) {
+    for (const std::string& w : binding_warnings(rank_cores, options.threads)) options.warn(w);
+  }
 
   RunInfo info;
   info.scenario_text = scenario.text;
@@ -482,6 +488,10 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   s.sheets_s = sheets_s;
   s.compress_s = compress_s;
   s.output_path = options.output_path;
+  for (const RankCores& c : rank_cores) {
+    s.rank_cores.push_back(c.cores);
+    s.rank_threads.push_back(c.threads);
+  }
   return s;
 }
 
