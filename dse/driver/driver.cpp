@@ -49,6 +49,9 @@ std::unique_ptr<search::Sampler> make_sampler(const PointModel& model, const Sea
       o.population = plan.population;
       o.generations = plan.generations;
       o.seed = plan.seed;
+      o.islands = plan.islands;
+      o.migration_interval = plan.migration_interval;
+      o.migration_size = plan.migration_size;
       return std::make_unique<search::Nsga2Sampler>(model.space, model.senses, o);
     }
   }
