@@ -9,7 +9,9 @@ attempt counters checkpoint_attempt, checkpoint_state_attempt and
 checkpoint_archive_attempt (how many times the run was started or resumed), and
 checkpoint_archive_round (the round whose archive checkpoint, deleted from the
 finished output, was written last: a resume that rebuilt a lost one writes it afresh
-in its first round).
+in its first round), and checkpoint_archive_rows (the rows appended to the archive
+checkpoint since it was last written afresh: which points are appended depends on when
+the checkpoints fell, and they fall by time).
 usage: compare_h5.py REFERENCE.h5 OTHER.h5 [...]
 """
 import sys
@@ -18,7 +20,8 @@ import h5py
 import numpy as np
 
 RUN_ATTRIBUTES = {"start_time", "wall_time_s", "ranks", "threads", "checkpoint_rounds", "checkpoint_attempt",
-                  "checkpoint_state_attempt", "checkpoint_archive_attempt", "checkpoint_archive_round"}
+                  "checkpoint_state_attempt", "checkpoint_archive_attempt", "checkpoint_archive_round",
+                  "checkpoint_archive_rows"}
 
 
 def datasets(f):
