@@ -39,6 +39,7 @@ class Context:
     attrs: dict
     roof: object = None
     budgets: dict = field(default_factory=dict)
+    knobs: list = field(default_factory=list)  # per archive row: its variant's knobs (/variants)
 
     def budget_text(self):
         sla = f"SLA p99 <= {self.sla_s * 1e3:g} ms" if self.sla_s is not None else "no SLA"
