@@ -160,6 +160,9 @@ class Driver {
   std::unique_ptr<search::Sampler> sampler_;
   Archive archive_;
   ObjectiveFront front_;
+  // NSGA-II, rank 0: the objective front of every point evaluated, filed from the records every
+  // rank receives each generation anyway, so a quality sample needs no collective.
+  std::optional<ObjectiveFront> gathered_;
   RoundRunner runner_;
   std::vector<QualityBound> bounds_;      // rank 0
   std::vector<QualityRow> quality_rows_;  // rank 0: taken since the last checkpoint
@@ -231,6 +234,10 @@ void Driver::restore() {
     bounds_ = driver_detail::probe_bounds(ctx_, model_, runner_);
     driver_detail::write_quality_bounds(file_, ctx_, bounds_);
   }
+  if (needs_results_) {  // the restored fronts merged once; each generation's records are added after
+    ObjectiveFront merged = driver_detail::global_front(ctx_, model_, front_);
+    if (ctx_.rank() == 0) gathered_.emplace(std::move(merged));
+  }
 }
 
 DriverResult Driver::run() {
@@ -293,9 +300,11 @@ bool Driver::evaluate_round() {
   const double eval_s = seconds_since(t0);
   const std::size_t generation = needs_results_ ? static_cast<search::Nsga2Sampler&>(*sampler_).generation() : 0;
   std::vector<search::Evaluation> evals;
-  if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work);
+  std::vector<PointRecord> records;
+  if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, gathered_ ? &records : nullptr);
   agreed(ctx_, [&] {
     if (needs_results_) sampler_->tell(evals);
+    for (const PointRecord& r : records) gathered_->insert(r);
   });
   result_.evaluate_s += seconds_since(t0);
   const auto tw = Clock::now();
@@ -340,12 +349,16 @@ void Driver::write_round_rows(RoundWork& work, std::uint64_t round_size) {
   h5::write_runs(points, type, buf.data(), runs, ctx_.distributed());
 }
 
-// The hypervolume of the front of every point evaluated so far, per workload (driver_quality.hpp):
-// the ranks' fronts merged on rank 0, which keeps the rows until the next checkpoint.
+// The hypervolume of the front of every point evaluated so far, per workload (driver_quality.hpp),
+// on rank 0, which keeps the rows until the next checkpoint.
 void Driver::sample_quality(std::uint64_t generation) {
-  ObjectiveFront global = driver_detail::global_front(ctx_, model_, front_);
+  // NSGA-II: rank 0's gathered front, without a collective; else the ranks' fronts merged.
+  std::optional<ObjectiveFront> merged;
+  if (!needs_results_) merged.emplace(driver_detail::global_front(ctx_, model_, front_));
   agreed(ctx_, [&] {
     if (ctx_.rank() != 0) return;
+    ObjectiveFront& global = merged ? *merged : *gathered_;
+    global.settle();
     const auto rows = driver_detail::hypervolume_rows(model_, bounds_, global, evaluated_, generation);
     quality_rows_.insert(quality_rows_.end(), rows.begin(), rows.end());
   });

@@ -162,7 +162,8 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
 }
 
 // Gather every rank's evaluations of the round to all ranks, ordered by position.
-std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work) {
+std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
+                                                std::vector<PointRecord>* records) {
   Bytes local;
   for (const auto& [p, r] : work.rows) {
     put(local, p);
@@ -177,7 +178,10 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<search::Evaluation> out;
   out.reserve(rows.size());
-  for (const auto& [p, r] : rows) out.push_back(model.to_evaluation(r));
+  for (const auto& [p, r] : rows) {
+    out.push_back(model.to_evaluation(r));
+    if (records != nullptr) records->push_back(r);
+  }
   return out;
 }
 

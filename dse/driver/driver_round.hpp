@@ -50,8 +50,10 @@ class RoundRunner {
 bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk, std::uint64_t max_chunk,
                RoundRunner& runner, RoundWork& work, const DriverOptions& opt);
 
-// Every rank's evaluations of the round, on every rank, ordered by position (collective).
-std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work);
+// Every rank's evaluations of the round, on every rank, ordered by position (collective); with
+// `records`, their records too, in that order.
+std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
+                                                std::vector<PointRecord>* records = nullptr);
 
 inline bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
 
