@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
@@ -183,6 +184,65 @@ TEST(DriverQuality, ExhaustiveRunRecordsTheHypervolumeOfEveryPrefix) {
     EXPECT_EQ(r.front_size, normalised.size()) << "row " << k;
     const std::vector<double> ref(4, driver_detail::kQualityReference);
     EXPECT_NEAR(r.hypervolume, search::hypervolume(normalised, ref), 1e-12) << "row " << k;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// NSGA-II (2 islands) takes a row per generation. Stopped every ~300 evaluations and resumed (a
+// checkpoint after every round), the run records the same rows, bit for bit, as the run never
+// stopped: the rows after the last checkpoint are dropped with it and taken again on the replay.
+TEST(DriverQuality, NsgaRunStoppedAndResumedRecordsTheSameRows) {
+  const auto dir = dse::test::scratch_dir("driver_quality_resume");
+  std::atomic<bool> cancel{false};
+  std::atomic<std::uint64_t> calls{0};
+  std::uint64_t stop_after = ~std::uint64_t{0};
+  PointModel m = model_of(search::DesignSpace{{{"point", 5000}}}, hashed_point);
+  m.evaluate = [&](std::uint64_t i) {
+    if (calls.fetch_add(1) + 1 >= stop_after) cancel = true;
+    return hashed_point(i);
+  };
+  SearchPlan plan;
+  plan.sampler = SamplerKind::nsga2;
+  plan.population = 60;
+  plan.generations = 20;
+  plan.islands = 2;
+  plan.seed = 4;
+  auto run = [&](const std::string& path, bool fresh, std::vector<QualityRow>& rows) {
+    auto ctx = make_local_context();
+    h5::quiet_errors();
+    const h5::Handle file =
+        fresh ? h5::create_file(path, ctx->file_access()) : h5::open_file_readwrite(path, ctx->file_access());
+    if (fresh) init_driver_file(file, Store::archive);
+    DriverOptions o;
+    o.store = Store::archive;
+    o.progress = false;
+    o.checkpoint_interval_s = 0.0;
+    o.cancel = &cancel;
+    const bool interrupted = drive(*ctx, m, plan, o, file).interrupted;
+    rows = read_rows(file);
+    return interrupted;
+  };
+  std::vector<QualityRow> want;
+  ASSERT_FALSE(run((dir / "whole.h5").string(), true, want));
+  ASSERT_EQ(want.size(), 2u * 21u);  // 2 workloads x (the initial population + 20 generations)
+  std::vector<QualityRow> got;
+  stop_after = calls.load() + 300;
+  bool interrupted = run((dir / "stopped.h5").string(), true, got);
+  int stops = 0;
+  while (interrupted) {
+    ASSERT_LT(++stops, 50);
+    cancel = false;
+    stop_after = calls.load() + 300;
+    interrupted = run((dir / "stopped.h5").string(), false, got);
+  }
+  EXPECT_GE(stops, 2);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(got[k].evaluations, want[k].evaluations) << "row " << k;
+    EXPECT_EQ(got[k].generation, want[k].generation) << "row " << k;
+    EXPECT_EQ(got[k].workload_id, want[k].workload_id) << "row " << k;
+    EXPECT_EQ(got[k].front_size, want[k].front_size) << "row " << k;
+    EXPECT_EQ(got[k].hypervolume, want[k].hypervolume) << "row " << k;
   }
   std::filesystem::remove_all(dir);
 }
