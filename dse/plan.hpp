@@ -22,6 +22,9 @@ struct SearchPlan {
   std::uint64_t samples = 0;        // random: number of draws
   std::size_t population = 0;       // nsga2
   std::size_t generations = 0;      // nsga2
+  std::size_t islands = 1;          // nsga2: populations evolved side by side (search/nsga2.hpp)
+  std::size_t migration_interval = 1;  // nsga2 with islands: generations between migrations
+  std::size_t migration_size = 0;      // nsga2 with islands: members each island sends (0: a fifth)
   std::uint64_t seed = 0;
 };
 

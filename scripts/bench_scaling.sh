@@ -18,12 +18,14 @@ scenario=${1:-scenarios/bench/single-op.yaml}
 max=${2:-2}
 store=${3:-archive}
 cp "$scenario" "$work/s.yaml"
-echo "scenario $scenario, --threads 1, --store $store, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "scenario $scenario, --threads 1, --store $store, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $dse"
 base=""
 printf "%-6s %10s %10s %12s %10s %10s %12s\n" ranks points seconds points/s efficiency archive max_rss_MiB
 for np in $(seq 1 "$max"); do
   start=$(date +%s.%N)
-  mpirun -q -np "$np" --oversubscribe --bind-to none sh -c \
+  # Each rank bound to its own core (issue 59 item 0); more ranks than cores share them unbound.
+  if [ "$np" -le "$(nproc)" ]; then bind=(--map-by "ppr:$np:node:PE=1" --bind-to core); else bind=(--oversubscribe --bind-to none); fi
+  mpirun -q -np "$np" "${bind[@]}" sh -c \
     '/usr/bin/time -v -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/time" \
     "$dse" run "$work/s.yaml" -o "$work/out.h5" --threads 1 --store "$store" --no-progress > "$work/log" 2> "$work/err" ||
     { cat "$work/err"; exit 1; }

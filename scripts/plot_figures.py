@@ -500,3 +500,31 @@ def risk_map(ctx, out_dir):
 def draw_all(ctx, out_dir):
     return [f(ctx, out_dir) for f in (pareto_projections, trade_curve, workload_fit, latency_sweep, perf_per_watt,
                                        roofline, mfu_stall, risk_map)]
+
+
+def search_quality(ctx, path, out_dir):
+    """Hypervolume of the front per workload against evaluations (/hypervolume, issue 59 item 5;
+    normalisation in docs/results-format.md). Kept apart from draw_all: one figure, one call."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        rows = f["hypervolume"][()] if "hypervolume" in f else None
+        sampler = f.attrs.get("sampler", b"")
+    sampler = sampler.decode() if isinstance(sampler, bytes) else str(sampler)
+    fig, axes = new_figure()
+    ax = axes[0, 0]
+    if rows is None or len(rows) == 0:
+        note_axes(ax, "hypervolume per round (/hypervolume):\nnot in this file", "points evaluated",
+                  "hypervolume (normalised, unitless)")
+    else:
+        names = {int(i): w for i, w in zip(ctx.archive.get("workload_id", []), ctx.archive.get("workload", []))}
+        for w in sorted(set(int(x) for x in rows["workload_id"]))[:10]:
+            r = rows[rows["workload_id"] == w]
+            ax.plot(r["evaluations"], r["hypervolume"], marker="o", ms=3, label=str(names.get(w, f"workload {w}")))
+        ax.set_xscale("log" if sampler != "nsga2" else "linear")
+        ax.set_xlabel("points evaluated")
+        ax.set_ylabel("hypervolume of the front (normalised objectives, unitless)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    return finish(fig, out_dir, "search_quality.png", "Search quality: hypervolume of the front per round",
+                  ctx.caption(f"Sampler {sampler}. Objectives normalised by the probe bounds of /hypervolume_bounds "
+                              "(log10 where positive), reference point 1.1 in each; higher is better."))

@@ -358,6 +358,7 @@ def main(argv=None):
     try:
         os.makedirs(args.output, exist_ok=True)
         figures = pf.draw_all(ctx, args.output)
+        figures.append(pf.search_quality(ctx, args.input, args.output))
         write_report(ctx, args.output, figures)
     except OSError as e:  # one line, not a traceback: a folder that cannot be made or written
         print(f"report.py: writing {args.output} failed: {e}", file=sys.stderr)

@@ -1,6 +1,7 @@
 #include "search/nsga2.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -99,7 +100,77 @@ bool same(const Evaluation& a, const Evaluation& b) {
          eq(a.constraints, b.constraints);
 }
 
+// Deb's crowding distance (2002, section III-B) of the members of one feasible front, added to
+// `crowd` (n x m objectives in minimisation form in `obj`).
+void crowding(const std::vector<std::size_t>& front, const std::vector<double>& obj, std::size_t m,
+              std::vector<double>& crowd) {
+  std::vector<std::size_t> order = front;
+  for (std::size_t j = 0; j < m; ++j) {
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return obj[a * m + j] != obj[b * m + j] ? obj[a * m + j] < obj[b * m + j] : a < b;
+    });
+    const double lo = obj[order.front() * m + j];
+    const double hi = obj[order.back() * m + j];
+    crowd[order.front()] = kInf;
+    crowd[order.back()] = kInf;
+    if (hi > lo) {
+      for (std::size_t k = 1; k + 1 < order.size(); ++k) {
+        crowd[order[k]] += (obj[order[k + 1] * m + j] - obj[order[k - 1] * m + j]) / (hi - lo);
+      }
+    }
+  }
+}
+
+// Per knob with probability p: a categorical digit redrawn among the others, an ordinal one moved
+// by polynomial mutation (a move that rounds back to the same digit steps by one instead).
+void mutate_digits(std::vector<std::uint64_t>& d, const std::vector<DesignSpace::Knob>& knobs,
+                   const Nsga2Options& opt, double p, CounterRng& rng) {
+  for (std::size_t j = 0; j < knobs.size(); ++j) {
+    const std::uint64_t r = knobs[j].radix;
+    if (r < 2 || rng.unit() >= p) continue;
+    if (opt.kinds[j] == KnobKind::categorical) {
+      const std::uint64_t other = rng.below(r - 1);
+      d[j] = other >= d[j] ? other + 1 : other;
+      continue;
+    }
+    const double top = static_cast<double>(r - 1);
+    const std::uint64_t moved =
+        to_digit(polynomial_mutation(static_cast<double>(d[j]), 0.0, top, opt.eta_mutation, rng), r);
+    if (moved != d[j]) {
+      d[j] = moved;
+    } else if (d[j] == 0) {
+      d[j] = 1;
+    } else if (d[j] == r - 1) {
+      d[j] = r - 2;
+    } else {
+      d[j] = rng.unit() < 0.5 ? d[j] - 1 : d[j] + 1;
+    }
+  }
+}
+
+// Per knob with probability 1/2: categorical digits swapped, ordinal ones crossed by SBX.
+void crossover_digits(std::vector<std::uint64_t>& d1, std::vector<std::uint64_t>& d2,
+                      const std::vector<DesignSpace::Knob>& knobs, const Nsga2Options& opt, CounterRng& rng) {
+  for (std::size_t j = 0; j < knobs.size(); ++j) {
+    const std::uint64_t r = knobs[j].radix;
+    if (r < 2 || rng.unit() > 0.5) continue;
+    if (opt.kinds[j] == KnobKind::categorical) {
+      std::swap(d1[j], d2[j]);
+      continue;
+    }
+    double y1 = static_cast<double>(d1[j]);
+    double y2 = static_cast<double>(d2[j]);
+    sbx(y1, y2, 0.0, static_cast<double>(r - 1), opt.eta_crossover, rng);
+    d1[j] = to_digit(y1, r);
+    d2[j] = to_digit(y2, r);
+  }
+}
+
+// The random streams of islands (K > 1): CounterRng(counter_hash(seed, kIslandStream, k), g).
+constexpr std::uint64_t kIslandStream = 0x151a4d5;
+
 }  // namespace
+
 
 Nsga2Sampler::Nsga2Sampler(DesignSpace space, std::vector<Sense> senses, Nsga2Options options)
     : space_(std::move(space)), senses_(std::move(senses)), opt_(std::move(options)) {
@@ -108,15 +179,30 @@ Nsga2Sampler::Nsga2Sampler(DesignSpace space, std::vector<Sense> senses, Nsga2Op
   if (!opt_.kinds.empty() && opt_.kinds.size() != space_.knobs().size()) {
     throw std::invalid_argument("Nsga2Sampler: one knob kind per knob expected");
   }
+  const std::size_t k = opt_.islands;
+  if (k == 0 || k > opt_.population) throw std::invalid_argument("Nsga2Sampler: islands must be 1 to population");
+  if (k > 1 && opt_.migration_interval == 0) throw std::invalid_argument("Nsga2Sampler: migration_interval must be > 0");
+  if (opt_.migration_size == 0) opt_.migration_size = std::max<std::size_t>(1, opt_.population / k / 5);
+  if (k > 1 && opt_.migration_size >= opt_.population / k) {
+    throw std::invalid_argument("Nsga2Sampler: migration_size must be below the island size (population / islands)");
+  }
   if (opt_.kinds.empty()) opt_.kinds.assign(space_.knobs().size(), KnobKind::ordinal);
   mutation_probability_ = opt_.mutation_probability >= 0.0
                               ? opt_.mutation_probability
                               : 1.0 / static_cast<double>(std::max<std::size_t>(1, space_.knobs().size()));
-  // The initial population: the first draws of a keyed permutation (distinct points).
+  // The initial population: the first draws of a keyed permutation (distinct points), island k
+  // taking the next size(k) of them.
   const IndexPermutation perm(space_.size(), opt_.seed);
   const std::uint64_t n = std::min<std::uint64_t>(opt_.population, space_.size());
   std::vector<std::uint64_t> ids;
-  for (std::uint64_t k = 0; k < n; ++k) ids.push_back(perm(k));
+  for (std::uint64_t i = 0; i < n; ++i) ids.push_back(perm(i));
+  islands_.resize(k);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    Island& island = islands_[i];
+    island.size = opt_.population / k + (i < opt_.population % k ? 1 : 0);
+    for (std::size_t j = 0; j < island.size && at < ids.size(); ++j) island.offspring.push_back(ids[at++]);
+  }
   set_pending(std::move(ids));
 }
 
@@ -175,24 +261,64 @@ void Nsga2Sampler::tell(std::span<const Evaluation> results) {
 
 void Nsga2Sampler::advance() {
   for (;;) {
-    std::vector<Evaluation> pool;
-    pool.reserve(parents_.size() + pending_.size());
-    for (const auto& m : parents_) pool.push_back(m.evaluation);
-    for (std::uint64_t id : pending_) pool.push_back(received_.at(id));
-    select(std::move(pool));
+    // Every island selects among its parents and its offspring, whose results are the batch's or,
+    // for an offspring that repeats a parent of some island, that parent's.
+    std::unordered_map<std::uint64_t, const Evaluation*> known;
+    for (const Island& island : islands_) {
+      for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
+    }
+    for (const auto& [id, e] : received_) known.emplace(id, &e);
+    std::vector<std::vector<Member>> selected(islands_.size());
+    for (std::size_t k = 0; k < islands_.size(); ++k) {
+      std::vector<Evaluation> pool;
+      pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
+      for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
+      for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
+      selected[k] = select(std::move(pool), islands_[k].size);
+    }
+    for (std::size_t k = 0; k < islands_.size(); ++k) {
+      islands_[k].parents = std::move(selected[k]);
+      islands_[k].offspring.clear();
+    }
     ++generation_;
+    if (islands_.size() > 1 && generation_ % opt_.migration_interval == 0) migrate();
     set_pending({});
     if (generation_ > opt_.generations) {
       finished_ = true;
       return;
     }
-    make_offspring();
+    for (std::size_t k = 0; k < islands_.size(); ++k) make_offspring(k);
+    collect_pending();
     if (!pending_.empty()) return;
     // Every child repeats a parent (tiny spaces): the next selection needs no evaluation.
   }
 }
 
-void Nsga2Sampler::select(std::vector<Evaluation> pool) {
+void Nsga2Sampler::migrate() {
+  const std::size_t k = islands_.size();
+  std::vector<std::vector<Evaluation>> emigrants(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    std::vector<const Member*> order;
+    for (const Member& m : islands_[i].parents) order.push_back(&m);
+    std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
+      if (a->rank != b->rank) return a->rank < b->rank;
+      if (a->crowding != b->crowding) return a->crowding > b->crowding;
+      return a->evaluation.index < b->evaluation.index;
+    });
+    for (std::size_t j = 0; j < std::min(opt_.migration_size, order.size()); ++j) {
+      emigrants[i].push_back(order[j]->evaluation);
+    }
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    Island& to = islands_[(i + 1) % k];
+    std::vector<Evaluation> pool;
+    for (const Member& m : to.parents) pool.push_back(m.evaluation);
+    pool.insert(pool.end(), emigrants[i].begin(), emigrants[i].end());
+    to.parents = select(std::move(pool), to.size);
+  }
+}
+
+std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> pool, std::size_t target) const {
   // Canonical order: everything below depends on the set of results, not their arrival.
   std::sort(pool.begin(), pool.end(), [](const Evaluation& a, const Evaluation& b) { return a.index < b.index; });
   pool.erase(std::unique(pool.begin(), pool.end(),
@@ -236,28 +362,10 @@ void Nsga2Sampler::select(std::vector<Evaluation> pool) {
     if (count[i] == 0) front.push_back(i);
   }
   std::vector<std::size_t> chosen;
-  const std::size_t target = opt_.population;
   for (std::size_t r = 0; !front.empty() && chosen.size() < target; ++r) {
     for (std::size_t i : front) rank[i] = r;
     // Crowding distance (section III-B), only meaningful for feasible fronts.
-    const bool feasible_front = viol[front.front()] == 0.0;
-    if (feasible_front) {
-      std::vector<std::size_t> order = front;
-      for (std::size_t j = 0; j < m; ++j) {
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-          return obj[a * m + j] != obj[b * m + j] ? obj[a * m + j] < obj[b * m + j] : a < b;
-        });
-        const double lo = obj[order.front() * m + j];
-        const double hi = obj[order.back() * m + j];
-        crowd[order.front()] = kInf;
-        crowd[order.back()] = kInf;
-        if (hi > lo) {
-          for (std::size_t k = 1; k + 1 < order.size(); ++k) {
-            crowd[order[k]] += (obj[order[k + 1] * m + j] - obj[order[k - 1] * m + j]) / (hi - lo);
-          }
-        }
-      }
-    }
+    if (viol[front.front()] == 0.0) crowding(front, obj, m, crowd);
     if (chosen.size() + front.size() <= target) {
       chosen.insert(chosen.end(), front.begin(), front.end());
     } else {
@@ -278,17 +386,24 @@ void Nsga2Sampler::select(std::vector<Evaluation> pool) {
     front = std::move(next);
   }
   std::sort(chosen.begin(), chosen.end());  // pool is index-sorted, so this orders by index
-  parents_.clear();
-  for (std::size_t i : chosen) parents_.push_back({std::move(pool[i]), rank[i], crowd[i], viol[i]});
+  std::vector<Member> out;
+  out.reserve(chosen.size());
+  for (std::size_t i : chosen) out.push_back({std::move(pool[i]), rank[i], crowd[i], viol[i]});
+  return out;
 }
 
-void Nsga2Sampler::make_offspring() {
-  CounterRng rng(opt_.seed, generation_);
+void Nsga2Sampler::make_offspring(std::size_t k) {
+  Island& island = islands_[k];
+  // One island: the stream of plain NSGA-II (the runs of earlier versions, bit for bit).
+  CounterRng rng(islands_.size() == 1 ? opt_.seed : counter_hash(opt_.seed, kIslandStream, k), generation_);
   const auto& knobs = space_.knobs();
-  const std::size_t p = parents_.size();
+  const std::vector<Member>& parents = island.parents;
+  const std::size_t p = parents.size();
+  island.offspring.clear();
+  if (p == 0) return;  // an island the initial draws did not reach (a space smaller than the population)
   const auto better = [&](std::size_t a, std::size_t b) {
-    const Member& x = parents_[a];
-    const Member& y = parents_[b];
+    const Member& x = parents[a];
+    const Member& y = parents[b];
     if (x.rank != y.rank) return x.rank < y.rank;
     if (x.crowding != y.crowding) return x.crowding > y.crowding;
     return x.evaluation.index < y.evaluation.index;
@@ -298,66 +413,54 @@ void Nsga2Sampler::make_offspring() {
     const auto b = static_cast<std::size_t>(rng.below(p));
     return better(b, a) ? b : a;
   };
-  const auto mutate = [&](std::vector<std::uint64_t>& d) {
-    for (std::size_t j = 0; j < knobs.size(); ++j) {
-      const std::uint64_t r = knobs[j].radix;
-      if (r < 2 || rng.unit() >= mutation_probability_) continue;
-      if (opt_.kinds[j] == KnobKind::categorical) {
-        const std::uint64_t other = rng.below(r - 1);
-        d[j] = other >= d[j] ? other + 1 : other;
-        continue;
-      }
-      const double top = static_cast<double>(r - 1);
-      const std::uint64_t moved =
-          to_digit(polynomial_mutation(static_cast<double>(d[j]), 0.0, top, opt_.eta_mutation, rng), r);
-      if (moved != d[j]) {
-        d[j] = moved;
-      } else if (d[j] == 0) {
-        d[j] = 1;
-      } else if (d[j] == r - 1) {
-        d[j] = r - 2;
-      } else {
-        d[j] = rng.unit() < 0.5 ? d[j] - 1 : d[j] + 1;
-      }
-    }
-  };
-  offspring_.clear();
-  while (offspring_.size() < opt_.population) {
-    std::vector<std::uint64_t> d1 = space_.decode(parents_[tournament()].evaluation.index);
-    std::vector<std::uint64_t> d2 = space_.decode(parents_[tournament()].evaluation.index);
-    if (rng.unit() < opt_.crossover_probability) {
-      for (std::size_t j = 0; j < knobs.size(); ++j) {
-        const std::uint64_t r = knobs[j].radix;
-        if (r < 2 || rng.unit() > 0.5) continue;
-        if (opt_.kinds[j] == KnobKind::categorical) {
-          std::swap(d1[j], d2[j]);
-          continue;
-        }
-        double y1 = static_cast<double>(d1[j]);
-        double y2 = static_cast<double>(d2[j]);
-        sbx(y1, y2, 0.0, static_cast<double>(r - 1), opt_.eta_crossover, rng);
-        d1[j] = to_digit(y1, r);
-        d2[j] = to_digit(y2, r);
-      }
-    }
+  const auto mutate = [&](std::vector<std::uint64_t>& d) { mutate_digits(d, knobs, opt_, mutation_probability_, rng); };
+  while (island.offspring.size() < island.size) {
+    std::vector<std::uint64_t> d1 = space_.decode(parents[tournament()].evaluation.index);
+    std::vector<std::uint64_t> d2 = space_.decode(parents[tournament()].evaluation.index);
+    if (rng.unit() < opt_.crossover_probability) crossover_digits(d1, d2, knobs, opt_, rng);
     mutate(d1);
     mutate(d2);
-    offspring_.push_back(space_.encode(d1));
-    if (offspring_.size() < opt_.population) offspring_.push_back(space_.encode(d2));
+    island.offspring.push_back(space_.encode(d1));
+    if (island.offspring.size() < island.size) island.offspring.push_back(space_.encode(d2));
   }
+}
+
+void Nsga2Sampler::collect_pending() {
   std::unordered_set<std::uint64_t> seen;
-  for (const auto& m : parents_) seen.insert(m.evaluation.index);
+  for (const Island& island : islands_) {
+    for (const Member& m : island.parents) seen.insert(m.evaluation.index);
+  }
   std::vector<std::uint64_t> ids;
-  for (std::uint64_t id : offspring_) {
-    if (seen.insert(id).second) ids.push_back(id);
+  for (const Island& island : islands_) {
+    for (std::uint64_t id : island.offspring) {
+      if (seen.insert(id).second) ids.push_back(id);
+    }
   }
   set_pending(std::move(ids));
 }
 
+std::vector<Nsga2Sampler::Member> Nsga2Sampler::population() const {
+  std::vector<Member> out;
+  for (const Island& island : islands_) out.insert(out.end(), island.parents.begin(), island.parents.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Member& a, const Member& b) { return a.evaluation.index < b.evaluation.index; });
+  return out;
+}
+
 std::vector<Evaluation> Nsga2Sampler::front() const {
+  std::vector<Evaluation> candidates;
+  for (const Member& m : population()) {
+    if (m.rank == 0 && m.violation == 0.0 && (candidates.empty() || candidates.back().index != m.evaluation.index)) {
+      candidates.push_back(m.evaluation);
+    }
+  }
+  if (islands_.size() == 1) return candidates;  // one island's rank 0 is its front
   std::vector<Evaluation> out;
-  for (const auto& m : parents_) {
-    if (m.rank == 0 && m.violation == 0.0) out.push_back(m.evaluation);
+  for (const Evaluation& e : candidates) {
+    const bool dominated = std::any_of(candidates.begin(), candidates.end(), [&](const Evaluation& o) {
+      return dominates(o.objectives, e.objectives, senses_);
+    });
+    if (!dominated) out.push_back(e);
   }
   return out;
 }
@@ -367,29 +470,65 @@ std::uint64_t Nsga2Sampler::fingerprint() const {
   h = mix64(h ^ space_.size());
   h = mix64(h ^ senses_.size());
   for (const auto& k : space_.knobs()) h = mix64(h ^ k.radix);
+  // One island: the fingerprint of earlier versions (their checkpoints resume).
+  if (islands_.size() > 1) h = counter_hash(h ^ islands_.size(), opt_.migration_interval, opt_.migration_size);
   return h;
 }
 
+namespace {
+
+constexpr char kMagicV1[8] = {'D', 'S', 'E', 'N', 'S', 'G', 'A', '1'};
+constexpr char kMagicV2[8] = {'D', 'S', 'E', 'N', 'S', 'G', 'A', '2'};
+
+void put_member(std::vector<std::byte>& out, const Nsga2Sampler::Member& m) {
+  put_evaluation(out, m.evaluation);
+  wire::put_u64(out, m.rank);
+  wire::put_f64(out, m.crowding);
+  wire::put_f64(out, m.violation);
+}
+
+std::vector<Nsga2Sampler::Member> get_members(wire::Reader& in) {
+  std::vector<Nsga2Sampler::Member> members(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining())));
+  for (auto& m : members) {
+    m.evaluation = get_evaluation(in);
+    m.rank = static_cast<std::size_t>(in.u64());
+    m.crowding = in.f64();
+    m.violation = in.f64();
+  }
+  return members;
+}
+
+std::vector<std::uint64_t> get_ids(wire::Reader& in) {
+  std::vector<std::uint64_t> ids(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
+  for (auto& id : ids) id = in.u64();
+  return ids;
+}
+
+}  // namespace
+
+// Version 2: magic, fingerprint, generation, finished, requested, island count, per island its
+// parents and offspring, the pending ids and the results told of them (in pending order:
+// identical bytes for identical states).
 std::vector<std::byte> Nsga2Sampler::save_state() const {
   std::vector<std::byte> out;
-  for (char c : {'D', 'S', 'E', 'N', 'S', 'G', 'A', '1'}) wire::put_u8(out, static_cast<std::uint8_t>(c));
+  for (char c : kMagicV2) wire::put_u8(out, static_cast<std::uint8_t>(c));
   wire::put_u64(out, fingerprint());
   wire::put_u64(out, generation_);
   wire::put_u8(out, finished_ ? 1 : 0);
   wire::put_u64(out, requested_);
-  wire::put_u64(out, parents_.size());
-  for (const auto& m : parents_) {
-    put_evaluation(out, m.evaluation);
-    wire::put_u64(out, m.rank);
-    wire::put_f64(out, m.crowding);
-    wire::put_f64(out, m.violation);
+  wire::put_u64(out, islands_.size());
+  for (const Island& island : islands_) {
+    wire::put_u64(out, island.parents.size());
+    for (const Member& m : island.parents) put_member(out, m);
+    wire::put_u64(out, island.offspring.size());
+    for (std::uint64_t id : island.offspring) wire::put_u64(out, id);
   }
   wire::put_u64(out, pending_.size());
   for (std::uint64_t id : pending_) wire::put_u64(out, id);
   std::size_t told = 0;
   for (std::uint64_t id : pending_) told += received_.contains(id) ? 1 : 0;
   wire::put_u64(out, told);
-  for (std::uint64_t id : pending_) {  // pending order: identical bytes for identical states
+  for (std::uint64_t id : pending_) {
     const auto it = received_.find(id);
     if (it != received_.end()) put_evaluation(out, it->second);
   }
@@ -398,8 +537,11 @@ std::vector<std::byte> Nsga2Sampler::save_state() const {
 
 void Nsga2Sampler::restore_state(std::span<const std::byte> bytes) {
   wire::Reader in(bytes);
-  for (char c : {'D', 'S', 'E', 'N', 'S', 'G', 'A', '1'}) {
-    if (in.u8() != static_cast<std::uint8_t>(c)) throw std::invalid_argument("Nsga2Sampler: not an NSGA-II state");
+  std::array<char, 8> magic{};
+  for (char& c : magic) c = static_cast<char>(in.u8());
+  const bool v1 = std::equal(magic.begin(), magic.end(), kMagicV1);
+  if (!v1 && !std::equal(magic.begin(), magic.end(), kMagicV2)) {
+    throw std::invalid_argument("Nsga2Sampler: not an NSGA-II state");
   }
   if (in.u64() != fingerprint()) {
     throw std::invalid_argument("Nsga2Sampler: state saved with another space, objectives or options");
@@ -407,15 +549,20 @@ void Nsga2Sampler::restore_state(std::span<const std::byte> bytes) {
   const std::uint64_t generation = in.u64();
   const bool finished = in.u8() != 0;
   const std::uint64_t requested = in.u64();
-  std::vector<Member> parents(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining())));
-  for (auto& m : parents) {
-    m.evaluation = get_evaluation(in);
-    m.rank = static_cast<std::size_t>(in.u64());
-    m.crowding = in.f64();
-    m.violation = in.f64();
+  std::vector<Island> islands = islands_;
+  if (v1) {
+    // One population: its parents, and the pending ids as its offspring (the same pool).
+    if (islands.size() != 1) throw std::invalid_argument("Nsga2Sampler: a one-population state for islands");
+    islands[0].parents = get_members(in);
+  } else {
+    if (in.u64() != islands.size()) throw std::invalid_argument("Nsga2Sampler: state saved with another island count");
+    for (Island& island : islands) {
+      island.parents = get_members(in);
+      island.offspring = get_ids(in);
+    }
   }
-  std::vector<std::uint64_t> pending(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
-  for (auto& id : pending) id = in.u64();
+  std::vector<std::uint64_t> pending = get_ids(in);
+  if (v1) islands[0].offspring = pending;
   const std::uint64_t told = in.u64();
   std::vector<Evaluation> received;
   for (std::uint64_t i = 0; i < told; ++i) received.push_back(get_evaluation(in));
@@ -423,7 +570,7 @@ void Nsga2Sampler::restore_state(std::span<const std::byte> bytes) {
   generation_ = static_cast<std::size_t>(generation);
   finished_ = finished;
   requested_ = requested;
-  parents_ = std::move(parents);
+  islands_ = std::move(islands);
   set_pending(std::move(pending));
   for (auto& e : received) {
     if (!pending_set_.contains(e.index)) throw std::invalid_argument("Nsga2Sampler: state tells a non-pending index");

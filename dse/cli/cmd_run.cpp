@@ -20,6 +20,7 @@
 #include "dse/cli/commands.hpp"
 #include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/cpu_binding.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/driver/run.hpp"
@@ -119,7 +120,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       "resume-changed-inputs",
       "with --resume: continue even if a file the scenario reads has changed since the run started")(
       "threads,t", po::value<int>(&opt.threads)->default_value(0),
-      "TBB threads per rank (0: all cores of the node)")(
+      "TBB threads per rank (0: one per core the rank may run on, its CPU binding)")(
       "store", po::value<std::string>(&store)->default_value("all"),
       "what to keep: all (every point in /points), archive (only the archive), none (summary only)")(
       "checkpoint-interval", po::value<double>(&opt.checkpoint_interval_s)->default_value(2.0),
@@ -187,7 +188,9 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
                     "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
                     "%.2f s, compressing /points %.2f s",
                     s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
-      std::cout << line.data() << "\n\n";
+      std::cout << line.data() << "\n";
+      std::cout << "cores per rank (its CPU binding): " << cores_per_rank_text(s.rank_cores)
+                << "; threads per rank: " << cores_per_rank_text(s.rank_threads) << "\n\n";
       // The first kSummaryTop of each workload (a front of 2 million rows printed for over 15
       // minutes); a signal stops the printing (exit code 130, the results are complete).
       try {

@@ -32,6 +32,11 @@ class Context {
   virtual std::uint64_t sum(std::uint64_t value) = 0;
   // Maximum of a value over ranks, on every rank.
   virtual std::int64_t max(std::int64_t value) = 0;
+  // All-to-all: out[r] goes to rank r (out.size() == size()); returns in[r], the bytes rank r
+  // sent to this rank (in[rank()] is out[rank()]). Collective.
+  virtual std::vector<Bytes> exchange(std::vector<Bytes> out) = 0;
+  // The ranks on this rank's node (shared memory), this one included.
+  [[nodiscard]] virtual int node_ranks() const = 0;
   // Set an HDF5 file-access property list for collective access (no-op locally).
   virtual void configure_hdf5_access(std::int64_t fapl) const = 0;
   // configure_hdf5_access as a function (h5::FileAccess, for h5::create_file and

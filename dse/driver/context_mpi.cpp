@@ -2,6 +2,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <string>
@@ -33,6 +34,12 @@ class MpiContext final : public Context {
   MpiContext() {
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    // The ranks sharing this node's memory (collective, once, as the context is made).
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_size(node, &node_ranks_), "MPI_Comm_size");
+    check(MPI_Comm_free(&node), "MPI_Comm_free");
   }
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
@@ -88,6 +95,44 @@ class MpiContext final : public Context {
     return out;
   }
 
+  std::vector<Bytes> exchange(std::vector<Bytes> out) override {
+    if (out.size() != static_cast<std::size_t>(size_)) throw MpiError("exchange: one buffer per rank expected");
+    std::vector<int> send_counts(out.size());
+    std::vector<int> send_at(out.size());
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      send_counts[r] = to_count(out[r].size());
+      send_at[r] = to_count(total);
+      total += out[r].size();
+    }
+    Bytes send(total);
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      if (!out[r].empty()) std::memcpy(send.data() + send_at[r], out[r].data(), out[r].size());
+      Bytes().swap(out[r]);
+    }
+    std::vector<int> receive_counts(out.size());
+    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
+          "MPI_Alltoall");
+    std::vector<int> receive_at(out.size());
+    std::size_t received = 0;
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      receive_at[r] = to_count(received);
+      received += static_cast<std::size_t>(receive_counts[r]);
+    }
+    Bytes receive(received);
+    check(MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_CHAR, receive.data(),
+                        receive_counts.data(), receive_at.data(), MPI_CHAR, MPI_COMM_WORLD),
+          "MPI_Alltoallv");
+    std::vector<Bytes> in(out.size());
+    for (std::size_t r = 0; r < in.size(); ++r) {
+      const auto* at = receive.data() + receive_at[r];
+      in[r].assign(at, at + receive_counts[r]);
+    }
+    return in;
+  }
+
+  [[nodiscard]] int node_ranks() const override { return node_ranks_; }
+
   void configure_hdf5_access(std::int64_t fapl) const override {
     if (H5Pset_fapl_mpio(static_cast<hid_t>(fapl), MPI_COMM_WORLD, MPI_INFO_NULL) < 0) {
       throw IoError("H5Pset_fapl_mpio failed");
@@ -97,6 +142,7 @@ class MpiContext final : public Context {
  private:
   int rank_ = 0;
   int size_ = 1;
+  int node_ranks_ = 1;
 };
 
 }  // namespace

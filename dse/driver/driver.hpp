@@ -2,8 +2,12 @@
 // for points; each round's points are handed to ranks in dynamic chunks (rank 0
 // serves the chunks and also works), evaluated with TBB inside each rank,
 // written collectively to HDF5 at their row, and folded into a constraint-robust
-// Pareto archive per workload. Every round ends with a checkpoint in the output
-// file, so an interrupted or killed run resumes from the last completed round.
+// Pareto archive per workload. A checkpoint in the output file follows the round
+// that ends --checkpoint-interval seconds of work after the last one, and the last
+// round: an interrupted or killed run resumes from the last checkpoint, the rounds
+// after it redone (the samplers are deterministic). The search quality (the
+// hypervolume of the front per workload) is recorded at fixed points of the run
+// (driver_quality.hpp). At the end each rank writes its index range of /archive.
 #pragma once
 
 #include <atomic>
@@ -36,7 +40,8 @@ struct PointModel {
 struct DriverOptions {
   int threads = 1;
   Store store = Store::all;
-  double round_s = 2.0;                    // target wall time of one round (one checkpoint each)
+  double round_s = 2.0;                    // target wall time of one round
+  double checkpoint_interval_s = 2.0;      // seconds of work between checkpoints (and one at the end)
   std::uint64_t max_round_points = 1u << 20;
   // Appended archive-checkpoint rows allowed beyond twice the archive before the local
   // archives are written afresh (kArchiveRows).
@@ -54,8 +59,11 @@ struct DriverResult {
   std::uint64_t evaluated = 0;             // over all ranks, this session and earlier ones
   std::uint64_t feasible = 0;
   bool interrupted = false;
-  std::vector<PointRecord> archive;        // the merged archive, ordered by index (rank 0; empty elsewhere)
-  std::uint64_t archive_size = 0;          // its size (every rank)
+  // This rank's part of the merged archive: rows [archive_offset, archive_offset + archive.size()) of
+  // /archive, ordered by index (the parts of the ranks in rank order are the whole archive).
+  std::vector<PointRecord> archive;
+  std::uint64_t archive_offset = 0;
+  std::uint64_t archive_size = 0;          // the whole archive's size (every rank)
   // Wall time of the phases on this rank (for the run summary): evaluating rounds
   // (including waits for other ranks at the end of a round), writing checkpoints and
   // rows, and merging the local archives at the end.
@@ -93,6 +101,8 @@ inline constexpr const char* kArchiveAttempt = "checkpoint_archive_attempt";
 // /archive and only finishes. (It failed: the committed checkpoint was gone while the
 // counters still named it.)
 inline constexpr const char* kFinished = "checkpoint_finished";
+// The rows of /hypervolume that the checkpoint commits (driver_quality.hpp).
+inline constexpr const char* kQualityRows = "checkpoint_hypervolume_rows";
 
 // "BASE_ROUND" for attempt 0 (files written before attempts were counted), else
 // "BASE_ROUND_aATTEMPT".

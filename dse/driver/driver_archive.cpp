@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <queue>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "dse/driver/agree.hpp"
@@ -11,8 +15,6 @@
 namespace dse::driver_detail {
 
 namespace {
-
-constexpr int kTagArchive = 7403;
 
 // `rows` ordered by index, equal indices in their order (stable). A record is ~230 bytes:
 // sorting (index, position) pairs and copying each record once is several times faster than
@@ -169,20 +171,11 @@ std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, c
   return keep;
 }
 
-// Rank 0's own survivors and the other ranks' messages merged in index order.
-std::vector<PointRecord> merge_survivors(std::vector<PointRecord> local, const std::vector<unsigned char>& keep,
-                                         const std::vector<Bytes>& received) {
-  // Every source's records are in index order with each index once (an archive's records), so
-  // they are merged in index order, each record copied once, taking the lowest source first on
-  // equal indices: an index evaluated on two ranks (NSGA-II re-asks points; both carry the same
-  // record, and equal keys do not remove each other) is kept once, from the lowest rank, as an
-  // archive insert does. Source 0 is rank 0's own survivors, source r its message from rank r.
-  std::size_t kept = 0;  // rank 0's survivors, compacted in place
-  for (std::size_t i = 0; i < local.size(); ++i) {
-    if (keep[i] == 0) continue;
-    if (kept != i) std::memcpy(&local[kept], &local[i], sizeof(PointRecord));
-    ++kept;
-  }
+// The records of `sources` (each in index order, each index once) merged in index order, each
+// record copied once, the lowest source first on equal indices: an index evaluated on two ranks
+// (NSGA-II re-asks points; both carry the same record, and equal keys do not remove each other)
+// is kept once, from the lowest rank, as an archive insert does. Source r is rank r's message.
+std::vector<PointRecord> merge_by_index(const std::vector<Bytes>& sources) {
   struct Source {
     const char* data;
     std::size_t count;
@@ -193,24 +186,24 @@ std::vector<PointRecord> merge_survivors(std::vector<PointRecord> local, const s
       return index;
     }
   };
-  std::vector<Source> sources{{reinterpret_cast<const char*>(local.data()), kept}};
-  for (const Bytes& b : received) {
+  std::vector<Source> in;
+  for (const Bytes& b : sources) {
     if (b.size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
-    sources.push_back({b.data(), b.size() / sizeof(PointRecord)});
+    in.push_back({b.data(), b.size() / sizeof(PointRecord)});
   }
   using Head = std::pair<std::uint64_t, std::size_t>;  // (index, source), least first
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::size_t total = 0;
-  for (std::size_t s = 0; s < sources.size(); ++s) {
-    total += sources[s].count;
-    if (sources[s].count > 0) heads.emplace(sources[s].index(), s);
+  for (std::size_t s = 0; s < in.size(); ++s) {
+    total += in[s].count;
+    if (in[s].count > 0) heads.emplace(in[s].index(), s);
   }
   std::vector<PointRecord> out;
   out.reserve(total);
   while (!heads.empty()) {
     const auto [index, s] = heads.top();
     heads.pop();
-    Source& src = sources[s];
+    Source& src = in[s];
     if (out.empty() || out.back().index != index) {
       out.emplace_back();
       std::memcpy(&out.back(), src.data + src.at * sizeof(PointRecord), sizeof(PointRecord));
@@ -223,39 +216,102 @@ std::vector<PointRecord> merge_survivors(std::vector<PointRecord> local, const s
   return out;
 }
 
-// The kept records of every rank, merged on rank 0 in index order (collective; the other ranks
-// get nothing).
-std::vector<PointRecord> gather_survivors(Context& ctx, std::vector<PointRecord> local,
-                                          const std::vector<unsigned char>& keep) {
-  // The survivors go straight to rank 0, one message per rank (not along the reduction tree,
-  // which would forward them), in `local`'s order, which is index order.
-  std::vector<Bytes> received;
-  if (ctx.rank() != 0) {
-    Bytes kept;
-    kept.reserve(static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1)) * sizeof(PointRecord));
-    for (std::size_t i = 0; i < local.size(); ++i) {
-      if (keep[i] == 0) continue;
-      const std::size_t at = kept.size();
-      kept.resize(at + sizeof(PointRecord));
-      std::memcpy(kept.data() + at, &local[i], sizeof(PointRecord));
-    }
-    ctx.send(kept, 0, kTagArchive);
-  } else {
-    for (int r = 1; r < ctx.size(); ++r) received.push_back(ctx.receive(r, kTagArchive));
-  }
-  std::vector<PointRecord> out;
+// Samples of each rank's survivors per splitter: enough that the parts differ from equal
+// shares by about 1 / (2 kSamples) of the archive at worst.
+constexpr std::size_t kSamples = 64;
+
+// P - 1 index boundaries that cut the survivors of all ranks into P parts of about equal size
+// (collective; every rank gets the same): each rank's kSamples evenly spaced survivor indices,
+// each standing for its share of that rank's survivors.
+std::vector<std::uint64_t> splitters(Context& ctx, const std::vector<std::uint64_t>& survivors) {
+  Bytes mine;
   agreed(ctx, [&] {
-    if (ctx.rank() == 0) out = merge_survivors(std::move(local), keep, received);
+    const std::size_t n = survivors.size();
+    const std::size_t s = std::min(n, kSamples);
+    put(mine, static_cast<std::uint64_t>(n));
+    put(mine, static_cast<std::uint64_t>(s));
+    for (std::size_t i = 0; i < s; ++i) put(mine, survivors[(2 * i + 1) * n / (2 * s)]);
+  });
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
+  std::vector<std::uint64_t> out;
+  agreed(ctx, [&] {
+    std::vector<std::pair<std::uint64_t, double>> weighted;  // (index, survivors it stands for)
+    double total = 0.0;
+    for (std::size_t off = 0; off < all.size();) {
+      const auto n = get<std::uint64_t>(all, off);
+      const auto s = get<std::uint64_t>(all, off);
+      for (std::uint64_t i = 0; i < s; ++i) {
+        weighted.emplace_back(get<std::uint64_t>(all, off), static_cast<double>(n) / static_cast<double>(s));
+      }
+      total += static_cast<double>(n);
+    }
+    std::sort(weighted.begin(), weighted.end());
+    const auto p = static_cast<std::size_t>(ctx.size());
+    double seen = 0.0;
+    std::size_t at = 0;
+    for (std::size_t k = 1; k < p; ++k) {
+      const double want = total * static_cast<double>(k) / static_cast<double>(p);
+      while (at < weighted.size() && seen + weighted[at].second <= want) seen += weighted[at++].second;
+      out.push_back(at < weighted.size() ? weighted[at].first : ~std::uint64_t{0});
+    }
   });
   return out;
 }
 
+// Every rank's part sizes, on every rank (collective): the offset of this rank's part and the total.
+std::pair<std::uint64_t, std::uint64_t> part_offset(Context& ctx, std::uint64_t size) {
+  Bytes mine;
+  put(mine, static_cast<std::uint64_t>(ctx.rank()));
+  put(mine, size);
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  for (std::size_t off = 0; off < all.size();) {
+    const auto r = get<std::uint64_t>(all, off);
+    const auto n = get<std::uint64_t>(all, off);
+    if (r < static_cast<std::uint64_t>(ctx.rank())) offset += n;
+    total += n;
+  }
+  return {offset, total};
+}
+
+// The survivors of every rank spread by index range: rank r gets those in [split[r-1], split[r])
+// (collective, one all-to-all), merged in index order.
+std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRecord>& local,
+                                         const std::vector<unsigned char>& keep) {
+  std::vector<std::uint64_t> survivors;
+  agreed(ctx, [&] {
+    for (std::size_t i = 0; i < local.size(); ++i)
+      if (keep[i] != 0) survivors.push_back(local[i].index);
+  });
+  const std::vector<std::uint64_t> split = splitters(ctx, survivors);
+  std::vector<Bytes> out(static_cast<std::size_t>(ctx.size()));
+  agreed(ctx, [&] {
+    std::size_t to = 0;
+    for (std::size_t i = 0; i < local.size(); ++i) {  // `local` is in index order
+      if (keep[i] == 0) continue;
+      while (to < split.size() && local[i].index >= split[to]) ++to;
+      Bytes& b = out[to];
+      const std::size_t at = b.size();
+      b.resize(at + sizeof(PointRecord));
+      std::memcpy(b.data() + at, &local[i], sizeof(PointRecord));
+    }
+  });
+  const std::vector<Bytes> in = ctx.exchange(std::move(out));
+  std::vector<PointRecord> part;
+  agreed(ctx, [&] { part = merge_by_index(in); });
+  return part;
+}
+
 }  // namespace
 
-std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
+ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
+  ArchivePart out;
   if (!ctx.distributed() || ctx.size() == 1) {
     test_fault_point("merge", ctx.rank());
-    return local;
+    out.total = local.size();
+    out.records = std::move(local);
+    return out;
   }
   const std::size_t stride = model.senses.size() + model.metric_count;
   std::map<std::uint32_t, std::vector<double>> mine_keys;
@@ -279,7 +335,79 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
     test_fault_point("merge", ctx.rank());
     keep = kept_records(ctx, model, local, mine_keys, all, stride);
   });
-  return gather_survivors(ctx, std::move(local), keep);
+  out.records = spread_by_index(ctx, local, keep);
+  std::tie(out.offset, out.total) = part_offset(ctx, out.records.size());
+  return out;
+}
+
+// ---- the objective front ---------------------------------------------------------------------------
+
+search::ConstraintArchive& ObjectiveFront::part(std::uint32_t workload) {
+  auto it = parts_.find(workload);
+  if (it == parts_.end()) it = parts_.emplace(workload, search::ConstraintArchive(model_->senses, 0)).first;
+  return it->second;
+}
+
+void ObjectiveFront::insert(const PointRecord& r) {
+  if (r.feasible == 0) return;
+  const search::Evaluation e = model_->to_evaluation(r);
+  part(r.workload_id).add(e.index, e.objectives, {});
+}
+
+void ObjectiveFront::settle() {
+  for (auto& [w, a] : parts_) a.flush();
+}
+
+Bytes ObjectiveFront::pack() {
+  settle();
+  Bytes out;
+  for (const auto& [w, a] : parts_) {
+    const std::vector<std::byte> b = a.to_bytes();
+    put(out, static_cast<std::uint64_t>(w));
+    put(out, static_cast<std::uint64_t>(b.size()));
+    const std::size_t at = out.size();
+    out.resize(at + b.size());
+    std::memcpy(out.data() + at, b.data(), b.size());
+  }
+  return out;
+}
+
+void ObjectiveFront::merge_packed(const Bytes& b) {
+  for (std::size_t off = 0; off < b.size();) {
+    const auto w = static_cast<std::uint32_t>(get<std::uint64_t>(b, off));
+    const auto n = get<std::uint64_t>(b, off);
+    if (n > b.size() - off) throw MpiError("truncated front message");
+    try {
+      const auto* at = reinterpret_cast<const std::byte*>(b.data() + off);
+      part(w).merge(search::ConstraintArchive::from_bytes(std::span<const std::byte>(at, static_cast<std::size_t>(n))));
+    } catch (const std::invalid_argument& e) {
+      throw MpiError(std::string("malformed front message: ") + e.what());
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  settle();
+}
+
+std::map<std::uint32_t, std::vector<search::ArchiveEntry>> ObjectiveFront::entries() const {
+  std::map<std::uint32_t, std::vector<search::ArchiveEntry>> out;
+  for (const auto& [w, a] : parts_) out[w] = a.entries();
+  return out;
+}
+
+ObjectiveFront global_front(Context& ctx, const PointModel& model, ObjectiveFront& local) {
+  Bytes mine;
+  agreed(ctx, [&] { mine = local.pack(); });
+  Bytes all = tree_reduce(ctx, std::move(mine), [&model](Bytes a, Bytes b) {
+    ObjectiveFront f(model);
+    f.merge_packed(a);
+    f.merge_packed(b);
+    return f.pack();
+  });
+  ObjectiveFront out(model);
+  agreed(ctx, [&] {
+    if (ctx.rank() == 0) out.merge_packed(all);
+  });
+  return out;
 }
 
 }  // namespace dse::driver_detail

@@ -80,11 +80,51 @@ class Archive {
   std::map<std::uint32_t, Part> parts_;
 };
 
-// The global archive from every rank's local archive (collective; rank 0 gets it,
-// ordered by index, the other ranks get it empty). The keys of all local archives go to every rank; each rank keeps
-// its own records that no other rank's key removes -- exact, since a local archive
-// holds no record another of its records removes -- and the survivors are gathered.
-// The filtering runs on all ranks at once, not along a reduction tree.
-std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local);
+// Per workload, the feasible points whose objectives no other point's dominate, ties kept (the
+// Pareto front that /pareto lists and whose hypervolume a run reports): one
+// search::ConstraintArchive without metrics per workload, so points are queued and filed in
+// batches.
+class ObjectiveFront {
+ public:
+  explicit ObjectiveFront(const PointModel& m) : model_(&m) {}
+
+  // Queued (infeasible records are skipped).
+  void insert(const PointRecord& r);
+  // Files every queued point.
+  void settle();
+  // Settled, as bytes: per workload its id and its archive (ConstraintArchive::to_bytes).
+  [[nodiscard]] Bytes pack();
+  // Adds every point of a packed front and settles (throws MpiError on malformed bytes).
+  void merge_packed(const Bytes& b);
+  // Per workload, its points ordered by index (settle() first).
+  [[nodiscard]] std::map<std::uint32_t, std::vector<search::ArchiveEntry>> entries() const;
+
+ private:
+  search::ConstraintArchive& part(std::uint32_t workload);
+
+  const PointModel* model_;
+  std::map<std::uint32_t, search::ConstraintArchive> parts_;
+};
+
+// The objective front over every rank's `local` front, on rank 0 (collective, along the
+// reduction tree, each level filtering what it merges; the other ranks get an empty front).
+ObjectiveFront global_front(Context& ctx, const PointModel& model, ObjectiveFront& local);
+
+// This rank's share of the global archive: a range of point indices, ordered by index, and where it
+// goes in /archive.
+struct ArchivePart {
+  std::vector<PointRecord> records;
+  std::uint64_t offset = 0;  // the row of records[0] in /archive
+  std::uint64_t total = 0;   // the rows of /archive (every rank's part)
+};
+
+// The global archive from every rank's local archive (collective). The keys of all local
+// archives go to every rank; each rank keeps its own records that no other rank's key removes --
+// exact, since a local archive holds no record another of its records removes -- all ranks at
+// once. The survivors are then spread by index range (splitters from a sample of each rank's
+// survivors, one all-to-all), so that each rank holds a contiguous, balanced part of /archive,
+// merged in index order (an index evaluated on two ranks kept once, from the lower rank), and
+// writes it itself.
+ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local);
 
 }  // namespace dse::driver_detail

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "dse/driver/driver_archive.hpp"
 #include "dse/driver/run.hpp"
 
 namespace dse {
@@ -85,41 +86,47 @@ void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, co
                           const std::vector<std::uint64_t>& pareto) {
   const bool all = archive_size <= kSheetArchiveLimit;
   std::vector<Row> rows;
-  // [count, widths...]: what every rank needs to make the dataset.
-  std::array<std::uint64_t, 1 + kTexts.size()> shape{};
-  shape.fill(1);
-  shape[0] = 0;
+  // [rank, count, widths...]: what every rank needs to place its rows and make the dataset.
+  std::array<std::uint64_t, 2 + kTexts.size()> shape{};
   agreed(ctx, [&] {
-    if (ctx.rank() != 0) return;
+    // This rank's points: those of its part of the archive (all of them, or the Pareto ones).
     std::vector<std::uint64_t> points;
-    if (all) {
-      for (const auto& r : archive) points.push_back(r.index);
-    } else {
-      points = pareto;
+    for (const auto& r : archive) {
+      if (all || std::binary_search(pareto.begin(), pareto.end(), r.index)) points.push_back(r.index);
     }
     for (const auto i : points)
       for (auto& b : layer_breakdown(scenario, space, i)) rows.push_back({i, std::move(b)});
-    shape[0] = rows.size();
+    shape[0] = static_cast<std::uint64_t>(ctx.rank());
+    shape[1] = rows.size();
+    for (std::size_t c = 0; c < kTexts.size(); ++c) shape[2 + c] = 1;
     for (const Row& r : rows) {
       const auto texts = texts_of(r);
       for (std::size_t c = 0; c < kTexts.size(); ++c)
-        shape[1 + c] = std::max<std::uint64_t>(shape[1 + c], texts[c].size() + 1);
+        shape[2 + c] = std::max<std::uint64_t>(shape[2 + c], texts[c].size() + 1);
     }
   });
   Bytes b(sizeof(shape));
   std::memcpy(b.data(), shape.data(), sizeof(shape));
-  b = ctx.broadcast(b, 0);
-  std::memcpy(shape.data(), b.data(), sizeof(shape));
+  b = driver_detail::all_gather_bytes(ctx, std::move(b));
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
   std::array<std::uint64_t, kTexts.size()> width{};
-  std::copy(shape.begin() + 1, shape.end(), width.begin());
+  width.fill(1);
+  for (std::size_t off = 0; off + sizeof(shape) <= b.size(); off += sizeof(shape)) {
+    std::array<std::uint64_t, 2 + kTexts.size()> s{};
+    std::memcpy(s.data(), b.data() + off, sizeof(s));
+    if (s[0] < static_cast<std::uint64_t>(ctx.rank())) offset += s[1];
+    total += s[1];
+    for (std::size_t c = 0; c < kTexts.size(); ++c) width[c] = std::max(width[c], s[2 + c]);
+  }
   const Layout l = layout_of(width);
   const h5::Handle type = row_type(l);
   const std::vector<char> buf = pack(rows, l);
-  // Uncompressed, like every dataset written collectively (see kDeflate in driver.cpp).
+  // Uncompressed, like every dataset written collectively (see kDeflate in driver_checkpoint.hpp).
   const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 0);
-  h5::set_rows(ds, shape[0]);
+  h5::set_rows(ds, total);
   std::vector<h5::RowRun> runs;
-  if (ctx.rank() == 0 && shape[0] > 0) runs.push_back({0, shape[0]});
+  if (!rows.empty()) runs.push_back({offset, rows.size()});
   h5::write_runs(ds, type, buf.data(), runs, ctx.distributed());
   h5::write_attribute(ds, "points", std::string(all ? "archive" : "pareto"));
 }

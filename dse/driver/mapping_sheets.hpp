@@ -17,7 +17,9 @@ namespace dse {
 
 inline constexpr std::size_t kSheetArchiveLimit = 10000;
 
-// Rank 0 evaluates the layer breakdowns of the points (archive: rank 0's) and writes them.
+// Each rank evaluates the layer breakdowns of the points of its part of the archive (`archive`,
+// ordered by index, the parts in rank order making the whole) and writes them at their rows, so
+// the rows are in index order for any rank count; `pareto`: every Pareto index, sorted.
 void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
                           const std::vector<PointRecord>& archive, std::uint64_t archive_size,
                           const std::vector<std::uint64_t>& pareto);

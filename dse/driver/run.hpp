@@ -22,7 +22,7 @@ class Context;
 struct RunOptions {
   std::string scenario_path;       // empty with resume
   std::string output_path;
-  int threads = 0;                 // 0: TBB's default (all cores)
+  int threads = 0;                 // 0: one per core of the rank's CPU set (cpu_binding.hpp)
   Store store = Store::all;
   bool resume = false;             // continue OUTPUT.partial
   // With resume: continue even if a file the scenario reads has changed since the run started
@@ -48,6 +48,8 @@ struct RunSummary {
   double merge_s = 0.0;
   double sheets_s = 0.0;
   double compress_s = 0.0;         // compressing /points after the run (rank 0, --store all)
+  std::vector<int> rank_cores;     // per rank: the cores of its CPU set (sched_getaffinity)
+  std::vector<int> rank_threads;   // per rank: its TBB threads
   std::string output_path;
 };
 

@@ -20,6 +20,8 @@
 
 #include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/cpu_binding.hpp"
+#include "dse/driver/driver_archive.hpp"
 #include "dse/driver/output_file.hpp"
 #include "dse/driver/run.hpp"
 
@@ -172,20 +174,27 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::
   write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
   std::vector<std::uint32_t> ids;
   const bool all = hardware_variants(s) <= kAllVariantsLimit;
-  agreed(ctx, [&] {  // rank 0's ids before the broadcast (agree.hpp)
+  Bytes mine;
+  agreed(ctx, [&] {  // this rank's ids before the gather (agree.hpp)
     if (all) {
       for (std::uint64_t h = 0; h < hardware_variants(s); ++h) ids.push_back(static_cast<std::uint32_t>(h));
-    } else if (ctx.rank() == 0) {
-      for (const auto& r : archive) ids.push_back(r.hardware_id);
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      return;
     }
+    std::vector<std::uint32_t> own;
+    for (const auto& r : archive) own.push_back(r.hardware_id);
+    std::sort(own.begin(), own.end());
+    own.erase(std::unique(own.begin(), own.end()), own.end());
+    mine.resize(own.size() * sizeof(std::uint32_t));
+    if (!own.empty()) std::memcpy(mine.data(), own.data(), mine.size());
   });
-  Bytes b(ids.size() * sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(b.data(), ids.data(), b.size());
-  b = ctx.broadcast(b, 0);
-  ids.resize(b.size() / sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(ids.data(), b.data(), b.size());
+  if (!all) {
+    // Every rank's part of the archive has its own hardware ids: all of them, on every rank.
+    const Bytes b = driver_detail::all_gather_bytes(ctx, std::move(mine));
+    ids.resize(b.size() / sizeof(std::uint32_t));
+    if (!b.empty()) std::memcpy(ids.data(), b.data(), ids.size() * sizeof(std::uint32_t));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
   TextTable v;
   v.columns = {"entry", "name", "knobs", "eval_arguments"};
   for (const std::uint32_t h : ids) {
@@ -202,18 +211,27 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::
 // /pareto, /mapping_sheets, the names tables and the final provenance of a run that evaluated everything
 // (collective); returns the Pareto count.
 std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, const Scenario& scenario,
-                        const search::DesignSpace& space, const DriverResult& result, RunInfo& info,
-                        std::chrono::steady_clock::time_point t0, double& sheets_s) {
-  // The archive is on rank 0 only; its Pareto indices go to every rank. A signal here stops the
-  // run: the file holds the final archive, and --resume only finishes it.
-  std::vector<std::uint64_t> pareto;
+                        const search::DesignSpace& space, const PointModel& model, const DriverResult& result,
+                        RunInfo& info, std::chrono::steady_clock::time_point t0, double& sheets_s) {
+  // Each rank holds a part of the archive: the parts' fronts are merged on rank 0 along the
+  // reduction tree, and its Pareto indices go to every rank. A signal here stops the run: the file
+  // holds the final archive, and --resume only finishes it.
+  driver_detail::ObjectiveFront local(model);
   agreed(
       ctx,
       [&] {
         test_fault_point("write", ctx.rank());
-        pareto = pareto_indices(result.archive);
+        for (const auto& r : result.archive) local.insert(r);
       },
       options.cancel);
+  driver_detail::ObjectiveFront global = driver_detail::global_front(ctx, model, local);
+  std::vector<std::uint64_t> pareto;
+  agreed(ctx, [&] {
+    if (ctx.rank() != 0) return;
+    for (const auto& [w, entries] : global.entries())
+      for (const auto& e : entries) pareto.push_back(e.index);
+    std::sort(pareto.begin(), pareto.end());
+  });
   {
     Bytes b(pareto.size() * sizeof(std::uint64_t));
     if (!b.empty()) std::memcpy(b.data(), pareto.data(), b.size());
@@ -402,7 +420,12 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   const Store store = parse_store(meta.store);
   const search::DesignSpace space = design_space(scenario);
   const PointModel model = point_model(scenario, space);
-  const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
+  // Each rank's cores (its CPU binding) and threads; rank 0 says what the binding costs.
+  const std::vector<RankCores> rank_cores = gather_rank_cores(ctx, options.threads);
+  const int threads = rank_cores.at(static_cast<std::size_t>(ctx.rank())).threads;
+  if (ctx.rank() == 0 && options.warn) {
+    for (const std::string& w : binding_warnings(rank_cores, options.threads)) options.warn(w);
+  }
 
   RunInfo info;
   info.scenario_text = scenario.text;
@@ -436,13 +459,14 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       d.threads = threads;
       d.store = store;
       d.round_s = options.checkpoint_interval_s;
+      d.checkpoint_interval_s = options.checkpoint_interval_s;
       d.progress = options.progress;
       d.cancel = options.cancel;
       d.warn = options.warn;
       d.rounds_committed = &rounds_committed;
       result = drive(ctx, model, scenario.search, d, file);
       if (!result.interrupted) {
-        pareto_count = finish_file(ctx, file, options, scenario, space, result, info, t0, sheets_s);
+        pareto_count = finish_file(ctx, file, options, scenario, space, model, result, info, t0, sheets_s);
       }
     }  // the file is closed (collectively) here
     if (!result.interrupted && store == Store::all) {
@@ -482,6 +506,10 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   s.sheets_s = sheets_s;
   s.compress_s = compress_s;
   s.output_path = options.output_path;
+  for (const RankCores& c : rank_cores) {
+    s.rank_cores.push_back(c.cores);
+    s.rank_threads.push_back(c.threads);
+  }
   return s;
 }
 

@@ -547,8 +547,29 @@ void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, co
   }
 }
 
+// The island model of NSGA-II (search/nsga2.hpp): islands 1 to population; with more than one,
+// the migration interval and a migration size below the smallest island (population / islands).
+void parse_islands(const MapReader& m, SearchPlan& p) {
+  p.islands = static_cast<std::size_t>(m.positive_int_or("islands", 1, static_cast<int>(p.population)));
+  p.migration_interval = static_cast<std::size_t>(m.positive_int_or("migration_interval", 1));
+  // Unset: a fifth of the smallest island (search/nsga2.hpp).
+  p.migration_size = m.has("migration_size") ? static_cast<std::size_t>(m.positive_int("migration_size")) : 0;
+  const std::size_t smallest = p.population / p.islands;
+  if (p.islands > 1 && smallest < 2) {
+    io::fail(m.place("islands"), m.node("islands"),
+             "expected islands of 2 members or more (population / islands; 25 or more search well)", std::to_string(p.islands));
+  }
+  if (p.islands > 1 && p.migration_size >= smallest) {
+    io::fail(m.place("migration_size"), m.node("migration_size"),
+             "expected a migration_size below the island size, population / islands = " + std::to_string(smallest),
+             std::to_string(p.migration_size));
+  }
+}
+
 SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t seed) {
-  const MapReader m(node, at, {"sampler", "samples", "population", "generations"});
+  const MapReader m(node, at,
+                    {"sampler", "samples", "population", "generations", "islands", "migration_interval",
+                     "migration_size"});
   SearchPlan p;
   p.seed = seed;
   const std::string kind = m.string_or("sampler", "exhaustive");
@@ -562,8 +583,14 @@ SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t s
     // At most 2^31 - 1 each: the planned points, population x (generations + 1), stay below 2^62.
     p.population = static_cast<std::size_t>(m.positive_int("population"));
     p.generations = static_cast<std::size_t>(m.positive_int("generations"));
+    parse_islands(m, p);
   } else {
     io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", excerpt(kind));
+  }
+  for (const char* key : {"islands", "migration_interval", "migration_size"}) {
+    if (p.sampler != SamplerKind::nsga2 && m.has(key)) {
+      io::fail(at.child(key), m.node(key), "expected a key of sampler: nsga2 only", "sampler: " + kind);
+    }
   }
   return p;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Same scenario + seed => same HDF5 content (bar run attributes) for 1, 2, 3 and 4
-# ranks and 1 or 2 threads, for one sampler: exhaustive, random or nsga2.
+# ranks and 1 or 2 threads, for one sampler: exhaustive, random, nsga2 or nsga2_islands (3 islands
+# of 16, migrating 3 members every 2 generations). /hypervolume is compared too.
 # usage: check_identity.sh DSE MPIRUN SCENARIO WORKDIR PYTHON COMPARE_PY SAMPLER
 set -u
 dse=$1 mpirun=$2 scenario=$3 work=$4 python=$5 compare=$6 sampler=$7
@@ -10,6 +11,8 @@ case "$sampler" in
   exhaustive) ;;
   random) printf 'search:\n  sampler: random\n  samples: 4000\n' >> s.yaml ;;
   nsga2) printf 'search:\n  sampler: nsga2\n  population: 48\n  generations: 12\n' >> s.yaml ;;
+  nsga2_islands)
+    printf 'search:\n  sampler: nsga2\n  population: 48\n  generations: 12\n  islands: 3\n  migration_interval: 2\n  migration_size: 3\n' >> s.yaml ;;
   *) echo "unknown sampler $sampler"; exit 2 ;;
 esac
 files=()

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(SRC, "scripts"))
 import plot_figures  # noqa: E402
 
 FIGURES = ["pareto_projections.png", "trade_curve.png", "workload_fit.png", "latency_sweep.png",
-           "perf_per_watt.png", "roofline.png", "mfu_stall.png", "risk_map.png"]
+           "perf_per_watt.png", "roofline.png", "mfu_stall.png", "risk_map.png", "search_quality.png"]
 # A blank (single-colour) image has variance 0; a figure with axes, text and markers on
 # white is far above this (the quickstart figures measure > 0.01 on a 0..1 scale).
 MIN_VARIANCE = 1e-3

@@ -314,5 +314,142 @@ TEST(Nsga2, RejectsResultsThatWereNotAsked) {
   EXPECT_THROW(Nsga2Sampler(space, {}, zdt1_options(1)), std::invalid_argument);
 }
 
+// ---- islands (search/nsga2.hpp, "Islands") -------------------------------------------------------
+
+// The ids a run evaluates, in ask order (asking whole generations, telling them in order).
+std::vector<std::uint64_t> evaluated_ids(const Nsga2Options& opt) {
+  const DesignSpace space = zdt1_space();
+  Nsga2Sampler s(space, {Sense::minimize, Sense::minimize}, opt);
+  std::vector<std::uint64_t> out;
+  while (!s.done()) {
+    std::vector<Evaluation> results;
+    for (auto id : s.ask(std::numeric_limits<std::size_t>::max())) {
+      results.push_back(zdt1(space, id));
+      out.push_back(id);
+    }
+    s.tell(results);
+  }
+  return out;
+}
+
+// Hypervolume w.r.t. (1, 1) of the front of the first `n` evaluations.
+double hv_of_first(const std::vector<std::uint64_t>& ids, std::size_t n) {
+  const DesignSpace space = zdt1_space();
+  ParetoArchive archive({Sense::minimize, Sense::minimize});
+  for (std::size_t i = 0; i < std::min(n, ids.size()); ++i) archive.insert(ids[i], zdt1(space, ids[i]).objectives);
+  std::vector<std::vector<double>> front;
+  for (const auto& p : archive.sorted_points()) front.push_back(p.objectives);
+  return hypervolume(front, std::vector<double>{1.0, 1.0});
+}
+
+TEST(Nsga2Islands, Zdt1HypervolumeWithin2PercentOfOnePopulationAtEqualEvaluations) {
+  // Issue 59: at an equal number of evaluations the island model reaches a hypervolume within
+  // 2% of (or above) one population. Population 100 and 40 generations (about 4,100
+  // evaluations, where one population is still 0.9% short of the true front's 2/3: a budget
+  // at which the search, not the grid, sets the figure), four islands of 25 with the default
+  // migration (every generation, 5 members), five seeds.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Nsga2Options one = zdt1_options(seed);
+    one.generations = 40;
+    Nsga2Options four = one;
+    four.islands = 4;
+    const auto a = evaluated_ids(one);
+    const auto b = evaluated_ids(four);
+    const std::size_t n = std::min(a.size(), b.size());
+    const double hv_one = hv_of_first(a, n);
+    const double hv_four = hv_of_first(b, n);
+    std::printf("seed %llu, %zu evaluations: HV one population %.5f, 4 islands %.5f (%+.2f%%)\n",
+                static_cast<unsigned long long>(seed), n, hv_one, hv_four, 100.0 * (hv_four / hv_one - 1.0));
+    EXPECT_GE(hv_four, 0.98 * hv_one) << "seed " << seed;
+    EXPECT_GT(n, 3500U);  // duplicates aside, (40 + 1) x 100 asked
+  }
+}
+
+TEST(Nsga2Islands, IndependentOfAskChunkingAndTellOrder) {
+  Nsga2Options o = zdt1_options(13);
+  o.generations = 20;
+  o.islands = 4;
+  o.migration_interval = 3;
+  const RunResult reference = drive(o, 0);
+  ASSERT_EQ(reference.batches.size(), 21U);
+  for (std::uint64_t shuffle : {1ULL, 2ULL}) {
+    const RunResult r = drive(o, shuffle);
+    EXPECT_EQ(r.batches, reference.batches) << "shuffle " << shuffle;
+    EXPECT_EQ(r.population, reference.population) << "shuffle " << shuffle;
+  }
+  // Another island count is another run (and so is one island).
+  Nsga2Options two = o;
+  two.islands = 2;
+  EXPECT_NE(drive(two, 0).population, reference.population);
+}
+
+TEST(Nsga2Islands, EachGenerationAsksThePopulationAndIslandsKeepTheirSize) {
+  Nsga2Options o = zdt1_options(17);
+  o.population = 103;  // 4 islands of 26, 26, 26, 25
+  o.generations = 6;
+  o.islands = 4;
+  const DesignSpace space = zdt1_space();
+  Nsga2Sampler s(space, {Sense::minimize, Sense::minimize}, o);
+  while (!s.done()) {
+    const auto ids = s.ask(std::numeric_limits<std::size_t>::max());
+    EXPECT_LE(ids.size(), 103U);
+    EXPECT_GE(ids.size(), 90U);  // offspring repeating a parent are not asked again
+    std::vector<Evaluation> results;
+    for (auto id : ids) results.push_back(zdt1(space, id));
+    s.tell(results);
+  }
+  ASSERT_EQ(s.islands(), 4U);
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(s.island(k).size(), k < 3 ? 26U : 25U);
+  EXPECT_EQ(s.population().size(), 103U);
+  for (const auto& e : s.front()) {  // no front member dominated by another island's member
+    for (const auto& m : s.population()) {
+      EXPECT_FALSE(m.violation == 0.0 && dominates(m.evaluation.objectives, e.objectives,
+                                                   std::vector<Sense>{Sense::minimize, Sense::minimize}));
+    }
+  }
+}
+
+TEST(Nsga2Islands, CheckpointResumesToTheSameResultAndRefusesAnotherIslandCount) {
+  Nsga2Options o = zdt1_options(23);
+  o.population = 40;
+  o.generations = 10;
+  o.islands = 4;
+  const RunResult reference = drive(o, 0);
+  const DesignSpace space = zdt1_space();
+  const std::vector<Sense> senses = {Sense::minimize, Sense::minimize};
+  auto s = std::make_unique<Nsga2Sampler>(space, senses, o);
+  bool restored = false;
+  while (!s->done()) {
+    std::vector<Evaluation> results;
+    for (auto id : s->ask(1000)) results.push_back(zdt1(space, id));
+    if (!restored && s->generation() == 4) {
+      s->tell(std::span(results).first(results.size() / 3));
+      const auto state = s->save_state();
+      s = std::make_unique<Nsga2Sampler>(space, senses, o);
+      s->restore_state(state);
+      EXPECT_EQ(s->save_state(), state);
+      std::vector<Evaluation> rest;
+      for (auto id : s->ask(1000)) rest.push_back(zdt1(space, id));
+      s->tell(rest);
+      restored = true;
+      continue;
+    }
+    s->tell(results);
+  }
+  EXPECT_TRUE(restored);
+  std::vector<std::uint64_t> pop;
+  for (const auto& m : s->population()) pop.push_back(m.evaluation.index);
+  EXPECT_EQ(pop, reference.population);
+  Nsga2Options two = o;
+  two.islands = 2;
+  Nsga2Sampler other(space, senses, two);
+  EXPECT_THROW(other.restore_state(s->save_state()), std::invalid_argument);
+  Nsga2Options bad = o;
+  bad.migration_size = 10;  // islands of 10
+  EXPECT_THROW(Nsga2Sampler(space, senses, bad), std::invalid_argument);
+  bad.islands = 41;
+  EXPECT_THROW(Nsga2Sampler(space, senses, bad), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace dse::search

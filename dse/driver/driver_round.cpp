@@ -1,0 +1,188 @@
+#include "dse/driver/driver_round.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <tuple>
+
+#include "dse/driver/agree.hpp"
+#include "dse/parallel.hpp"
+
+namespace dse::driver_detail {
+
+namespace {
+
+constexpr int kTagRequest = 7401;
+constexpr int kTagReply = 7402;
+
+// Guided self-scheduling over the positions of a round: each chunk is a share of what is
+// left (large chunks first, small ones at the end so that ranks finish together), never
+// below `min_chunk` nor above `max_chunk` points.
+class ChunkCursor {
+ public:
+  ChunkCursor(std::uint64_t n, std::uint64_t min_chunk, std::uint64_t max_chunk, std::uint64_t share)
+      : n_(n), min_(min_chunk), max_(max_chunk), share_(share) {}
+  // The next [begin, end); begin == n when nothing is left.
+  std::pair<std::uint64_t, std::uint64_t> take() {
+    const std::uint64_t left = n_ - next_;
+    const std::uint64_t size = std::min(left, std::clamp<std::uint64_t>(left / share_, min_, max_));
+    const std::uint64_t b = next_;
+    next_ += size;
+    return {b, next_};
+  }
+  void finish() { next_ = n_; }
+
+ private:
+  std::uint64_t n_;
+  std::uint64_t min_;
+  std::uint64_t max_;
+  std::uint64_t share_;
+  std::uint64_t next_ = 0;
+};
+
+// Requests a worker rank keeps in flight: one chunk in hand and one asked for, so that
+// rank 0 (which answers between its own chunks) never leaves a rank waiting idle.
+constexpr int kRequestsInFlight = 2;
+
+}  // namespace
+
+void RoundRunner::run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end,
+                            RoundWork& out) {
+  std::vector<PointRecord> chunk(end - begin);
+  arena_.execute(
+      [&] { dse::parallel_for(begin, end, [&](std::uint64_t p) { chunk[p - begin] = model_.evaluate(ids[p]); }); });
+  for (std::uint64_t p = begin; p < end; ++p) {
+    const PointRecord& r = chunk[p - begin];
+    out.indices.push_back(r.index);
+    ++out.evaluated;
+    if (r.feasible != 0) ++out.feasible;
+    archive_.insert(r);
+    front_.insert(r);
+    if (keep_rows_) out.rows.emplace_back(p, r);
+  }
+}
+
+std::vector<PointRecord> RoundRunner::evaluate(const std::vector<std::uint64_t>& ids) {
+  std::vector<PointRecord> out(ids.size());
+  arena_.execute([&] {
+    dse::parallel_for(std::uint64_t{0}, static_cast<std::uint64_t>(ids.size()),
+                      [&](std::uint64_t i) { out[i] = model_.evaluate(ids[i]); });
+  });
+  return out;
+}
+
+// Evaluate positions [0, ids.size()) over all ranks in dynamic chunks. Rank 0 works on
+// chunks too and answers the other ranks' requests between its chunks; a worker rank
+// keeps kRequestsInFlight requests open. No thread and no polling loop: when rank 0 has
+// no work left it blocks on the requests still to answer. Returns false when the round
+// was cut short by a cancellation (on any rank).
+bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk,
+               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt) {
+  const std::uint64_t n = ids.size();
+  const auto ranks = static_cast<std::uint64_t>(ctx.size());
+  ChunkCursor cursor(n, min_chunk, max_chunk, 4 * ranks);
+  // A chunk that fails (a point whose figures overflow, an allocation) stops this rank's work;
+  // the round is wound down (rank 0 hands out no more chunks) and the failure agreed at its end.
+  std::exception_ptr failure;
+  auto work_on = [&](std::uint64_t b, std::uint64_t e) {
+    try {
+      test_fault_point("evaluate", ctx.rank());
+      runner.run_chunk(ids, b, e, work);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  };
+  if (!ctx.distributed() || ctx.size() == 1) {
+    for (auto [b, e] = cursor.take(); b < n && !failure; std::tie(b, e) = cursor.take()) {
+      if (cancelled(opt)) return false;
+      work_on(b, e);
+    }
+    agree(ctx, failure);  // one rank: the error as every rank would throw it
+    return true;
+  }
+  bool stop = false;
+  if (ctx.rank() == 0) {
+    // Every worker rank gets exactly kRequestsInFlight "done" replies: the first one ends
+    // its requests, the others answer the requests it still had open.
+    std::vector<int> done_replies(static_cast<std::size_t>(ctx.size()), 0);
+    int finished = 0;
+    auto answer = [&](int src) {
+      const Bytes req = ctx.receive(src, kTagRequest);
+      if ((!req.empty() && req[0] == 'C') || cancelled(opt)) stop = true;
+      if (stop) cursor.finish();
+      const auto [b, e] = cursor.take();
+      Bytes reply;
+      put(reply, b);
+      put(reply, e);
+      put(reply, static_cast<std::uint8_t>(stop ? 1 : 0));
+      ctx.send(reply, src, kTagReply);
+      if (b >= n && ++done_replies[static_cast<std::size_t>(src)] == kRequestsInFlight) ++finished;
+    };
+    // Hand every worker rank its first chunks before working: the requests are sent as
+    // the round starts, and a rank left waiting for rank 0's first chunk would idle.
+    for (int k = 0; k < (ctx.size() - 1) * kRequestsInFlight; ++k) answer(ctx.wait_any(kTagRequest));
+    for (;;) {
+      for (int src = ctx.poll(kTagRequest); src >= 0; src = ctx.poll(kTagRequest)) answer(src);
+      if (stop || cancelled(opt) || failure) {
+        stop = true;
+        break;
+      }
+      const auto [b, e] = cursor.take();
+      if (b >= n) break;
+      work_on(b, e);
+    }
+    if (stop) cursor.finish();
+    while (finished < ctx.size() - 1) answer(ctx.wait_any(kTagRequest));
+  } else {
+    // A rank that failed or was cancelled asks with 'C': rank 0 then hands out nothing more.
+    auto request = [&] { ctx.send(Bytes{cancelled(opt) || failure ? 'C' : 'R'}, 0, kTagRequest); };
+    for (int i = 0; i < kRequestsInFlight; ++i) request();
+    int open = kRequestsInFlight;
+    bool done = false;
+    while (open > 0) {
+      const Bytes reply = ctx.receive(0, kTagReply);
+      --open;
+      std::size_t off = 0;
+      const auto b = get<std::uint64_t>(reply, off);
+      const auto e = get<std::uint64_t>(reply, off);
+      if (get<std::uint8_t>(reply, off) != 0) stop = true;
+      if (b >= n) {
+        done = true;
+        continue;
+      }
+      if (!done) {
+        request();  // ask for the next chunk before working on this one
+        ++open;
+      }
+      if (!stop && !cancelled(opt) && !failure) work_on(b, e);  // a stopped round is discarded
+    }
+  }
+  agree(ctx, failure);
+  const bool any_stop = ctx.max(stop || cancelled(opt) ? 1 : 0) != 0;
+  return !any_stop;
+}
+
+// Gather every rank's evaluations of the round to all ranks, ordered by position.
+std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
+                                                std::vector<PointRecord>* records) {
+  Bytes local;
+  for (const auto& [p, r] : work.rows) {
+    put(local, p);
+    put(local, r);
+  }
+  const Bytes all = all_gather_bytes(ctx, std::move(local));
+  std::vector<std::pair<std::uint64_t, PointRecord>> rows;
+  for (std::size_t off = 0; off < all.size();) {
+    const auto p = get<std::uint64_t>(all, off);
+    rows.emplace_back(p, get<PointRecord>(all, off));
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<search::Evaluation> out;
+  out.reserve(rows.size());
+  for (const auto& [p, r] : rows) {
+    out.push_back(model.to_evaluation(r));
+    if (records != nullptr) records->push_back(r);
+  }
+  return out;
+}
+
+}  // namespace dse::driver_detail

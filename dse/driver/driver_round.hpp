@@ -1,0 +1,60 @@
+// One round of the driver (internal to dse/driver/driver.cpp): a round's positions handed out to
+// ranks in chunks by guided self-scheduling (rank 0 serves the chunks and works too), each chunk
+// evaluated on the rank's TBB arena and filed into its local archive and objective front.
+#pragma once
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "dse/driver/context.hpp"
+#include "dse/driver/driver.hpp"
+#include "dse/driver/driver_archive.hpp"
+
+namespace dse::driver_detail {
+
+struct RoundWork {
+  std::vector<std::pair<std::uint64_t, PointRecord>> rows;  // (position in round, record), store all / nsga2
+  std::vector<std::uint64_t> indices;                       // the point indices this rank evaluated
+  std::uint64_t evaluated = 0;
+  std::uint64_t feasible = 0;
+};
+
+// A rank's points are evaluated on --threads threads: one task arena of that many slots (the
+// calling thread and threads - 1 TBB workers). An arena, not a process-wide global_control: on
+// leaving its scope a global_control lifted the limit and TBB started the workers the default
+// arena had asked for, from the destructor; with the address space spent (a run out of memory,
+// unwinding) that thread could not start, and TBB's exception from a destructor aborted the run
+// (exit 134) instead of its one-line error and exit 1.
+class RoundRunner {
+ public:
+  RoundRunner(const PointModel& model, int threads, Archive& archive, ObjectiveFront& front, bool keep_rows)
+      : model_(model), archive_(archive), front_(front), keep_rows_(keep_rows), arena_(std::max(1, threads)) {}
+
+  void run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end, RoundWork& out);
+  // Evaluates `ids` on the arena (nothing filed): the probes of the hypervolume reference.
+  std::vector<PointRecord> evaluate(const std::vector<std::uint64_t>& ids);
+
+ private:
+  const PointModel& model_;
+  Archive& archive_;
+  ObjectiveFront& front_;
+  bool keep_rows_;
+  tbb::task_arena arena_;
+};
+
+// Evaluate positions [0, ids.size()) over all ranks in dynamic chunks of min_chunk to max_chunk
+// points (collective). Returns false when the round was cut short by a cancellation (on any rank).
+bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk, std::uint64_t max_chunk,
+               RoundRunner& runner, RoundWork& work, const DriverOptions& opt);
+
+// Every rank's evaluations of the round, on every rank, ordered by position (collective); with
+// `records`, their records too, in that order.
+std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
+                                                std::vector<PointRecord>* records = nullptr);
+
+inline bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
+
+}  // namespace dse::driver_detail
