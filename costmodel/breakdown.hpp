@@ -15,6 +15,7 @@ struct LayerBreakdown {
   std::string name;
   std::string type;            // gemm | elementwise
   double latency_s = 0.0;      // one occurrence
+  double energy_j = 0.0;       // one occurrence (filled by the custom-chip models: costmodel/lowering)
   double flops = 0.0;
   double dram_bytes = 0.0;
   double stall_fraction = 0.0;  // (latency - compute time) / latency

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace dse {
 
@@ -40,11 +41,29 @@ struct Interrupted : Error {
   using Error::Error;
 };
 
-// Writes TEXT and a newline to standard error in one write(2) call. Under mpirun every
+// TEXT made safe to print on a terminal: control bytes (C0, DEL and the C1 controls U+0080-U+009F)
+// and bytes that are not part of valid UTF-8 are written as \xNN; with `max_bytes`, at most that
+// many bytes of TEXT are kept (cut between characters), followed by "..." and TEXT's length.
+std::string printable(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
+// What an error message quotes of a value: at most this many bytes of it (issue 58: a message once
+// echoed whole files, a password hash among them).
+inline constexpr std::size_t kExcerptBytes = 60;
+// "VALUE" in quotes, printable, at most `max_bytes` of it: `"abc"`, `"abcd..." (5000 bytes)`.
+std::string excerpt(std::string_view value, std::size_t max_bytes = kExcerptBytes);
+
+// Writes TEXT (printable(): one line, no control byte) and a newline to standard error in one
+// write(2) call. Under mpirun every
 // rank's standard error is merged into one stream, and the MPI library prints notes of its
 // own there (OMPIO on a failed write); a line sent in pieces (std::cerr << a << b) can have
 // such a note spliced into its middle.
 void print_error_line(const std::string& text);
+
+// A file to remove before the job is stopped with MPI_Abort (the output lock of `dse run`,
+// dse/driver/output_file.hpp), or "" for none; remove_file_before_abort() removes it. Called on the
+// paths that end the process without unwinding (MpiSession::abort, a failed collective HDF5 write).
+void set_file_to_remove_before_abort(const std::string& path);
+void remove_file_before_abort() noexcept;
 
 // Exit codes of the command line.
 inline constexpr int kExitOk = 0;

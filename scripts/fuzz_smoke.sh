@@ -7,14 +7,14 @@
 #
 # Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] [BUILD_DIR]
 #   env: JOBS (build parallelism, default 1), LANES (targets run at once, default JOBS),
-#        TARGETS (default: all six),
+#        TARGETS (default: all eight),
 #        KEEP=1 (keep the scratch corpora and logs, e.g. to merge a long run into fuzz/corpus).
 set -euo pipefail
 secs=${1:-30}
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${2:-$here/build/fuzz}
 jobs=${JOBS:-1}
-targets=${TARGETS:-"scenario gpu_hardware workload timeloop scalesim onnx"}
+targets=${TARGETS:-"scenario gpu_hardware workload timeloop scalesim onnx results run"}
 
 # Line tables only (-gline-tables-only): crash reports keep file:line, the build is faster.
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -32,7 +32,7 @@ run_target() {
   cp "$here/fuzz/corpus/$t/"* "$work/$t/corpus/" 2>/dev/null || true
   case $t in
     scalesim) dict=(-dict="$here/fuzz/dict/scalesim.dict") ;;
-    onnx) ;;
+    onnx|results) ;;
     *) dict=(-dict="$here/fuzz/dict/yaml.dict") ;;
   esac
   start=$(date +%s)

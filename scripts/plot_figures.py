@@ -39,11 +39,13 @@ class Context:
     attrs: dict
     roof: object = None
     budgets: dict = field(default_factory=dict)
+    knobs: list = field(default_factory=list)  # per archive row: its variant's knobs (/variants)
 
     def budget_text(self):
         sla = f"SLA p99 <= {self.sla_s * 1e3:g} ms" if self.sla_s is not None else "no SLA"
         pw = f"power budget <= {self.power_w:g} W" if self.power_w is not None else "no power budget"
-        return f"{sla}, {pw}"
+        area = f", area <= {self.budgets['area_mm2']:g} mm2" if self.budgets.get("area_mm2") is not None else ""
+        return f"{sla}, {pw}{area}"
 
     def caption(self, extra=""):
         return f"Scenario '{self.name}' ({self.source}); {self.budget_text()}." + (f" {extra}" if extra else "")

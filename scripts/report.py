@@ -80,7 +80,8 @@ def pareto_front(keys):
 
 # The budgets dse report passes (dse/cli/budget_options.hpp), in SI units, by archive field.
 BUDGET_FIELDS = (("--ttft-p99-s", "ttft_p99_s"), ("--tpot-p99-s", "tpot_p99_s"), ("--e2e-p99-s", "p99_latency_s"),
-                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"))
+                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"),
+                 ("--cost-usd", "cost_usd"))
 
 
 def within_budgets(rows, budgets):
@@ -183,6 +184,14 @@ def read_mapping_sheets(f):
     return out
 
 
+def read_variants(f):
+    """/variants as {hardware_id: (full name, knobs)} (dse run's names table), or {}."""
+    if "variants" not in f or f["variants"].dtype.names is None:
+        return {}
+    t = rows_to_table(f["variants"])
+    return {int(i): (n, k) for i, n, k in zip(t["id"], t["name"], t["knobs"])}
+
+
 def read_risk_items(f):
     """/risk_items as a dict of columns (platform/hardware, owner, item, severity ...), or None."""
     if "risk_items" not in f or not isinstance(f["risk_items"], h5py.Dataset):
@@ -197,10 +206,15 @@ def load(path, budgets):
         attrs = {k: text(v) for k, v in f.attrs.items()}
         if "archive" not in f:
             sys.exit(f"report.py: {path}: no /archive dataset (not a DSE result file?)")
+        if f["archive"].shape[0] == 0:
+            # Every point infeasible (issue 58 item 14): one line, not a traceback from the plots.
+            sys.exit(f"report.py: {path}: the archive is empty (no evaluated point was feasible); "
+                     "no report to draw")
         archive = rows_to_table(f["archive"])
         points = rows_to_table(f["points"]) if "points" in f and f["points"].shape[0] > 0 else None
         mapping = read_mapping_sheets(f)
         risk = read_risk_items(f)
+        variants = read_variants(f)
     scenario = attrs.get("scenario", "")
     ctx = pf.Context(
         name=scenario_name(scenario, os.path.splitext(os.path.basename(path))[0]),
@@ -208,6 +222,11 @@ def load(path, budgets):
         archive=archive, points=points, selected=shortlist(archive, budgets), mapping=mapping, risk=risk,
         entries=hardware_roofs(scenario), attrs=attrs, budgets=budgets)
     ctx.roof = lambda hw: hardware_figures(ctx.entries, hw)
+    # Full variant names (the records keep a cut copy of 31 characters) and what each variant is.
+    for pos, hid in enumerate(archive["hardware_id"]):
+        if int(hid) in variants:
+            archive["hardware"][pos] = variants[int(hid)][0]
+    ctx.knobs = [variants.get(int(h), ("", ""))[1] for h in archive["hardware_id"]]
     return ctx
 
 
@@ -215,7 +234,7 @@ def load(path, budgets):
 
 SHORTLIST_COLUMNS = ["index", "workload", "hardware", "batch", "throughput_samples_per_s", "latency_s",
                      "p99_latency_s", "energy_per_sample_j", "engineering_risk", "power_w", "area_mm2",
-                     "memory_bytes", "flops", "dram_bytes", "bottleneck"]
+                     "cost_usd", "cost_per_hour_usd", "memory_bytes", "flops", "dram_bytes", "bottleneck"]
 MAPPING_COLUMNS = ["layer", "type", "latency_s", "flops", "dram_bytes", "bottleneck", "stall_fraction",
                    "pct_of_peak", "mapping"]
 
@@ -262,8 +281,8 @@ def html_table(header, rows):
 def write_report(ctx, out_dir, figures):
     a = ctx.archive
     sel = ctx.selected
-    short_rows = [[a[c][p] for c in SHORTLIST_COLUMNS] for p in sel]
-    write_csv(os.path.join(out_dir, "shortlist.csv"), SHORTLIST_COLUMNS, short_rows)
+    short_rows = [[a[c][p] for c in SHORTLIST_COLUMNS] + [ctx.knobs[p]] for p in sel]
+    write_csv(os.path.join(out_dir, "shortlist.csv"), SHORTLIST_COLUMNS + ["knobs"], short_rows)
     sheets = []
     for p in sel:
         rows, note = mapping_rows(ctx, p)
@@ -273,8 +292,9 @@ def write_report(ctx, out_dir, figures):
 
     title = f"DSE platform review: {ctx.name}"
     view_cols = ["index", "workload", "hardware", "batch", "throughput_samples_per_s", "latency_s",
-                 "p99_latency_s", "energy_per_sample_j", "power_w", "engineering_risk", "bottleneck"]
-    view = [[a[c][p] for c in view_cols] for p in sel]
+                 "p99_latency_s", "energy_per_sample_j", "power_w", "cost_usd", "engineering_risk", "bottleneck"]
+    view = [[a[c][p] for c in view_cols] + [ctx.knobs[p]] for p in sel]
+    view_cols = view_cols + ["knobs"]
     summary = (f"Source: `{ctx.source}` ({len(a['index'])} archived points"
                + (f", {len(ctx.points['index'])} evaluated points stored" if ctx.points is not None else
                   ", evaluated points not stored") + f"). {ctx.budget_text()}. Shortlist: {len(sel)} points "

@@ -44,7 +44,7 @@ if [ "$what" = asan ] || [ "$what" = both ]; then
   unwind 1
   (cd "$asan_dir" && ctest -LE 'known_gap|mpi_init' --output-on-failure -j"$jobs")
   unwind 0
-  (cd "$asan_dir" && ctest -L mpi_init -LE known_gap -E '^(mpi_(resume_after_faults|output_faults)_np4|results_current)$' \
+  (cd "$asan_dir" && ctest -L mpi_init -LE known_gap -E '^(mpi_(resume_after_faults|output_faults)_np4|mpi_rank_failures_np3|results_current)$' \
     --output-on-failure -j"$jobs")
   unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
   echo "asan+ubsan: clean in $(( $(date +%s) - start )) s"

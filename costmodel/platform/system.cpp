@@ -522,6 +522,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const int idle_chips = std::max(0, system.chips - out.chips);
   out.wall = sys::wall_power(system.host, out.power.power_w, idle_chips * system.power.static_power_w,
                              system.chips * system.power.tdp_w);
+  out.cost = sys::system_cost(system.price, system.chips, out.wall.wall_w, sys::default_cost_assumptions());
+  out.area_mm2 = static_cast<double>(system.chips) * platform.die_area_mm2;
   const double step_tokens = out.power.energy_per_token_j > 0.0 ? out.power.energy_j / out.power.energy_per_token_j : 0.0;
   if (step_tokens > 0.0) out.wall_energy_per_token_j = out.wall.wall_w * out.power.latency_s / step_tokens;
 

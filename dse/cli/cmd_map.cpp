@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "costmodel/mapper/memo.hpp"
 #include "costmodel/mapper/sheet.hpp"
 #include "dse/cli/commands.hpp"
 #include "dse/cli/mapper_options.hpp"
 #include "dse/error.hpp"
+#include "dse/io/loopnest_overrides.hpp"
 #include "dse/io/op_spec.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/timeloop_reader.hpp"
@@ -29,6 +31,33 @@ namespace dse::cli {
 namespace {
 
 std::string num(double v) { return io::format_number(v); }
+// A JSON number that reads back to the same double (dse run's mapping sheets compare to it).
+std::string exact(double v) { return io::exact_number_text(v); }
+
+// --override PATH=VALUE, in the order given: numbers of the architecture by the native file's
+// keys, as a scenario's loop-nest overrides set them (dse/io/loopnest_overrides.hpp).
+void apply_overrides(const std::vector<std::string>& given, lp::Architecture& arch) {
+  for (const std::string& text : given) {
+    const auto eq = text.find('=');
+    const std::string path = eq == std::string::npos ? text : text.substr(0, eq);
+    const auto field = io::resolve_loopnest_path(arch, path);
+    if (eq == std::string::npos || !field)
+      throw InputError("--override " + text + ": expected PATH=VALUE with PATH a number of the architecture, e.g. "
+                       "levels.shared_glb.capacity_words=65536" + (eq == std::string::npos ? std::string() : " (unknown path)"));
+    double v = 0.0;
+    std::size_t used = 0;
+    try {
+      v = std::stod(text.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const std::string expected = used == 0 || used != text.size() - eq - 1 ? "a number" : io::check_loopnest_value(*field, v);
+    if (!expected.empty()) throw InputError("--override " + text + ": expected " + expected);
+    io::set_loopnest_value(arch, *field, v);
+  }
+  if (const std::string why = lp::validate(arch); !why.empty())
+    throw InputError("--override: the overridden architecture is not a valid hierarchy (" + why + ")");
+}
 
 void print_text(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream& out) {
   out << "operator: " << s.op << "\nfeasible: " << (s.feasible ? "yes" : "no");
@@ -74,9 +103,9 @@ void print_json(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream&
         << l.instances_used << ", \"instances\": " << l.instances << ", \"cycles\": " << num(l.cycles) << ", \"energy_j\": " << num(l.energy_j) << "}";
   }
   out << "], \"bottleneck\": " << jstr(std::string(to_string(s.bottleneck))) << ", \"bottleneck_level\": " << jstr(s.bottleneck_level)
-      << ", \"cycles\": " << num(s.cycles) << ", \"latency_s\": " << num(s.latency_s) << ", \"energy_j\": " << num(s.energy_j)
-      << ", \"energy_per_mac_j\": " << num(s.energy_per_mac_j) << ", \"percent_of_peak\": " << num(s.percent_of_peak)
-      << ", \"memory_stall_fraction\": " << num(s.memory_stall_fraction) << ", \"bound\": " << num(s.bound_value)
+      << ", \"cycles\": " << exact(s.cycles) << ", \"latency_s\": " << exact(s.latency_s) << ", \"energy_j\": " << exact(s.energy_j)
+      << ", \"energy_per_mac_j\": " << exact(s.energy_per_mac_j) << ", \"percent_of_peak\": " << exact(s.percent_of_peak)
+      << ", \"memory_stall_fraction\": " << exact(s.memory_stall_fraction) << ", \"bound\": " << num(s.bound_value)
       << ", \"bound_compute_cycles\": " << num(r.bound.compute_cycles) << ", \"bound_memory_cycles\": " << num(r.bound.memory_cycles)
       << ", \"gap_to_bound\": " << num(s.gap_to_bound) << ", \"proven_optimal\": " << (s.proven_optimal ? "true" : "false")
       << ", \"stopped_by\": " << jstr(s.stopped_by) << ", \"bound_keeper_energy_j\": " << num(r.bound.keeper_energy_j) << "}\n";
@@ -86,6 +115,7 @@ void print_json(const mp::MappingSheet& s, const mp::MapResult& r, std::ostream&
 
 int cmd_map(const Args& args) {
   std::string hw, ert, op, objective = "energy", constraints;
+  std::vector<std::string> overrides;
   po::options_description named(
       "dse map --hw H --op \"gemm M=4096 N=4096 K=4096\" [--objective latency|energy|edp] [--json]\n\n"
       "Finds the best mapping of one operator on a loop-nest hardware and prints its\n"
@@ -95,8 +125,10 @@ int cmd_map(const Args& args) {
       "the per-operator lower bound. The search stops when it has converged, after\n"
       "--evaluations evaluations or after --time-budget-ms, whichever comes first.\n\n"
       "Operators: gemm M= N= K=; bmm B= M= N= K=; conv2d N= C= H= W= K= R= S= stride=\n"
-      "(input H x W, no padding); attention_qk / attention_av B= H= L= D= (or Lq= Lk=).\n"
-      "Any of them takes bits= (default: the first precision of the hardware).\n\noptions");
+      "groups= (input H x W, no padding); attention_qk / attention_av B= H= L= D= (or Lq= Lk=).\n"
+      "Any of them takes bits= (default: the first precision of the hardware).\n"
+      "--override PATH=VALUE sets a number of the hardware first, as a scenario's loop-nest\n"
+      "overrides do (e.g. levels.shared_glb.capacity_words=110592, compute.mesh_x=16).\n\noptions");
   named.add_options()("help,h", "print this help")(
       "hw", po::value<std::string>(&hw)->required(),
       "hardware: a loop-nest preset name ('dse presets': hardware/research, gpu-4level), a native YAML (top key "
@@ -105,6 +137,8 @@ int cmd_map(const Args& args) {
       "constraints", po::value<std::string>(&constraints), "Timeloop v0.4 constraints file naming the hardware's levels (native or Timeloop; a Timeloop architecture's own constraints apply too)")(
       "op", po::value<std::string>(&op)->required(), "the operator, e.g. \"gemm M=4096 N=4096 K=4096\"")(
       "objective", po::value<std::string>(&objective), "latency | energy | edp (default energy)")(
+      "override", po::value<std::vector<std::string>>(&overrides)->composing(),
+      "PATH=VALUE: a number of the hardware (repeatable; scenarios/README.md, loop-nest overrides)")(
       "json", "print one JSON object instead of text");
   MapperBudgetArgs budget;
   add_mapper_budget_options(named, budget);
@@ -135,6 +169,7 @@ int cmd_map(const Args& args) {
     arch = io::read_timeloop_arch(hw);
     io::read_timeloop_ert(ert, arch);
   }
+  apply_overrides(overrides, arch);
   const int bits = arch.compute.rates[0].bits > 0 ? arch.compute.rates[0].bits : 8;
   const lp::Problem p = io::parse_loopnest_op(op, bits, "--op");
   if (native) arch = lp::bind_keep_roles(arch, p);  // `keeps:` lists by role

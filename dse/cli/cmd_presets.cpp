@@ -19,7 +19,7 @@ int cmd_presets(const Args& args) {
   named.add_options()("help,h", "print this help");
   po::variables_map vm;
   if (!parse_options(args, named, no_positionals(), vm)) return kExitOk;
-  std::cout << "scenarios folder: " << io::scenarios_dir() << '\n';
+  std::cout << "scenarios folder: " << printable(io::scenarios_dir()) << '\n';
   for (const char* sub : {"hardware", "systems", "stacks"}) {
     std::cout << sub << ":";
     for (const auto& n : io::preset_names(sub)) std::cout << ' ' << n;

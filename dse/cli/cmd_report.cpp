@@ -14,6 +14,7 @@
 #include "dse/cli/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
+#include "dse/h5/shortlist.hpp"
 #include "dse/io/yaml_reader.hpp"
 
 #ifndef DSE_SCRIPTS_DIR
@@ -75,6 +76,11 @@ int cmd_report(const Args& args) {
   if (!parse_options(args, named, pos, vm)) return kExitOk;
   require_result_path("report", input);
   check_results_file(input);  // a truncated or foreign file is refused here, not in Python
+  // An archive with no row (every point infeasible) has nothing to draw: one line, not the
+  // script's traceback (issue 58 item 14). Reading it also checks its layout and figures.
+  if (read_archive_rows(input).empty()) {
+    throw IoError(input + ": the archive is empty (no evaluated point was feasible); no report to draw");
+  }
   const std::filesystem::path script = std::filesystem::path(env_or("DSE_SCRIPTS_DIR", DSE_SCRIPTS_DIR)) / "report.py";
   std::error_code ec;
   if (!std::filesystem::exists(script, ec)) throw IoError("report script not found: " + script.string());
@@ -91,13 +97,14 @@ int cmd_report(const Args& args) {
   pass("--power-w", b.power_w);
   pass("--area-mm2", b.area_mm2);
   pass("--memory-bytes", b.memory_bytes);
+  pass("--cost-usd", b.cost_usd);
   // The folder is made here, so that a path that cannot be one is a one-line error.
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw IoError("cannot create the report folder " + out_dir + ": " + ec.message());
   const int rc = spawn(argv);
   if (rc == 127) throw IoError("cannot run " + python + " (set DSE_PYTHON to a Python 3 with matplotlib and h5py)");
   if (rc != 0) throw IoError(script.string() + " failed with exit status " + std::to_string(rc));
-  std::cout << (std::filesystem::path(out_dir) / "index.html").string() << '\n';
+  std::cout << printable((std::filesystem::path(out_dir) / "index.html").string()) << '\n';
   return kExitOk;
 }
 

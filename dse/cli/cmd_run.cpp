@@ -1,4 +1,6 @@
 #include <boost/program_options.hpp>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -16,6 +18,7 @@
 #include <string_view>
 
 #include "dse/cli/commands.hpp"
+#include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
@@ -31,13 +34,52 @@ namespace {
 // The cancel token: the one piece of state a signal handler may touch.
 std::atomic<bool> g_cancel{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
-extern "C" void on_signal(int /*sig*/) { g_cancel.store(true); }
+// The first SIGINT, SIGTERM or SIGUSR1 asks the run to stop at its next safe point (exit code 130,
+// the last checkpoint kept); a second one ends the process at once, as the signal's default does.
+// SIGUSR1 is the one mpirun forwards to every rank: mpirun turns SIGTERM and SIGINT into an abort
+// of its own (exit code 1 whatever the ranks return; OpenMPI 4.1.4), and `kill -USR1 MPIRUN_PID`
+// stops the job with a checkpoint and exit code 130 (scripts/mpirun_stoppable.sh does it on SIGTERM).
+extern "C" void on_signal(int sig) {
+  if (g_cancel.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+// More threads than any node has (a two-socket node of 2 x 192 cores with 2-way SMT has 768):
+// --threads 65537 aborted inside TBB (issue 58 item 6).
+constexpr int kMaxThreads = 1024;
+
+// Address space that MPI start-up needs beyond what the process already maps. Measured here
+// (OpenMPI 4.1.4, shared memory and TCP transports): MPI_Init_thread took the address space from
+// 34 MB to 235 MB (peak 250 MB); under an `ulimit -v` of about 220 MB it crashed inside OpenMPI
+// (SIGSEGV in mca_base_var_register, issue 58 item 18) or failed in PMIx. Reserving this much first
+// (and giving it back) turns such a limit into a clear message.
+constexpr std::size_t kMpiStartBytes = std::size_t{224} << 20;
+
+// Throws Error when the address-space limit leaves less than kMpiStartBytes for MPI to start.
+void require_room_for_mpi() {
+  void* p = ::mmap(nullptr, kMpiStartBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    ::munmap(p, kMpiStartBytes);
+    return;
+  }
+  rlimit lim{};
+  const bool limited = ::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY;
+  throw Error("cannot start MPI: " +
+              (limited ? "the address-space limit (ulimit -v " + std::to_string(lim.rlim_cur >> 10) + " KiB) leaves"
+                       : std::string("the system has")) +
+              " less than the " + std::to_string(kMpiStartBytes >> 20) +
+              " MiB of address space that MPI start-up needs; raise the limit");
+}
 
 // The longest output file name and path `dse run` takes. Linux allows 255 and 4,095 bytes, but
 // MPI-IO names side files after the output (OpenMPI 4.1.4's shared-file-pointer component, queried
 // at every open, overflowed a buffer and aborted the job from a 232-byte name; 231 ran): 200 leaves
 // room for its suffixes, whose job and communicator numbers vary.
 constexpr std::size_t kMaxFileNameBytes = 200;
+// The shortlist that `dse run` prints at the end: the first rows of each workload.
+constexpr std::size_t kSummaryTop = 10;
 constexpr std::size_t kMaxPathBytes = 4000;
 
 // A run's large buffers (archive records, keys, checkpoint rows: ~120 MB each on a run that archives
@@ -71,8 +113,11 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       "exit with code 130; --resume continues from it with identical final results.\n\noptions");
   named.add_options()("help,h", "print this help")(
       "scenario", po::value<std::string>(&opt.scenario_path), "scenario YAML file (positional)")(
-      "output,o", po::value<std::string>(&opt.output_path), "HDF5 file to write (replaced if it exists)")(
+      "output,o", po::value<std::string>(&opt.output_path),
+      "HDF5 file to write (replaced if it exists; not a folder, not an input of the run, one run at a time)")(
       "resume", po::value<std::string>(&resume), "continue the interrupted run whose output was OUT.h5")(
+      "resume-changed-inputs",
+      "with --resume: continue even if a file the scenario reads has changed since the run started")(
       "threads,t", po::value<int>(&opt.threads)->default_value(0),
       "TBB threads per rank (0: all cores of the node)")(
       "store", po::value<std::string>(&store)->default_value("all"),
@@ -86,10 +131,18 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   if (!parse_options(args, named, pos, vm)) return kExitOk;
   if (!resume.empty()) {
     if (!opt.scenario_path.empty()) throw InputError("dse run: give either SCENARIO.yaml or --resume, not both");
+    // --resume continues the file it names; an -o naming another file was ignored silently.
+    if (!opt.output_path.empty() && opt.output_path != resume) {
+      throw InputError("dse run: --resume " + resume + " writes " + resume + "; -o " + opt.output_path +
+                       " names another file (a resumed run keeps its output name; give only --resume)");
+    }
     opt.output_path = resume;
     opt.resume = true;
+    opt.resume_changed_inputs = vm.count("resume-changed-inputs") != 0;
   } else if (opt.scenario_path.empty() || opt.output_path.empty()) {
     throw InputError("dse run: SCENARIO.yaml and -o OUT.h5 are required (see 'dse run --help')");
+  } else if (vm.count("resume-changed-inputs") != 0) {
+    throw InputError("dse run: --resume-changed-inputs goes with --resume");
   }
   // The run writes OUT.h5.partial; a name MPI-IO cannot open is refused (below, by rank 0 once) before
   // any rank opens it.
@@ -100,7 +153,9 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
                    std::to_string(kMaxFileNameBytes - std::string_view(".partial").size()) +
                    " bytes in a path of at most " + std::to_string(kMaxPathBytes) + " (got " +
                    std::to_string(leaf.size()) + " in " + std::to_string(opt.output_path.size()) + ")";
-  if (opt.threads < 0) throw InputError("dse run: --threads must be >= 0");
+  if (opt.threads < 0 || opt.threads > kMaxThreads)
+    throw InputError("dse run: --threads: expected 0 (all cores) to " + std::to_string(kMaxThreads) + " (got " +
+                     std::to_string(opt.threads) + ")");
   if (!(opt.checkpoint_interval_s > 0) || !std::isfinite(opt.checkpoint_interval_s))
     throw InputError("dse run: --checkpoint-interval must be a finite number of seconds > 0");
   opt.store = parse_store(store);
@@ -113,11 +168,11 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   // and the job stops (h5.cpp; test mpi_output_faults_np4). ROMIO also stops cleanly but
   // changed the NSGA-II result across rank counts (mpi_identity_nsga2). Read by MPI_Init.
   setenv("OMPI_MCA_fcoll", "individual", 0);
+  require_room_for_mpi();
   keep_freed_memory();
   MpiSession mpi(argc, argv);
   auto ctx = mpi.world();
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  for (const int sig : {SIGINT, SIGTERM, SIGUSR1}) std::signal(sig, on_signal);
   opt.cancel = &g_cancel;
   opt.warn = [](const std::string& w) { print_error_line("dse run: warning: " + w); };
   try {
@@ -126,14 +181,29 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     if (ctx->rank() == 0) {
       std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
                 << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
-                << " s\nwrote " << s.output_path << "\n";
+                << " s\nwrote " << printable(s.output_path) << "\n";
       std::array<char, 200> line{};
       std::snprintf(line.data(), line.size(),
                     "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
                     "%.2f s, compressing /points %.2f s",
                     s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
       std::cout << line.data() << "\n\n";
-      print_shortlist(read_results(s.output_path), std::cout, read_result_names(s.output_path));
+      // The first kSummaryTop of each workload (a front of 2 million rows printed for over 15
+      // minutes); a signal stops the printing (exit code 130, the results are complete).
+      try {
+        test_fault_point("print", ctx->rank());
+        if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout,
+                            read_result_names(s.output_path), &g_cancel)) {
+          std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
+                    << printable(s.output_path) << ")\n";
+        }
+        if (g_cancel.load()) throw Interrupted("a signal came while the shortlist was printed");
+      } catch (const Interrupted&) {
+        std::cout.flush();
+        print_error_line("dse run: interrupted while printing the shortlist; the results are complete in " +
+                         s.output_path);
+        return kExitInterrupted;
+      }
     }
     return kExitOk;
   } catch (const Interrupted& e) {
@@ -146,9 +216,10 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
     return kExitFailure;
   } catch (const std::exception& e) {
-    // A library exception on one rank (an allocation failure, say): the others may be waiting in a
-    // collective, so say what and where, and stop every rank.
+    // A library exception that escaped the agreement (agree.hpp) on one rank: the others may be
+    // waiting in a collective, so say what and where, and stop every rank. Alone, just return.
     print_error_line("dse run: internal error on rank " + std::to_string(ctx->rank()) + ": " + e.what());
+    if (ctx->size() == 1) return kExitFailure;
     MpiSession::abort(kExitFailure);
   }
 }

@@ -43,7 +43,7 @@ int cmd_scalesim(const Args& args) {
     std::cout << layers[i].name << ": " << results[i].total_cycles << " cycles, " << results[i].stall_cycles
               << " stall cycles\n";
   }
-  std::cout << "reports written to " << dir << '\n';
+  std::cout << "reports written to " << printable(dir) << '\n';
   return kExitOk;
 }
 

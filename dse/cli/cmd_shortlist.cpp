@@ -1,6 +1,9 @@
 #include <boost/program_options.hpp>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <iostream>
 
 #include "dse/cli/budget_options.hpp"
@@ -13,6 +16,23 @@
 namespace po = boost::program_options;
 
 namespace dse::cli {
+
+namespace {
+
+// The rows per workload printed to a terminal when --top is not given.
+constexpr long long kTerminalTop = 20;
+
+std::atomic<bool> g_stop{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+// The first signal stops the printing at the next block; a second ends the process at once.
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+}  // namespace
 
 int cmd_shortlist(const Args& args) {
   std::string input;
@@ -33,7 +53,8 @@ int cmd_shortlist(const Args& args) {
       "comma-separated objectives among throughput (max), latency, energy, risk, p99, ttft, tpot, power, area, "
       "memory (min); "
       "field names such as latency_s are accepted too, and a :max or :min that matches (latency_s:min)")(
-      "top", po::value<long long>(&top)->default_value(0), "keep the first N points of each workload (0: all)")(
+      "top", po::value<long long>(&top),
+      "keep the first N points of each workload (0: all; default: all, or 20 when the output is a terminal)")(
       "format", po::value<std::string>(&format)->default_value(format), "table, csv or json")(
       "timing", "print the time taken to read and to shortlist on stderr");
   po::positional_options_description pos;
@@ -43,6 +64,10 @@ int cmd_shortlist(const Args& args) {
   const Budgets budgets = budgets_from(vm, budget_args);
   // Read signed: a negative count is refused, not wrapped to "all".
   if (top < 0) throw InputError("--top: expected a count >= 0 (got " + std::to_string(top) + ")");
+  // A terminal gets the first kTerminalTop of each workload unless --top says otherwise: a front of
+  // a million rows is for a file or a pipe, not a screen.
+  const bool terminal = isatty(STDOUT_FILENO) != 0;
+  if (vm.count("top") == 0 && terminal) top = kTerminalTop;
   const auto specs = parse_objectives(objectives);
   const ShortlistFormat fmt = parse_shortlist_format(format);
 
@@ -53,7 +78,20 @@ int cmd_shortlist(const Args& args) {
   const auto t1 = Clock::now();
   const std::vector<std::size_t> selected = shortlist(rows, budgets, specs, static_cast<std::size_t>(top));
   const auto t2 = Clock::now();
-  write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input));
+  // SIGINT/SIGTERM stop the printing within a few thousand rows (exit code 130).
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  try {
+    write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input),
+                    static_cast<std::size_t>(top), &g_stop);
+  } catch (const Interrupted&) {
+    std::cout.flush();
+    print_error_line("dse shortlist: interrupted");
+    return kExitInterrupted;
+  }
+  if (vm.count("top") == 0 && terminal) {
+    std::cerr << "dse shortlist: the first " << kTerminalTop << " of each workload (--top 0 prints all)\n";
+  }
   if (vm.count("timing") != 0) {
     std::cerr << "dse shortlist: " << rows.size() << " archived rows read in "
               << std::chrono::duration<double>(t1 - t0).count() << " s, shortlisted (" << selected.size()

@@ -109,6 +109,7 @@ MpiSession::MpiSession(int& argc, char**& argv) {
 
 MpiSession::~MpiSession() {
   if (std::uncaught_exceptions() > 0) {
+    remove_file_before_abort();
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   MPI_Finalize();
@@ -117,6 +118,7 @@ MpiSession::~MpiSession() {
 std::unique_ptr<Context> MpiSession::world() const { return std::make_unique<MpiContext>(); }
 
 void MpiSession::abort(int code) {
+  remove_file_before_abort();
   MPI_Abort(MPI_COMM_WORLD, code);
   std::terminate();
 }

@@ -13,6 +13,7 @@
 #include <span>
 #include <tuple>
 
+#include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
 #include "dse/driver/driver_archive.hpp"
 #include "dse/error.hpp"
@@ -150,11 +151,23 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
   const std::uint64_t n = ids.size();
   const auto ranks = static_cast<std::uint64_t>(ctx.size());
   ChunkCursor cursor(n, min_chunk, max_chunk, 4 * ranks);
-  if (!ctx.distributed() || ctx.size() == 1) {
-    for (auto [b, e] = cursor.take(); b < n; std::tie(b, e) = cursor.take()) {
-      if (cancelled(opt)) return false;
+  // A chunk that fails (a point whose figures overflow, an allocation) stops this rank's work;
+  // the round is wound down (rank 0 hands out no more chunks) and the failure agreed at its end.
+  std::exception_ptr failure;
+  auto work_on = [&](std::uint64_t b, std::uint64_t e) {
+    try {
+      test_fault_point("evaluate", ctx.rank());
       runner.run_chunk(ids, b, e, work);
+    } catch (...) {
+      failure = std::current_exception();
     }
+  };
+  if (!ctx.distributed() || ctx.size() == 1) {
+    for (auto [b, e] = cursor.take(); b < n && !failure; std::tie(b, e) = cursor.take()) {
+      if (cancelled(opt)) return false;
+      work_on(b, e);
+    }
+    agree(ctx, failure);  // one rank: the error as every rank would throw it
     return true;
   }
   bool stop = false;
@@ -178,27 +191,21 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
     // Hand every worker rank its first chunks before working: the requests are sent as
     // the round starts, and a rank left waiting for rank 0's first chunk would idle.
     for (int k = 0; k < (ctx.size() - 1) * kRequestsInFlight; ++k) answer(ctx.wait_any(kTagRequest));
-    std::exception_ptr failure;
     for (;;) {
       for (int src = ctx.poll(kTagRequest); src >= 0; src = ctx.poll(kTagRequest)) answer(src);
-      if (stop || cancelled(opt)) {
+      if (stop || cancelled(opt) || failure) {
         stop = true;
         break;
       }
       const auto [b, e] = cursor.take();
       if (b >= n) break;
-      try {
-        runner.run_chunk(ids, b, e, work);
-      } catch (...) {
-        failure = std::current_exception();
-        stop = true;
-      }
+      work_on(b, e);
     }
     if (stop) cursor.finish();
     while (finished < ctx.size() - 1) answer(ctx.wait_any(kTagRequest));
-    if (failure) std::rethrow_exception(failure);
   } else {
-    auto request = [&] { ctx.send(Bytes{cancelled(opt) ? 'C' : 'R'}, 0, kTagRequest); };
+    // A rank that failed or was cancelled asks with 'C': rank 0 then hands out nothing more.
+    auto request = [&] { ctx.send(Bytes{cancelled(opt) || failure ? 'C' : 'R'}, 0, kTagRequest); };
     for (int i = 0; i < kRequestsInFlight; ++i) request();
     int open = kRequestsInFlight;
     bool done = false;
@@ -217,9 +224,10 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
         request();  // ask for the next chunk before working on this one
         ++open;
       }
-      if (!stop && !cancelled(opt)) runner.run_chunk(ids, b, e, work);  // a stopped round is discarded
+      if (!stop && !cancelled(opt) && !failure) work_on(b, e);  // a stopped round is discarded
     }
   }
+  agree(ctx, failure);
   const bool any_stop = ctx.max(stop || cancelled(opt) ? 1 : 0) != 0;
   return !any_stop;
 }
@@ -344,6 +352,66 @@ std::vector<PointRecord> read_archive(hid_t file, const std::string& name) {
   return out;
 }
 
+// The committed archive checkpoint: where it is, how many rows of it count, and whether the
+// next checkpoint must write it afresh.
+struct ArchiveCheckpoint {
+  std::int64_t round = 0;
+  std::uint64_t rows = 0;
+  bool rewrite = false;
+};
+
+// This rank's share of the committed archive checkpoint of `file`, inserted into `archive`.
+ArchiveCheckpoint restore_archive(Context& ctx, hid_t file, const DriverOptions& opt, bool store_rows,
+                                  std::uint64_t rows_done, std::int64_t rounds, std::int64_t archive_attempt,
+                                  Archive& archive) {
+  ArchiveCheckpoint out;
+  // A checkpoint written before the archive checkpoint became append-only has neither
+  // attribute: its whole dataset of the last round is the archive.
+  const bool appended = h5::has_attribute(file, kArchiveRound);
+  out.round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
+  const std::string committed_archive = checkpoint_name("checkpoint_archive", out.round, archive_attempt);
+  const bool lost_archive = !h5::has_link(file, committed_archive);
+  const std::string lost_what =
+      "the archive checkpoint " + committed_archive + " that the file's counters name is missing (a killed run)";
+  if (lost_archive && !store_rows) {
+    throw IoError(lost_what + ", and the file keeps no rows to rebuild it from (--store " +
+                  std::string(to_string(opt.store)) + "): the run cannot be resumed; start it again");
+  }
+  if (lost_archive) {
+    // The counters name an archive checkpoint the file no longer links: seen once in the
+    // kill -9 tests, killed right after the first checkpoint (how HDF5 lost the link is not
+    // known). /points holds every row the counters commit, and the archive of those rows
+    // is the archive the checkpoint held: it is rebuilt from them, and the next checkpoint
+    // writes it afresh.
+    // Read in blocks (rows past the committed count belong to an unfinished round).
+    const h5::Handle points = h5::open_dataset(file, "points");
+    if (h5::dataset_rows(points) < rows_done) throw IoError("/points is shorter than its committed rows");
+    const h5::Handle record = point_record_type();
+    const auto p = static_cast<std::uint64_t>(ctx.size());
+    std::vector<PointRecord> block;
+    for (std::uint64_t at = 0; at < rows_done;) {
+      block.resize(static_cast<std::size_t>(std::min<std::uint64_t>(rows_done - at, 1u << 16)));
+      h5::read_rows(points, record, at, block.size(), block.data());
+      for (std::size_t i = 0; i < block.size(); ++i)
+        if ((at + i) % p == static_cast<std::uint64_t>(ctx.rank())) archive.insert(block[i]);
+      at += block.size();
+    }
+    out.rewrite = true;
+    if (ctx.rank() == 0 && opt.warn) {
+      opt.warn(lost_what + "; the archive was rebuilt from the " + std::to_string(rows_done) +
+               " committed rows of /points");
+    }
+    return out;
+  }
+  std::vector<PointRecord> saved = read_archive(file, committed_archive);
+  out.rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
+  if (saved.size() < out.rows) throw IoError("checkpoint archive is shorter than its committed rows");
+  saved.resize(out.rows);  // rows past the committed count belong to an unfinished checkpoint
+  const auto p = static_cast<std::size_t>(ctx.size());
+  for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) archive.insert(saved[i]);
+  return out;
+}
+
 class Progress {
  public:
   Progress(bool enabled, std::uint64_t planned, std::uint64_t done)
@@ -408,78 +476,50 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   const bool needs_results = plan.sampler == SamplerKind::nsga2;
 
   // Resume state: every rank reads the same attributes and datasets.
-  std::uint64_t rows_done = static_cast<std::uint64_t>(h5::read_int_attribute(file, kRowsDone));
-  std::uint64_t evaluated = static_cast<std::uint64_t>(h5::read_int_attribute(file, kEvaluated));
-  std::uint64_t feasible = static_cast<std::uint64_t>(h5::read_int_attribute(file, kFeasible));
-  std::int64_t rounds = h5::read_int_attribute(file, kRoundsDone);
-  auto attempt_of = [&](const char* key) { return h5::has_attribute(file, key) ? h5::read_int_attribute(file, key) : 0; };
-  std::int64_t state_attempt = attempt_of(kStateAttempt);
-  std::int64_t archive_attempt = attempt_of(kArchiveAttempt);
-  // This attempt's number, counted and flushed before it creates any dataset.
-  const std::int64_t attempt = attempt_of(kAttempt) + 1;
+  std::uint64_t rows_done = 0;
+  std::uint64_t evaluated = 0;
+  std::uint64_t feasible = 0;
+  std::int64_t rounds = 0;
+  std::int64_t state_attempt = 0;
+  std::int64_t archive_attempt = 0;
+  std::int64_t attempt = 0;
+  agreed(ctx, [&] {
+    rows_done = static_cast<std::uint64_t>(h5::read_int_attribute(file, kRowsDone));
+    evaluated = static_cast<std::uint64_t>(h5::read_int_attribute(file, kEvaluated));
+    feasible = static_cast<std::uint64_t>(h5::read_int_attribute(file, kFeasible));
+    rounds = h5::read_int_attribute(file, kRoundsDone);
+    auto attempt_of = [&](const char* key) { return h5::has_attribute(file, key) ? h5::read_int_attribute(file, key) : 0; };
+    state_attempt = attempt_of(kStateAttempt);
+    archive_attempt = attempt_of(kArchiveAttempt);
+    // This attempt's number, counted and flushed before it creates any dataset.
+    attempt = attempt_of(kAttempt) + 1;
+  });
   set_attribute(file, kAttempt, attempt);
   h5::flush(file);
+  if (opt.rounds_committed != nullptr) *opt.rounds_committed = rounds;
 
   // A run killed after its final archive was written (kFinished) has nothing left to
   // evaluate, and its checkpoint datasets may be gone: it only finishes, from /archive.
-  const bool finished = h5::has_attribute(file, kFinished) && h5::read_int_attribute(file, kFinished) == 1;
-
-  auto sampler = make_sampler(model, plan);
-  if (finished) {
-    // nothing to restore
-  } else if (plan.sampler == SamplerKind::nsga2) {
-    const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds, state_attempt));
-    if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
-  } else {
-    seek(*sampler, plan.sampler, rows_done);
-  }
+  bool finished = false;
+  std::unique_ptr<search::Sampler> sampler;
   Archive archive(model);
-  // A checkpoint written before the archive checkpoint became append-only has neither
-  // attribute: its whole dataset of the last round is the archive.
-  const bool appended = h5::has_attribute(file, kArchiveRound);
-  std::int64_t archive_round = appended ? h5::read_int_attribute(file, kArchiveRound) : rounds;
-  std::uint64_t archive_rows = 0;
-  const std::string committed_archive = checkpoint_name("checkpoint_archive", archive_round, archive_attempt);
-  bool rewrite_archive = false;  // the next checkpoint writes the archive afresh
-  const bool lost_archive = !finished && !h5::has_link(file, committed_archive);
-  const std::string lost_what =
-      "the archive checkpoint " + committed_archive + " that the file's counters name is missing (a killed run)";
-  if (lost_archive && !store_rows) {
-    throw IoError(lost_what + ", and the file keeps no rows to rebuild it from (--store " +
-                  std::string(to_string(opt.store)) + "): the run cannot be resumed; start it again");
-  }
-  if (lost_archive) {
-    // The counters name an archive checkpoint the file no longer links: seen once in the
-    // kill -9 tests, killed right after the first checkpoint (how HDF5 lost the link is not
-    // known). /points holds every row the counters commit, and the archive of those rows
-    // is the archive the checkpoint held: it is rebuilt from them, and the next checkpoint
-    // writes it afresh.
-    // Read in blocks (rows past the committed count belong to an unfinished round).
-    const h5::Handle points = h5::open_dataset(file, "points");
-    if (h5::dataset_rows(points) < rows_done) throw IoError("/points is shorter than its committed rows");
-    const h5::Handle record = point_record_type();
-    const auto p = static_cast<std::uint64_t>(ctx.size());
-    std::vector<PointRecord> block;
-    for (std::uint64_t at = 0; at < rows_done;) {
-      block.resize(static_cast<std::size_t>(std::min<std::uint64_t>(rows_done - at, 1u << 16)));
-      h5::read_rows(points, record, at, block.size(), block.data());
-      for (std::size_t i = 0; i < block.size(); ++i)
-        if ((at + i) % p == static_cast<std::uint64_t>(ctx.rank())) archive.insert(block[i]);
-      at += block.size();
+  ArchiveCheckpoint saved;
+  agreed(ctx, [&] {
+    finished = h5::has_attribute(file, kFinished) && h5::read_int_attribute(file, kFinished) == 1;
+    sampler = make_sampler(model, plan);
+    if (finished) {
+      // nothing to restore
+    } else if (plan.sampler == SamplerKind::nsga2) {
+      const auto state = read_bytes_dataset(file, checkpoint_name("sampler_state", rounds, state_attempt));
+      if (!state.empty()) static_cast<search::Nsga2Sampler&>(*sampler).restore_state(state);
+    } else {
+      seek(*sampler, plan.sampler, rows_done);
     }
-    rewrite_archive = true;
-    if (ctx.rank() == 0 && opt.warn) {
-      opt.warn(lost_what + "; the archive was rebuilt from the " + std::to_string(rows_done) +
-               " committed rows of /points");
-    }
-  } else if (!finished) {
-    std::vector<PointRecord> saved = read_archive(file, committed_archive);
-    archive_rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
-    if (saved.size() < archive_rows) throw IoError("checkpoint archive is shorter than its committed rows");
-    saved.resize(archive_rows);  // rows past the committed count belong to an unfinished checkpoint
-    const auto p = static_cast<std::size_t>(ctx.size());
-    for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) archive.insert(saved[i]);
-  }
+    if (!finished) saved = restore_archive(ctx, file, opt, store_rows, rows_done, rounds, archive_attempt, archive);
+  });
+  std::int64_t archive_round = saved.round;
+  std::uint64_t archive_rows = saved.rows;
+  bool rewrite_archive = saved.rewrite;  // the next checkpoint writes the archive afresh
 
   const std::uint64_t planned = planned_points(model, plan);
   Progress progress(opt.progress && ctx.rank() == 0, planned, evaluated);
@@ -498,11 +538,12 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     sz = ctx.broadcast(sz, 0);
     std::size_t off = 0;
     const auto n_ask = get<std::uint64_t>(sz, off);
-    const std::vector<std::uint64_t> ids = sampler->ask(n_ask);
-    if (ids.empty()) {
-      if (sampler->done()) break;
-      throw Error("sampler handed out no points but is not done");
-    }
+    std::vector<std::uint64_t> ids;
+    agreed(ctx, [&] {
+      ids = sampler->ask(n_ask);
+      if (ids.empty() && !sampler->done()) throw Error("sampler handed out no points but is not done");
+    });
+    if (ids.empty()) break;
     const auto t0 = Clock::now();
     // Chunks of at least 16 points per thread (TBB splits a chunk over the threads).
     const auto threads = static_cast<std::uint64_t>(std::max(1, opt.threads));
@@ -511,16 +552,14 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       result.interrupted = true;
       break;  // the last checkpoint stays; this round is redone on resume
     }
-    if (needs_results) {
-      const auto evals = all_evaluations(ctx, model, work);
-      sampler->tell(evals);
-    }
-    const auto tw = Clock::now();
-    result.evaluate_s += std::chrono::duration<double>(tw - t0).count();
-    if (store_rows) {
+    std::vector<search::Evaluation> evals;
+    if (needs_results) evals = all_evaluations(ctx, model, work);
+    std::vector<PointRecord> buf;
+    std::vector<h5::RowRun> runs;
+    agreed(ctx, [&] {
+      if (needs_results) sampler->tell(evals);
+      if (!store_rows) return;
       std::sort(work.rows.begin(), work.rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::vector<PointRecord> buf;
-      std::vector<h5::RowRun> runs;
       buf.reserve(work.rows.size());
       for (const auto& [p, r] : work.rows) {
         const std::uint64_t row = rows_done + p;
@@ -531,6 +570,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
         }
         buf.push_back(r);
       }
+    });
+    const auto tw = Clock::now();
+    result.evaluate_s += std::chrono::duration<double>(tw - t0).count();
+    if (store_rows) {
       const h5::Handle points = h5::open_dataset(file, "points");
       h5::set_rows(points, rows_done + ids.size());
       h5::write_runs(points, type, buf.data(), runs, ctx.distributed());
@@ -547,14 +590,18 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     // and the old datasets are deleted after that, so a crash at any moment leaves the
     // counters naming a complete checkpoint.
     const auto tc = Clock::now();
-    archive.settle();
-    const std::span<const PointRecord> local = archive.view(scratch);
+    std::span<const PointRecord> local;
+    agreed(ctx, [&] {
+      test_fault_point("checkpoint", ctx.rank());
+      archive.settle();
+      local = archive.view(scratch);
+      std::sort(work.indices.begin(), work.indices.end());
+      entered.clear();
+      for (const auto& r : local) {
+        if (std::binary_search(work.indices.begin(), work.indices.end(), r.index)) entered.push_back(r);
+      }
+    });
     const std::uint64_t archived = ctx.sum(local.size());
-    std::sort(work.indices.begin(), work.indices.end());
-    entered.clear();
-    for (const auto& r : local) {
-      if (std::binary_search(work.indices.begin(), work.indices.end(), r.index)) entered.push_back(r);
-    }
     const std::int64_t old_archive_round = archive_round;
     const std::int64_t old_archive_attempt = archive_attempt;
     const std::int64_t old_state_attempt = state_attempt;
@@ -585,6 +632,7 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
     set_attribute(file, kStateAttempt, state_attempt);
     set_attribute(file, kArchiveAttempt, archive_attempt);
     h5::flush(file);  // a failed write stops every rank (h5.hpp)
+    if (opt.rounds_committed != nullptr) *opt.rounds_committed = rounds;
     std::vector<std::string> old = {checkpoint_name("sampler_state", rounds - 1, old_state_attempt)};
     if (archive_round != old_archive_round || archive_attempt != old_archive_attempt)
       old.push_back(checkpoint_name("checkpoint_archive", old_archive_round, old_archive_attempt));
@@ -611,15 +659,23 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
   }
   result.evaluated = evaluated;
   result.feasible = feasible;
+  // A signal from here on stops the run at the next of these points, where the file holds a
+  // checkpoint (before the merge) or the final archive (after it) to resume from.
+  const auto stop_here = [&] { return ctx.max(cancelled(opt) ? 1 : 0) != 0; };
+  if (!result.interrupted && stop_here()) result.interrupted = true;
   if (!result.interrupted) {
     const auto tm = Clock::now();
-    if (finished) {
-      // The archive as the killed run wrote it; on rank 0, as global_archive() gives it.
-      result.archive = read_archive(file, "archive");
-      if (ctx.rank() != 0) result.archive.clear();
-    } else {
-      result.archive = global_archive(ctx, model, archive.take_sorted());
-    }
+    std::vector<PointRecord> sorted;
+    agreed(ctx, [&] {
+      if (finished) {
+        // The archive as the killed run wrote it; on rank 0, as global_archive() gives it.
+        result.archive = read_archive(file, "archive");
+        if (ctx.rank() != 0) result.archive.clear();
+      } else {
+        sorted = archive.take_sorted();
+      }
+    });
+    if (!finished) result.archive = global_archive(ctx, model, std::move(sorted));
     Bytes n;
     put(n, static_cast<std::uint64_t>(result.archive.size()));
     n = ctx.broadcast(n, 0);
@@ -630,6 +686,10 @@ DriverResult drive(Context& ctx, const PointModel& model, const SearchPlan& plan
       h5::flush(file);
       set_attribute(file, kFinished, 1);
       h5::flush(file);  // /archive is the committed result from here; the checkpoints may go
+    }
+    if (stop_here()) {
+      result.interrupted = true;
+      return result;
     }
     result.stale_checkpoints =
         delete_checkpoints(file, attempt,

@@ -45,6 +45,9 @@ struct DriverOptions {
   const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
   // Called on rank 0 with a problem the run recovered from (none when empty).
   std::function<void(const std::string&)> warn;
+  // When set, the rounds committed in the file so far (its checkpoint counter), kept up to date:
+  // after a failure, the caller knows whether the file holds a checkpoint to resume from.
+  std::int64_t* rounds_committed = nullptr;
 };
 
 struct DriverResult {

@@ -5,6 +5,7 @@
 #include <queue>
 #include <utility>
 
+#include "dse/driver/agree.hpp"
 #include "search/dominance_filter.hpp"
 
 namespace dse::driver_detail {
@@ -131,21 +132,11 @@ void Archive::Part::prune() {
   records.resize(out);
 }
 
-std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
-  if (!ctx.distributed() || ctx.size() == 1) return local;
-  const std::size_t stride = model.senses.size() + model.metric_count;
-  auto mine_keys = keys_by_workload(model, local);
-  Bytes mine;
-  put(mine, static_cast<std::uint64_t>(ctx.rank()));
-  put(mine, static_cast<std::uint64_t>(mine_keys.size()));
-  for (const auto& [w, keys] : mine_keys) {
-    put(mine, static_cast<std::uint64_t>(w));
-    put(mine, static_cast<std::uint64_t>(keys.size()));
-    const std::size_t at = mine.size();
-    mine.resize(at + keys.size() * sizeof(double));
-    std::memcpy(mine.data() + at, keys.data(), keys.size() * sizeof(double));
-  }
-  const Bytes all = all_gather_bytes(ctx, std::move(mine));
+namespace {
+
+std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local,
+                                        const std::map<std::uint32_t, std::vector<double>>& mine_keys,
+                                        const Bytes& all, std::size_t stride) {
   std::map<std::uint32_t, std::vector<double>> other_keys;
   for (std::size_t off = 0; off < all.size();) {
     const auto rank = get<std::uint64_t>(all, off);
@@ -175,22 +166,12 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
       keep[pos[i]] = 1;
     }
   }
-  // The survivors go straight to rank 0, one message per rank (not along the reduction tree,
-  // which would forward them), in `local`'s order, which is index order.
-  if (ctx.rank() != 0) {
-    Bytes kept;
-    kept.reserve(static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1)) * sizeof(PointRecord));
-    for (std::size_t i = 0; i < local.size(); ++i) {
-      if (keep[i] == 0) continue;
-      const std::size_t at = kept.size();
-      kept.resize(at + sizeof(PointRecord));
-      std::memcpy(kept.data() + at, &local[i], sizeof(PointRecord));
-    }
-    ctx.send(kept, 0, kTagArchive);
-    return {};
-  }
-  std::vector<Bytes> received;
-  for (int r = 1; r < ctx.size(); ++r) received.push_back(ctx.receive(r, kTagArchive));
+  return keep;
+}
+
+// Rank 0's own survivors and the other ranks' messages merged in index order.
+std::vector<PointRecord> merge_survivors(std::vector<PointRecord> local, const std::vector<unsigned char>& keep,
+                                         const std::vector<Bytes>& received) {
   // Every source's records are in index order with each index once (an archive's records), so
   // they are merged in index order, each record copied once, taking the lowest source first on
   // equal indices: an index evaluated on two ranks (NSGA-II re-asks points; both carry the same
@@ -240,6 +221,65 @@ std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, s
     heads.emplace(next, s);
   }
   return out;
+}
+
+// The kept records of every rank, merged on rank 0 in index order (collective; the other ranks
+// get nothing).
+std::vector<PointRecord> gather_survivors(Context& ctx, std::vector<PointRecord> local,
+                                          const std::vector<unsigned char>& keep) {
+  // The survivors go straight to rank 0, one message per rank (not along the reduction tree,
+  // which would forward them), in `local`'s order, which is index order.
+  std::vector<Bytes> received;
+  if (ctx.rank() != 0) {
+    Bytes kept;
+    kept.reserve(static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1)) * sizeof(PointRecord));
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      if (keep[i] == 0) continue;
+      const std::size_t at = kept.size();
+      kept.resize(at + sizeof(PointRecord));
+      std::memcpy(kept.data() + at, &local[i], sizeof(PointRecord));
+    }
+    ctx.send(kept, 0, kTagArchive);
+  } else {
+    for (int r = 1; r < ctx.size(); ++r) received.push_back(ctx.receive(r, kTagArchive));
+  }
+  std::vector<PointRecord> out;
+  agreed(ctx, [&] {
+    if (ctx.rank() == 0) out = merge_survivors(std::move(local), keep, received);
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<PointRecord> global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
+  if (!ctx.distributed() || ctx.size() == 1) {
+    test_fault_point("merge", ctx.rank());
+    return local;
+  }
+  const std::size_t stride = model.senses.size() + model.metric_count;
+  std::map<std::uint32_t, std::vector<double>> mine_keys;
+  Bytes mine;
+  agreed(ctx, [&] {
+    mine_keys = keys_by_workload(model, local);
+    put(mine, static_cast<std::uint64_t>(ctx.rank()));
+    put(mine, static_cast<std::uint64_t>(mine_keys.size()));
+    for (const auto& [w, keys] : mine_keys) {
+      put(mine, static_cast<std::uint64_t>(w));
+      put(mine, static_cast<std::uint64_t>(keys.size()));
+      const std::size_t at = mine.size();
+      mine.resize(at + keys.size() * sizeof(double));
+      std::memcpy(mine.data() + at, keys.data(), keys.size() * sizeof(double));
+    }
+  });
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
+  // Each rank keeps the records of `local` that no other rank's key removes.
+  std::vector<unsigned char> keep(local.size(), 1);
+  agreed(ctx, [&] {
+    test_fault_point("merge", ctx.rank());
+    keep = kept_records(ctx, model, local, mine_keys, all, stride);
+  });
+  return gather_survivors(ctx, std::move(local), keep);
 }
 
 }  // namespace dse::driver_detail

@@ -11,6 +11,8 @@
 
 #include "costmodel/layer.hpp"
 #include "dse/driver/context.hpp"
+#include "dse/driver/mapping_sheets.hpp"
+#include "dse/driver/run_chips.hpp"
 #include "dse/error.hpp"
 #include "dse/version.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -23,147 +25,6 @@ namespace {
 
 const std::vector<search::Sense> kSenses = {search::Sense::maximize, search::Sense::minimize,
                                             search::Sense::minimize, search::Sense::minimize};
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-Bytes to_bytes(const std::string& s) { return {s.begin(), s.end()}; }
-std::string to_string(const Bytes& b) { return {b.begin(), b.end()}; }
-
-// Rank 0 runs `f`; every rank gets its string result or rethrows its error kind.
-template <class F>
-std::string on_root(Context& ctx, F f) {
-  std::string payload;
-  if (ctx.rank() == 0) {
-    try {
-      payload = "T" + f();
-    } catch (const InputError& e) {
-      payload = std::string("E") + e.what();
-    } catch (const Error& e) {
-      payload = std::string("I") + e.what();
-    }
-  }
-  const std::string got = to_string(ctx.broadcast(to_bytes(payload), 0));
-  if (got.empty()) throw Error("rank 0 sent nothing");
-  if (got[0] == 'E') throw InputError(got.substr(1));
-  if (got[0] == 'I') throw IoError(got.substr(1));
-  return got.substr(1);
-}
-
-// One row of /mapping_sheets: a layer of an archived (or Pareto) point.
-struct SheetRow {
-  std::uint64_t point_index = 0;
-  char layer[32] = {};
-  char type[16] = {};
-  double latency_s = 0.0;
-  double flops = 0.0;
-  double dram_bytes = 0.0;
-  double stall_fraction = 0.0;
-  double pct_of_peak = 0.0;
-  char bottleneck[16] = {};
-  char mapping[128] = {};
-};
-
-h5::Handle sheet_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(SheetRow)), "H5Tcreate"), H5Tclose);
-  const h5::Handle s16 = h5::fixed_string_type(16);
-  const h5::Handle s32 = h5::fixed_string_type(32);
-  const h5::Handle s128 = h5::fixed_string_type(128);
-  auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
-  add("point_index", offsetof(SheetRow, point_index), H5T_NATIVE_UINT64);
-  add("layer", offsetof(SheetRow, layer), s32);
-  add("type", offsetof(SheetRow, type), s16);
-  add("latency_s", offsetof(SheetRow, latency_s), H5T_NATIVE_DOUBLE);
-  add("flops", offsetof(SheetRow, flops), H5T_NATIVE_DOUBLE);
-  add("dram_bytes", offsetof(SheetRow, dram_bytes), H5T_NATIVE_DOUBLE);
-  add("stall_fraction", offsetof(SheetRow, stall_fraction), H5T_NATIVE_DOUBLE);
-  add("pct_of_peak", offsetof(SheetRow, pct_of_peak), H5T_NATIVE_DOUBLE);
-  add("bottleneck", offsetof(SheetRow, bottleneck), s16);
-  add("mapping", offsetof(SheetRow, mapping), s128);
-  return t;
-}
-
-// Mapping sheets for the archived points, or for the Pareto points alone when the
-// archive is larger than kSheetArchiveLimit (the per-layer rows would dwarf the rest).
-constexpr std::size_t kSheetArchiveLimit = 10000;
-// /points in the finished file: 16,384-row chunks, byte shuffle + deflate level 1 (the
-// fastest level; shuffle groups the bytes of each column, which does most of the work).
-constexpr std::uint64_t kPointsChunkRows = 16384;
-constexpr int kPointsDeflateLevel = 1;
-
-void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                          const std::vector<PointRecord>& archive, std::uint64_t archive_size,
-                          const std::vector<std::uint64_t>& pareto) {
-  const bool all = archive_size <= kSheetArchiveLimit;
-  std::vector<SheetRow> rows;
-  if (ctx.rank() == 0) {
-    std::vector<std::uint64_t> points;
-    if (all) {
-      for (const auto& r : archive) points.push_back(r.index);
-    } else {
-      points = pareto;
-    }
-    for (const auto i : points) {
-      for (const auto& b : layer_breakdown(scenario, space, i)) {
-        SheetRow row;
-        row.point_index = i;
-        set_name(row.layer, b.name);
-        set_name(row.type, b.type);
-        row.latency_s = b.latency_s;
-        row.flops = b.flops;
-        row.dram_bytes = b.dram_bytes;
-        row.stall_fraction = b.stall_fraction;
-        row.pct_of_peak = b.pct_of_peak;
-        set_name(row.bottleneck, std::string(costmodel::to_string(b.bottleneck)));
-        set_name(row.mapping, b.mapping);
-        rows.push_back(row);
-      }
-    }
-  }
-  Bytes n(sizeof(std::uint64_t));
-  std::uint64_t count = rows.size();
-  std::memcpy(n.data(), &count, sizeof(count));
-  n = ctx.broadcast(n, 0);
-  std::memcpy(&count, n.data(), sizeof(count));
-  const h5::Handle type = sheet_type();
-  // Uncompressed, like every dataset written collectively (see kDeflate in driver.cpp).
-  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 0);
-  h5::set_rows(ds, count);
-  std::vector<h5::RowRun> runs;
-  if (ctx.rank() == 0 && count > 0) runs.push_back({0, count});
-  h5::write_runs(ds, type, rows.data(), runs, ctx.distributed());
-  h5::write_attribute(ds, "points", std::string(all ? "archive" : "pareto"));
-}
-
-std::string read_scenario_of_partial(const std::string& partial) {
-  std::error_code ec;
-  if (!std::filesystem::exists(partial, ec)) {
-    throw InputError(partial + ": no interrupted run to resume (the file does not exist)");
-  }
-  h5::quiet_errors();
-  const h5::Handle f = h5::open_file_readonly(partial);
-  if (!h5::has_attribute(f, "layout_version") ||
-      h5::read_int_attribute(f, "layout_version") != kResultsLayoutVersion) {
-    throw InputError(partial + ": not a checkpoint of this dse version");
-  }
-  return h5::read_string_attribute(f, "store") + "\n" + h5::read_string_attribute(f, "scenario_file") + "\n" +
-         h5::read_string_attribute(f, "start_time") + "\n" + h5::read_string_attribute(f, "scenario");
-}
-
-std::string next_line(std::string& s) {
-  const auto p = s.find('\n');
-  std::string line = s.substr(0, p);
-  s.erase(0, p == std::string::npos ? s.size() : p + 1);
-  return line;
-}
 
 }  // namespace
 
@@ -197,54 +58,6 @@ costmodel::platform::SystemRequest served_request(const SystemVariant& v, const 
   return req;
 }
 
-namespace {
-
-// The names tables: /workloads (every workload: its name, the unit of its throughput, the
-// `dse eval` options of a served model) and /variants (entry, variant name, knob values, `dse
-// eval` options of a system: every hardware variant of the scenario when there are at most
-// kAllVariantsLimit, else those of the archived points; attribute `variants` says which). Full
-// names of any length, where the records' fixed fields keep a cut copy. Collective: rank 0
-// knows the archive and sends its hardware ids; every rank then builds the same tables.
-constexpr std::uint64_t kAllVariantsLimit = 65536;
-
-void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::vector<PointRecord>& archive) {
-  TextTable w;
-  w.columns = {"name", "throughput_unit", "eval_arguments"};
-  for (std::size_t i = 0; i < s.workloads.size(); ++i) {
-    const WorkloadEntry& e = s.workloads[i];
-    w.ids.push_back(static_cast<std::uint32_t>(i));
-    w.rows.push_back({e.name, e.model ? "tokens/s" : "samples/s", eval_arguments(e, s.seed)});
-  }
-  write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
-  std::vector<std::uint32_t> ids;
-  const bool all = hardware_variants(s) <= kAllVariantsLimit;
-  if (all) {
-    for (std::uint64_t h = 0; h < hardware_variants(s); ++h) ids.push_back(static_cast<std::uint32_t>(h));
-  } else if (ctx.rank() == 0) {
-    for (const auto& r : archive) ids.push_back(r.hardware_id);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
-  Bytes b(ids.size() * sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(b.data(), ids.data(), b.size());
-  b = ctx.broadcast(b, 0);
-  ids.resize(b.size() / sizeof(std::uint32_t));
-  if (!b.empty()) std::memcpy(ids.data(), b.data(), b.size());
-  TextTable v;
-  v.columns = {"entry", "name", "knobs", "eval_arguments"};
-  for (const std::uint32_t h : ids) {
-    const auto [entry, variant] = locate_hardware(s, h);
-    const HardwareEntry& e = s.hardware[entry];
-    v.ids.push_back(h);
-    v.rows.push_back({e.name, e.variant(variant).name(), e.describe(variant), e.eval_arguments(variant)});
-  }
-  write_text_table(file, "variants", v, ctx.distributed(), ctx.rank() == 0);
-  const h5::Handle ds = h5::open_dataset(file, "variants");
-  h5::write_attribute(ds, "variants", std::string(all ? "all" : "archive"));
-}
-
-}  // namespace
-
 search::DesignSpace design_space(const Scenario& s) {
   return search::DesignSpace({{"hardware", hardware_variants(s)},
                               {"workload", s.workloads.size()},
@@ -269,6 +82,7 @@ pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, s
 // A point index decoded into the hardware variant, workload and batch it names.
 struct DecodedPoint {
   std::vector<std::uint64_t> digits;
+  const HardwareEntry* entry = nullptr;
   HardwareVariant hw;
   const WorkloadEntry* wl = nullptr;
   std::int64_t batch = 0;
@@ -278,6 +92,7 @@ DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, s
   DecodedPoint p;
   p.digits = space.decode(index);
   const auto [entry, variant] = locate_hardware(s, p.digits[0]);
+  p.entry = &s.hardware[entry];
   p.hw = s.hardware[entry].variant(variant);
   p.wl = &s.workloads[p.digits[1]];
   p.batch = s.batch_sizes[p.digits[2]];
@@ -305,6 +120,8 @@ void fill_served(const pf::SystemEval& e, std::int64_t batch, PointRecord& r) {
   r.power_w = e.wall.wall_w;
   r.accelerator_power_w = e.power.power_w;
   r.mfu = e.step_mfu;
+  r.cost_usd = e.cost.capital_usd;
+  r.cost_per_hour_usd = e.cost.per_hour_usd;
   if (r.feasible != 0) {
     const auto& load = *e.serving.at_rate;
     r.throughput_samples_per_s = at_cap->tokens_per_s_system;  // output tokens/s of the system
@@ -350,6 +167,10 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
     fill_served(evaluate_served(hw.system, *wl.model, batch, s.seed), batch, r);
     return r;
   }
+  if (is_chip_point(*p.entry, hw, wl)) {  // custom chips on models, loop-nest chips on anything (run_chips.hpp)
+    evaluate_chip_point(*p.entry, hw, wl, batch, r);
+    return r;
+  }
   const costmodel::WorkloadCost c = hw.kind == HardwareKind::roofline
                                         ? costmodel::evaluate_workload(hw.roofline, wl, batch)
                                         : costmodel::evaluate_workload(hw.systolic, wl, batch);
@@ -379,7 +200,10 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
   const std::int64_t batch = p.batch;
   if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
   if (hw.kind == HardwareKind::system) {
-    const pf::SystemEval e = evaluate_served(hw.system, *wl.model, batch, s.seed);
+    // The step's layers alone: the serving sweep and simulation change none of them.
+    pf::SystemRequest req = served_request(hw.system, *wl.model, batch, s.seed);
+    req.serving.enabled = false;
+    const pf::SystemEval e = pf::evaluate_system(hw.system.system->chip, hw.system.system->system, req);
     std::vector<costmodel::LayerBreakdown> out;
     for (const auto& l : e.chip.layers) {
       costmodel::LayerBreakdown b;
@@ -398,6 +222,7 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
     }
     return out;
   }
+  if (is_chip_point(*p.entry, hw, wl)) return chip_layer_breakdown(*p.entry, hw, wl, batch);
   return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
                                            : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }
@@ -406,7 +231,7 @@ search::Evaluation to_evaluation(const PointRecord& r) {
   search::Evaluation e;
   e.index = r.index;
   e.objectives = {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
-  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes};
+  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes, r.cost_usd};
   e.feasible = r.feasible != 0;
   return e;
 }
@@ -433,164 +258,22 @@ std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows) 
   return out;
 }
 
-RunSummary run(Context& ctx, const RunOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string partial = options.output_path + ".partial";
-  Store store = options.store;
-  std::string scenario_file = options.scenario_path;
-  std::string start_time;
-  std::string text;
-  if (options.resume) {
-    std::string meta = on_root(ctx, [&] { return read_scenario_of_partial(partial); });
-    store = parse_store(next_line(meta));
-    scenario_file = next_line(meta);
-    start_time = next_line(meta);
-    text = meta;
-  } else {
-    start_time = to_string(ctx.broadcast(to_bytes(now_iso8601()), 0));
-    text = on_root(ctx, [&] { return io::read_text_file(options.scenario_path, "scenario"); });
-  }
-  // Every rank parses the same text, so a bad scenario fails identically everywhere and
-  // before any file exists.
-  const Scenario scenario = parse_scenario(text, scenario_file);
-  const search::DesignSpace space = design_space(scenario);
-
-  PointModel model{space, kSenses, kConstraintMetrics,
-                   [&](std::uint64_t i) { return evaluate_point(scenario, space, i); }, to_evaluation};
-  const int threads = options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
-
-  RunInfo info;
-  info.scenario_text = scenario.text;
-  info.scenario_file = scenario_file;
-  info.seed = scenario.seed;
-  info.version = version_string();
-  info.ranks = ctx.size();
-  info.threads = threads;
-  info.start_time = start_time;
-
-  h5::quiet_errors();
-  const std::filesystem::path out(options.output_path);
-  if (!options.resume) {
-    (void)on_root(ctx, [&] {
-      if (out.has_parent_path()) {
-        std::error_code ec;
-        std::filesystem::create_directories(out.parent_path(), ec);
-        if (ec) throw IoError("cannot create directory " + out.parent_path().string() + ": " + ec.message());
-      }
-      return std::string();
-    });
-  }
-
-  DriverResult result;
-  std::size_t pareto_count = 0;
-  double sheets_s = 0.0;
-  double compress_s = 0.0;
-  std::int64_t failed = 0;
-  std::string error;
-  try {
-    const h5::Handle file = options.resume ? h5::open_file_readwrite(partial, ctx.file_access())
-                                                 : h5::create_file(partial, ctx.file_access());
-    if (!options.resume) {
-      write_run_info(file, info);
-      h5::write_attribute(file, "store", std::string(to_string(store)));
-      h5::write_attribute(file, "sampler", std::string(to_string(scenario.search.sampler)));
-      init_driver_file(file, store);
-      h5::flush(file);  // a failed write stops every rank (h5.hpp)
-    }
-    DriverOptions d;
-    d.threads = threads;
-    d.store = store;
-    d.round_s = options.checkpoint_interval_s;
-    d.progress = options.progress;
-    d.cancel = options.cancel;
-    d.warn = options.warn;
-    result = drive(ctx, model, scenario.search, d, file);
-    if (!result.interrupted) {
-      // The archive is on rank 0 only; its Pareto indices go to every rank.
-      std::vector<std::uint64_t> pareto = pareto_indices(result.archive);
-      {
-        Bytes b(pareto.size() * sizeof(std::uint64_t));
-        if (!b.empty()) std::memcpy(b.data(), pareto.data(), b.size());
-        b = ctx.broadcast(b, 0);
-        pareto.resize(b.size() / sizeof(std::uint64_t));
-        if (!b.empty()) std::memcpy(pareto.data(), b.data(), b.size());
-      }
-      pareto_count = pareto.size();
-      // /pareto and /mapping_sheets afresh: a run killed while writing them resumes here (kFinished).
-      for (const char* name : {"pareto", "mapping_sheets"}) h5::remove_link(file, name);
-      const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
-      h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0,
-                     ctx.distributed());
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Bytes w(sizeof(double));
-      std::memcpy(w.data(), &wall, sizeof(double));
-      w = ctx.broadcast(w, 0);
-      std::memcpy(&wall, w.data(), sizeof(double));
-      info.wall_time_s = wall;
-      const auto ts = std::chrono::steady_clock::now();
-      write_mapping_sheets(file, ctx, scenario, space, result.archive, result.archive_size, pareto);
-      sheets_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-      write_names_tables(file, ctx, scenario, result.archive);
-      write_run_info(file, info);
-      set_attribute(file, "complete", 1);
-    }
-  } catch (const IoError& e) {
-    failed = 1;
-    error = e.what();
-  }
-  // /points is compressed once the run is complete, by rank 0 on the closed file
-  // (h5::rewrite_compressed: parallel HDF5 1.10 cannot write filtered datasets safely).
-  // The results are complete by then: if compressing fails (a full disk), the
-  // uncompressed file is kept and the run still succeeds, with a warning.
-  if (ctx.max(failed) == 0 && !result.interrupted && store == Store::all && ctx.rank() == 0) {
-    try {
-      const auto tz = std::chrono::steady_clock::now();
-      tbb::task_arena arena(threads);  // not a global_control: see RoundRunner in driver.cpp
-      arena.execute([&] {
-        h5::rewrite_compressed(partial, "points", kPointsChunkRows, kPointsDeflateLevel, result.stale_checkpoints);
-      });
-      compress_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tz).count();
-    } catch (const IoError& e) {
-      if (options.warn) {
-        options.warn(std::string("compressing /points failed, the results are kept uncompressed: ") + e.what());
-      }
-    }
-  }
-  if (ctx.max(failed) == 0 && !result.interrupted && store != Store::all && !result.stale_checkpoints.empty() &&
-      ctx.rank() == 0 && options.warn) {
-    options.warn("the output keeps " + std::to_string(result.stale_checkpoints.size()) +
-                 " checkpoint dataset(s) that a killed attempt left half written (" +
-                 result.stale_checkpoints.front() + (result.stale_checkpoints.size() > 1 ? ", ..." : "") +
-                 "); the results do not use them");
-  }
-  if (ctx.max(failed) != 0) {
-    if (ctx.rank() == 0 && !options.resume) std::filesystem::remove(partial);
-    throw IoError(error.empty() ? "writing " + options.output_path + " failed on another rank" : error);
-  }
-  if (result.interrupted) {
-    throw Interrupted("interrupted after " + std::to_string(result.evaluated) + " points; checkpoint in " + partial +
-                      ", continue with: dse run --resume " + options.output_path);
-  }
-  (void)on_root(ctx, [&] {
-    std::error_code ec;
-    std::filesystem::rename(partial, out, ec);
-    if (ec) throw IoError("cannot rename " + partial + " to " + out.string() + ": " + ec.message());
-    return std::string();
-  });
-
-  RunSummary s;
-  s.points = result.evaluated;
-  s.feasible = result.feasible;
-  s.archive = result.archive_size;
-  s.pareto = pareto_count;
-  s.wall_time_s = info.wall_time_s;
-  s.evaluate_s = result.evaluate_s;
-  s.checkpoint_s = result.checkpoint_s;
-  s.merge_s = result.merge_s;
-  s.sheets_s = sheets_s;
-  s.compress_s = compress_s;
-  s.output_path = options.output_path;
-  return s;
+PointModel point_model(const Scenario& s, const search::DesignSpace& space) {
+  return PointModel{space, kSenses, kConstraintMetrics,
+                    [&s, &space](std::uint64_t i) {
+                      PointRecord r = evaluate_point(s, space, i);
+                      // A point whose figures overflow double (an energy per byte of 1e308, a peak of
+                      // 5e-324 FLOP/s) stops the run with the point named (issue 58 item 7).
+                      if (const std::string why = point_figure_problem(r); !why.empty()) {
+                        throw InputError(s.file + ": point " + std::to_string(i) + " (hardware " +
+                                         record_name(r.hardware, sizeof r.hardware) + ", workload " +
+                                         record_name(r.workload, sizeof r.workload) + ", batch " +
+                                         std::to_string(r.batch) + "): " + why +
+                                         "; a figure of the scenario is too large or too small for double precision");
+                      }
+                      return r;
+                    },
+                    to_evaluation};
 }
 
 }  // namespace dse

@@ -25,9 +25,12 @@ struct RunOptions {
   int threads = 0;                 // 0: TBB's default (all cores)
   Store store = Store::all;
   bool resume = false;             // continue OUTPUT.partial
+  // With resume: continue even if a file the scenario reads has changed since the run started
+  // (by default the run refuses, naming the file).
+  bool resume_changed_inputs = false;
   double checkpoint_interval_s = 2.0;
   bool progress = true;
-  const std::atomic<bool>* cancel = nullptr;
+  const std::atomic<bool>* cancel = nullptr;  // SIGINT/SIGTERM: stop at the next safe point
   // Called on rank 0, when it happens, with a problem that did not fail the run: a resume
   // that rebuilt a lost checkpoint, a compression of /points that failed.
   std::function<void(const std::string&)> warn;
@@ -51,6 +54,10 @@ struct RunSummary {
 // Knobs in index order (fastest first): hardware, workload, batch.
 search::DesignSpace design_space(const Scenario& s);
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
+// The driver's model of `s` (which, like `space`, must outlive it): evaluate_point, whose records
+// must have finite, non-negative figures (InputError naming the point otherwise), and the
+// objectives of to_evaluation.
+PointModel point_model(const Scenario& s, const search::DesignSpace& space);
 // The per-layer mapping sheet of point `index`.
 std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
                                                        std::uint64_t index);
@@ -59,15 +66,16 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
 costmodel::platform::SystemRequest served_request(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
                                                   std::uint64_t seed);
 // The objectives (throughput max, latency min, energy min, risk min) and constraint
-// metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory) of a row.
-inline constexpr std::size_t kConstraintMetrics = 6;
+// metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory, cost) of a row.
+inline constexpr std::size_t kConstraintMetrics = 7;
 search::Evaluation to_evaluation(const PointRecord& r);
 // The Pareto indices over the objectives among feasible rows, per workload; ascending.
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);
 
-// Collective over the context. Throws InputError for a bad scenario (on every rank,
-// before any file is created), IoError for output problems, Interrupted when
-// cancelled (the partial file keeps the last checkpoint for --resume).
+// Collective over the context. Throws InputError for a bad scenario or output path (on every
+// rank, before any file is created; output_file.hpp says what is checked), IoError for output
+// problems, Interrupted when cancelled (the partial file keeps the last checkpoint for --resume).
+// A failure on any rank is thrown on every rank (agree.hpp).
 RunSummary run(Context& ctx, const RunOptions& options);
 
 }  // namespace dse

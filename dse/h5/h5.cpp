@@ -124,6 +124,7 @@ void check_collective(hid_t loc, herr_t rc, const std::string& what) {
     print_error_line(line + "; stopping all ranks");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+  remove_file_before_abort();                // the output lock (dse/driver/output_file.hpp)
   MPI_Abort(MPI_COMM_WORLD, kExitFailure);  // as MpiSession::abort (dse/driver/context.hpp)
   std::terminate();
 }
@@ -164,8 +165,17 @@ void Handle::reset() noexcept {
 
 void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
-Handle create_file(const std::string& path, const FileAccess& access) {
+Handle file_access_with_large_attributes() {
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  // The HDF5 1.8 file format (not the 1.6 default): attributes past 64 KiB go to dense storage
+  // instead of failing ("object header message is too large"). The scenario text is one
+  // (issue 58 item 16); 1.8 objects are read by every HDF5 since 2008 and by h5py.
+  check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
+  return fapl;
+}
+
+Handle create_file(const std::string& path, const FileAccess& access) {
+  Handle fapl = file_access_with_large_attributes();
   if (access) access(fapl.id());
   return {check_writable(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path, false, "creating " + path),
           H5Fclose};
@@ -257,6 +267,10 @@ Handle create_dataset_1d(hid_t file, const std::string& name, hid_t type, std::u
 
 void write_rows(hid_t dset, hid_t mem_type, const void* buf, std::uint64_t offset, std::uint64_t count,
                 bool collective) {
+  // A dataset of no rows has no storage to write to: H5Dwrite of nothing into an empty contiguous
+  // dataset failed with "addr overflow" (every point infeasible: an empty /pareto, issue 58 item
+  // 14). Every rank sees the same extent, so every rank skips the collective call.
+  if (dataset_rows(dset) == 0) return;
   Handle file_space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
   const hsize_t start[1] = {offset};
   const hsize_t cnt[1] = {count};
@@ -326,6 +340,7 @@ void set_rows(hid_t dset, std::uint64_t rows) {
 }
 
 void write_runs(hid_t dset, hid_t mem_type, const void* buf, const std::vector<RowRun>& runs, bool collective) {
+  if (dataset_rows(dset) == 0) return;  // as write_rows
   Handle file_space(check(H5Dget_space(dset), "H5Dget_space"), H5Sclose);
   std::uint64_t total = 0;
   for (const auto& r : runs) total += r.count;

@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,7 +42,11 @@ class Handle {
 // Silence HDF5's automatic stderr printing (errors come back as exceptions).
 void quiet_errors();
 
-// Create (truncating) a file; with a distributed context every rank must call it (collective).
+// A file-access property list for files the project writes: the HDF5 1.8 format, in which an
+// attribute may pass 64 KiB (dense attribute storage).
+Handle file_access_with_large_attributes();
+// Create (truncating) a file in that format; with a distributed context every rank must call it
+// (collective).
 Handle create_file(const std::string& path, const FileAccess& access);
 // Open read-only with the default (serial) driver.
 Handle open_file_readonly(const std::string& path);
@@ -111,7 +116,12 @@ namespace dse::h5 {
 // ranks, so one rank compresses the finished file.
 // Links named in `leave_out` are not copied (checkpoint datasets a killed attempt left
 // half written: driver.hpp, DriverResult::stale_checkpoints).
+// The new file is made with O_EXCL | O_NOFOLLOW (a link or other non-regular file in its place is
+// refused; a regular file left by a killed run is replaced), and only when the folder has room for
+// a copy as large as `path` (IoError otherwise: a full disk crashed HDF5 inside H5Ocopy).
+// `cancel` (SIGINT/SIGTERM) is checked between chunks: Interrupted, the new file removed.
 void rewrite_compressed(const std::string& path, const std::string& name, std::uint64_t chunk_rows, int level,
-                        const std::vector<std::string>& leave_out = {});
+                        const std::vector<std::string>& leave_out = {},
+                        const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace dse::h5

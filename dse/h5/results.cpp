@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "dse/error.hpp"
@@ -13,6 +15,79 @@ const PointRecord* ResultsFile::find(std::uint64_t index) const {
   const auto it = std::lower_bound(archive.begin(), archive.end(), index,
                                    [](const PointRecord& r, std::uint64_t i) { return r.index < i; });
   return it != archive.end() && it->index == index ? &*it : nullptr;
+}
+
+std::string record_name(const char* field, std::size_t size) {
+  std::size_t n = 0;
+  while (n < size && field[n] != '\0') ++n;
+  return {field, n};
+}
+
+std::string point_figure_problem(const PointRecord& r) {
+  const std::pair<const char*, double> figures[] = {
+      {"throughput_samples_per_s", r.throughput_samples_per_s},
+      {"latency_s", r.latency_s},
+      {"energy_per_sample_j", r.energy_per_sample_j},
+      {"engineering_risk", r.engineering_risk},
+      {"flops", r.flops},
+      {"dram_bytes", r.dram_bytes},
+      {"memory_bytes", r.memory_bytes},
+      {"p99_latency_s", r.p99_latency_s},
+      {"ttft_p99_s", r.ttft_p99_s},
+      {"tpot_p99_s", r.tpot_p99_s},
+      {"power_w", r.power_w},
+      {"area_mm2", r.area_mm2},
+      {"cost_usd", r.cost_usd},
+      {"cost_per_hour_usd", r.cost_per_hour_usd},
+      {"ttft_p50_s", r.ttft_p50_s},
+      {"ttft_p90_s", r.ttft_p90_s},
+      {"tpot_p50_s", r.tpot_p50_s},
+      {"tpot_p90_s", r.tpot_p90_s},
+      {"e2e_p50_s", r.e2e_p50_s},
+      {"accelerator_power_w", r.accelerator_power_w},
+      {"mfu", r.mfu},
+  };
+  for (const auto& [name, v] : figures) {
+    if (!std::isfinite(v) || v < 0.0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g", v);
+      return std::string(name) + " is " + buf;
+    }
+  }
+  return "";
+}
+
+void check_record_layout(hid_t dataset, const std::string& where) {
+  const h5::Handle file_type(h5::check(H5Dget_type(dataset), "H5Dget_type"), H5Tclose);
+  if (H5Tget_class(file_type) != H5T_COMPOUND) throw IoError(where + ": not a table of points (expected a compound type)");
+  const h5::Handle space(h5::check(H5Dget_space(dataset), "H5Dget_space"), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space) != 1) throw IoError(where + ": not one-dimensional");
+  const h5::Handle mem = point_record_type();
+  const int n = H5Tget_nmembers(mem);
+  for (int i = 0; i < n; ++i) {
+    char* raw = H5Tget_member_name(mem, static_cast<unsigned>(i));
+    const std::string name = raw != nullptr ? raw : "";
+    H5free_memory(raw);
+    const int at = H5Tget_member_index(file_type, name.c_str());
+    if (at < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw IoError(where + ": no field " + name + " (not a result file of this layout)");
+    }
+    const H5T_class_t want = H5Tget_member_class(mem, static_cast<unsigned>(i));
+    const H5T_class_t got = H5Tget_member_class(file_type, static_cast<unsigned>(at));
+    if (want != got) throw IoError(where + ": field " + name + " has another type than a result file's");
+  }
+}
+
+void check_records(const std::vector<PointRecord>& rows, const std::string& where) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string why = point_figure_problem(rows[i]);
+    if (why.empty() && rows[i].feasible > 1) why = "feasible is " + std::to_string(rows[i].feasible);
+    if (!why.empty()) {
+      throw IoError(where + ": row " + std::to_string(i) + " (point " + std::to_string(rows[i].index) + "): " + why +
+                    " (a result file holds finite figures >= 0; this one is damaged or was not written by dse run)");
+    }
+  }
 }
 
 void write_run_info(hid_t file, const RunInfo& info) {
@@ -35,7 +110,8 @@ void write_run_info(hid_t file, const RunInfo& info) {
   set_double("wall_time_s", info.wall_time_s);
   set_string("objectives",
              "throughput_samples_per_s:max,latency_s:min,energy_per_sample_j:min,engineering_risk:min");
-  set_string("metrics", "p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes");
+  set_string("metrics", "p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,cost_usd");
+  set_string("input_files", info.input_files);
 }
 
 namespace {
@@ -84,8 +160,10 @@ ResultsFile read_results(const std::string& path) {
   auto read_rows = [&](const char* name, std::vector<PointRecord>& out) {
     if (!h5::has_link(file, name)) return;
     const h5::Handle ds = h5::open_dataset(file, name);
+    check_record_layout(ds, path + ": /" + name);
     out.resize(h5::dataset_rows(ds));
     if (!out.empty()) h5::read_all(ds, type, out.data());
+    check_records(out, path + ": /" + name);
   };
   read_rows("points", r.points);
   read_rows("archive", r.archive);
@@ -131,6 +209,8 @@ h5::Handle point_record_type() {
   add("tpot_p99_s", offsetof(PointRecord, tpot_p99_s), H5T_NATIVE_DOUBLE);
   add("power_w", offsetof(PointRecord, power_w), H5T_NATIVE_DOUBLE);
   add("area_mm2", offsetof(PointRecord, area_mm2), H5T_NATIVE_DOUBLE);
+  add("cost_usd", offsetof(PointRecord, cost_usd), H5T_NATIVE_DOUBLE);
+  add("cost_per_hour_usd", offsetof(PointRecord, cost_per_hour_usd), H5T_NATIVE_DOUBLE);
   add("ttft_p50_s", offsetof(PointRecord, ttft_p50_s), H5T_NATIVE_DOUBLE);
   add("ttft_p90_s", offsetof(PointRecord, ttft_p90_s), H5T_NATIVE_DOUBLE);
   add("tpot_p50_s", offsetof(PointRecord, tpot_p50_s), H5T_NATIVE_DOUBLE);

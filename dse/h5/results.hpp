@@ -21,7 +21,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t kResultsLayoutVersion = 3;
+inline constexpr std::int64_t kResultsLayoutVersion = 4;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
@@ -45,8 +45,10 @@ struct PointRecord {
   double ttft_p99_s = 0.0;      // time to first token, p99
   double tpot_p99_s = 0.0;      // time per output token, p99
   double power_w = 0.0;         // at the wall: accelerators, host, power-supply losses
-  double area_mm2 = 0.0;
+  double area_mm2 = 0.0;        // a system: every chip's die area (its chips x die_area_mm2)
+  double cost_usd = 0.0;        // a system's price (costmodel/system/cost.hpp); 0 without one
   // Further figures (not archive metrics).
+  double cost_per_hour_usd = 0.0;  // owning (amortised price + electricity at power_w) or renting it
   double ttft_p50_s = 0.0;
   double ttft_p90_s = 0.0;
   double tpot_p50_s = 0.0;
@@ -66,6 +68,23 @@ void set_name(char (&field)[N], const std::string& s) {
   for (std::size_t i = n; i < N; ++i) field[i] = '\0';
 }
 
+// The name in a fixed field of a record (up to its first NUL).
+std::string record_name(const char* field, std::size_t size);
+
+// "" when every figure of `r` is finite and not negative, else the first that is not
+// ("latency_s is inf"). A run refuses to store such a point, and the result readers refuse a
+// file that holds one.
+std::string point_figure_problem(const PointRecord& r);
+
+// A dataset of records as the readers require it (IoError "WHERE: ..." otherwise): one-dimensional,
+// of a compound type holding every field of PointRecord with the same class (integer, float,
+// string). HDF5 leaves a field the file lacks at zero: an archive without latency_s read as
+// latency 0 (issue 58 item 15).
+void check_record_layout(hid_t dataset, const std::string& where);
+// IoError naming the first record whose figures are not finite and non-negative
+// (point_figure_problem) or whose feasible flag is not 0 or 1.
+void check_records(const std::vector<PointRecord>& rows, const std::string& where);
+
 struct RunInfo {
   std::string scenario_text;
   std::string scenario_file;
@@ -75,6 +94,9 @@ struct RunInfo {
   std::int64_t threads = 1;
   std::string start_time;
   double wall_time_s = 0.0;
+  // The files the scenario read, one per line: "HASH BYTES PATH" (16 hex digits of the content
+  // hash, the size, the path as printable() writes it); `dse run --resume` compares them.
+  std::string input_files;
 };
 
 struct ResultsFile {

@@ -9,13 +9,16 @@
 #include <cstdint>
 #include <cstring>
 #include <iomanip>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "costmodel/system/cost.hpp"
 #include "dse/error.hpp"
 #include "dse/parallel.hpp"
+#include "search/dominance_filter.hpp"
 
 namespace dse {
 
@@ -41,6 +44,7 @@ const std::vector<Quantity>& archive_quantities() {
       {"power_w", "power", search::Sense::minimize, &PointRecord::power_w},
       {"area_mm2", "area", search::Sense::minimize, &PointRecord::area_mm2},
       {"memory_bytes", "memory", search::Sense::minimize, &PointRecord::memory_bytes},
+      {"cost_usd", "cost", search::Sense::minimize, &PointRecord::cost_usd},
   };
   return q;
 }
@@ -51,22 +55,24 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
+// Numbers as iostream writes them (std::fixed / std::scientific / precision 17), with snprintf:
+// ostringstream per cell cost seconds on a 10^6-row shortlist.
 std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+  return buf;
 }
 
 std::string sci(double v) {
-  std::ostringstream s;
-  s << std::scientific << std::setprecision(3) << v;
-  return s.str();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
 }
 
 std::string exact(double v) {
-  std::ostringstream s;
-  s << std::setprecision(17) << v;
-  return s.str();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
 std::string json_string(std::string_view s) {
@@ -75,7 +81,7 @@ std::string json_string(std::string_view s) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
       out += buf;
@@ -88,6 +94,13 @@ std::string json_string(std::string_view s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? exact(v) : "null"; }
 
+// Perf per dollar of a row (0 without a price): throughput per dollar of the system's price,
+// and the dollars a million units of throughput cost at the row's cost per hour.
+double per_usd(const PointRecord& r) { return r.cost_usd > 0.0 ? r.throughput_samples_per_s / r.cost_usd : 0.0; }
+double usd_per_million(const PointRecord& r) {
+  return costmodel::system::usd_per_million(r.cost_per_hour_usd, r.throughput_samples_per_s);
+}
+
 // A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -96,11 +109,8 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string name_of(const char* field, std::size_t n) {
-  std::size_t len = 0;
-  while (len < n && field[len] != '\0') ++len;
-  return {field, len};
-}
+// A name as a record holds it (up to its first NUL).
+std::string name_of(const char* field, std::size_t n) { return record_name(field, n); }
 
 std::string budgets_text(const Budgets& b) {
   std::ostringstream s;
@@ -116,6 +126,7 @@ std::string budgets_text(const Budgets& b) {
   add("wall power", b.power_w, 1.0, "W");
   add("area", b.area_mm2, 1.0, "mm2");
   add("memory", b.memory_bytes, 1e-9, "GB");
+  add("cost", b.cost_usd, 1.0, "USD");
   return any ? s.str() : "none";
 }
 
@@ -168,6 +179,43 @@ bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& ro
   return ok;
 }
 
+// With a small --top, the first `top` front points of a group in lexicographic order are found
+// by a scan that stops there: each candidate is checked against the points kept so far (at most
+// `top`), O(n x top). Past kScanTop the whole front is computed instead.
+constexpr std::size_t kScanTop = 1024;
+
+std::vector<std::size_t> scan_front(const std::vector<std::uint32_t>& order, const std::vector<double>& keys,
+                                    const std::vector<std::size_t>& cand, std::size_t k, std::size_t begin,
+                                    std::size_t end, std::size_t top) {
+  std::vector<std::size_t> kept;
+  std::vector<double> front;       // keys of the front so far, k per point
+  std::vector<std::size_t> hits;   // front members, most recent dominator first
+  for (std::size_t n = begin; n < end && kept.size() < top; ++n) {
+    const std::uint32_t c = order[n];
+    const double* kc = &keys[std::size_t{c} * k];
+    bool dominated = false;
+    for (std::size_t h = 0; h < hits.size() && !dominated; ++h) {
+      const double* kf = &front[hits[h] * k];
+      bool no_worse = true;
+      bool better = false;
+      for (std::size_t j = 0; j < k && no_worse; ++j) {
+        no_worse = kf[j] <= kc[j];
+        better = better || kf[j] < kc[j];
+      }
+      if (no_worse && better) {
+        dominated = true;
+        // Move the dominator forward: it is likely to dominate the next points too.
+        if (h > 0) std::swap(hits[h], hits[h / 2]);
+      }
+    }
+    if (dominated) continue;
+    hits.push_back(front.size() / k);
+    front.insert(front.end(), kc, kc + k);
+    kept.push_back(cand[c]);
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::vector<ObjectiveSpec> default_objectives() { return parse_objectives("throughput,latency,energy,risk"); }
@@ -217,7 +265,8 @@ bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
   return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) &&
          (!b.ttft_p99_s || r.ttft_p99_s <= *b.ttft_p99_s) && (!b.tpot_p99_s || r.tpot_p99_s <= *b.tpot_p99_s) &&
          (!b.power_w || r.power_w <= *b.power_w) &&
-         (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
+         (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes) &&
+         (!b.cost_usd || r.cost_usd <= *b.cost_usd);
 }
 
 std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
@@ -236,7 +285,7 @@ std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const B
     if (r.feasible == 0 || !within_budgets(r, budgets)) continue;
     bool finite = true;
     for (const auto& o : objectives) finite = finite && std::isfinite(r.*o.field);
-    if (!finite) continue;
+    if (!finite) continue;  // the readers refuse such files; rows built in memory may hold them
     cand.push_back(i);
     workload.push_back(r.workload_id);
     for (const auto& o : objectives) keys.push_back(o.sense == search::Sense::maximize ? -(r.*o.field) : r.*o.field);
@@ -253,7 +302,7 @@ std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const B
     }
     return rows[cand[a]].index < rows[cand[b]].index;
   });
-  // One run of `order` per workload, scanned independently.
+  // One run of `order` per workload, filtered independently.
   std::vector<std::size_t> starts;
   for (std::size_t n = 0; n < order.size(); ++n) {
     if (n == 0 || workload[order[n]] != workload[order[n - 1]]) starts.push_back(n);
@@ -261,31 +310,21 @@ std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const B
   starts.push_back(order.size());
   std::vector<std::vector<std::size_t>> kept(starts.size() - 1);
   dse::parallel_for(std::size_t{0}, kept.size(), [&](std::size_t g) {
-    std::vector<double> front;              // keys of the front so far, k per point
-    std::vector<std::size_t> hits;           // front members, most recent dominator first
+    if (top > 0 && top <= kScanTop) {
+      kept[g] = scan_front(order, keys, cand, k, starts[g], starts[g + 1], top);
+      return;
+    }
+    // The whole front of the group at once (search::nondominated_rows, about O(n log n)): the
+    // scan below costs O(n x front), which is hours on a front of 10^6 points (issue 58 item 8).
+    std::vector<double> group;
+    group.reserve((starts[g + 1] - starts[g]) * k);
     for (std::size_t n = starts[g]; n < starts[g + 1]; ++n) {
+      const double* kc = &keys[std::size_t{order[n]} * k];
+      group.insert(group.end(), kc, kc + k);
+    }
+    for (const std::size_t pos : search::nondominated_rows(group, k, k)) {  // ascending: lexicographic order
       if (top > 0 && kept[g].size() >= top) break;
-      const std::uint32_t c = order[n];
-      const double* kc = &keys[std::size_t{c} * k];
-      bool dominated = false;
-      for (std::size_t h = 0; h < hits.size() && !dominated; ++h) {
-        const double* kf = &front[hits[h] * k];
-        bool no_worse = true;
-        bool better = false;
-        for (std::size_t j = 0; j < k && no_worse; ++j) {
-          no_worse = kf[j] <= kc[j];
-          better = better || kf[j] < kc[j];
-        }
-        if (no_worse && better) {
-          dominated = true;
-          // Move the dominator forward: it is likely to dominate the next points too.
-          if (h > 0) std::swap(hits[h], hits[h / 2]);
-        }
-      }
-      if (dominated) continue;
-      hits.push_back(front.size() / k);
-      front.insert(front.end(), kc, kc + k);
-      kept[g].push_back(cand[c]);
+      kept[g].push_back(cand[order[starts[g] + pos]]);
     }
   });
   std::vector<std::size_t> out;
@@ -307,8 +346,10 @@ std::vector<PointRecord> read_archive_rows(const std::string& path) {
   if (!h5::has_link(file, "archive")) throw IoError(path + ": no /archive dataset");
   const h5::Handle type = point_record_type();
   const h5::Handle ds = h5::open_dataset(file, "archive");
+  check_record_layout(ds, path + ": /archive");
   std::vector<PointRecord> rows(h5::dataset_rows(ds));
   if (!rows.empty() && !read_deflated_chunks(ds, type, rows)) h5::read_all(ds, type, rows.data());
+  check_records(rows, path + ": /archive");
   return rows;
 }
 
@@ -369,104 +410,166 @@ ShortlistFormat parse_shortlist_format(const std::string& s) {
   throw InputError("--format: expected table, csv or json (got '" + s + "')");
 }
 
+namespace {
+
+// Text written in blocks, with a check of the cancel token every kCheckRows rows.
+class Sink {
+ public:
+  Sink(std::ostream& out, const std::atomic<bool>* cancel) : out_(out), cancel_(cancel) {}
+  ~Sink() { flush(); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+  std::string& text() { return buf_; }
+  void row_done() {
+    if (buf_.size() >= (1u << 16)) flush();
+    if (++rows_ % kCheckRows == 0 && cancel_ != nullptr && cancel_->load()) {
+      flush();
+      throw Interrupted("interrupted while printing the shortlist");
+    }
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kCheckRows = 4096;
+  std::ostream& out_;
+  const std::atomic<bool>* cancel_;
+  std::string buf_;
+  std::size_t rows_ = 0;
+};
+
+// A cell for the terminal: control bytes and invalid UTF-8 escaped (printable()).
+std::vector<std::string> table_cells(const PointRecord& r, const ResultNames& names) {
+  return {std::to_string(r.index),          printable(names.workload(r)),      printable(names.hardware(r)),
+          std::to_string(r.batch),          fixed(r.throughput_samples_per_s, 1), printable(names.unit(r.workload_id)),
+          fixed(r.latency_s * 1e3, 4),      fixed(r.ttft_p99_s * 1e3, 4),      fixed(r.tpot_p99_s * 1e3, 4),
+          fixed(r.p99_latency_s * 1e3, 4),  sci(r.energy_per_sample_j * 1e3),  fixed(r.power_w, 1),
+          fixed(r.area_mm2, 1),             fixed(r.cost_usd, 0),              sci(per_usd(r)),
+          fixed(usd_per_million(r), 4),     fixed(r.memory_bytes * 1e-9, 3),   fixed(r.mfu, 3),
+          fixed(r.engineering_risk, 2),     printable(name_of(r.bottleneck, sizeof(r.bottleneck))),
+          printable(names.knobs(r))};
+}
+
+void append_row(std::string& out, const std::vector<std::string>& row, const std::vector<std::size_t>& width) {
+  for (std::size_t c = 0; c < row.size(); ++c) {
+    const bool text = c == 1 || c == 2 || c == 5 || c >= 19;
+    if (c + 1 == row.size() && text) {  // the last column unpadded (no trailing blanks)
+      out += "  " + row[c];
+      continue;
+    }
+    // Widths count bytes, as std::setw did.
+    const std::string pad(width[c] > row[c].size() ? width[c] - row[c].size() : 0, ' ');
+    if (c != 0) out += "  ";
+    out += text ? row[c] + pad : pad + row[c];
+  }
+  out += '\n';
+}
+
+}  // namespace
+
 void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
                      const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
-                     std::ostream& out, const ResultNames& names) {
+                     std::ostream& out, const ResultNames& names, std::size_t top, const std::atomic<bool>* cancel) {
   std::string objective_list;
   for (const auto& o : objectives) {
     objective_list += (objective_list.empty() ? "" : ",") + o.name +
                       (o.sense == search::Sense::maximize ? ":max" : ":min");
   }
+  Sink sink(out, cancel);
+  std::string& t = sink.text();
   if (format == ShortlistFormat::csv) {
-    out << "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
-           "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
-           "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,knobs\n";
+    t += "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
+         "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
+         "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,cost_usd,"
+         "cost_per_hour_usd,throughput_per_usd,usd_per_million,knobs\n";
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
-      out << r.index << ',' << csv_field(names.workload(r)) << ',' << csv_field(names.hardware(r)) << ','
-          << r.batch << ',' << exact(r.throughput_samples_per_s)
-          << ',' << names.unit(r.workload_id) << ',' << exact(r.latency_s) << ',' << exact(r.energy_per_sample_j)
-          << ',' << exact(r.engineering_risk) << ',' << exact(r.p99_latency_s) << ',' << exact(r.ttft_p99_s) << ','
-          << exact(r.tpot_p99_s) << ',' << exact(r.power_w) << ',' << exact(r.area_mm2) << ','
-          << exact(r.memory_bytes) << ',' << exact(r.flops) << ',' << exact(r.dram_bytes) << ','
-          << name_of(r.bottleneck, sizeof(r.bottleneck)) << ',' << exact(r.ttft_p50_s) << ',' << exact(r.ttft_p90_s)
-          << ',' << exact(r.tpot_p50_s) << ',' << exact(r.tpot_p90_s) << ',' << exact(r.e2e_p50_s) << ','
-          << exact(r.accelerator_power_w) << ',' << exact(r.mfu) << ',' << csv_field(names.knobs(r)) << '\n';
+      t += std::to_string(r.index) + ',' + csv_field(printable(names.workload(r))) + ',' +
+           csv_field(printable(names.hardware(r))) + ',' + std::to_string(r.batch) + ',' +
+           exact(r.throughput_samples_per_s) + ',' + printable(names.unit(r.workload_id)) + ',' + exact(r.latency_s) +
+           ',' + exact(r.energy_per_sample_j) + ',' + exact(r.engineering_risk) + ',' + exact(r.p99_latency_s) + ',' +
+           exact(r.ttft_p99_s) + ',' + exact(r.tpot_p99_s) + ',' + exact(r.power_w) + ',' + exact(r.area_mm2) + ',' +
+           exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
+           printable(name_of(r.bottleneck, sizeof(r.bottleneck))) + ',' + exact(r.ttft_p50_s) + ',' +
+           exact(r.ttft_p90_s) + ',' + exact(r.tpot_p50_s) + ',' + exact(r.tpot_p90_s) + ',' + exact(r.e2e_p50_s) +
+           ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + exact(r.cost_usd) + ',' +
+           exact(r.cost_per_hour_usd) + ',' + exact(per_usd(r)) + ',' + exact(usd_per_million(r)) + ',' +
+           csv_field(printable(names.knobs(r))) + '\n';
+      sink.row_done();
     }
     return;
   }
   if (format == ShortlistFormat::json) {
     auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
-    out << "{\"objectives\": " << json_string(objective_list) << ", \"budgets\": {\"p99_latency_s\": "
-        << opt(budgets.p99_latency_s) << ", \"ttft_p99_s\": " << opt(budgets.ttft_p99_s)
-        << ", \"tpot_p99_s\": " << opt(budgets.tpot_p99_s) << ", \"power_w\": " << opt(budgets.power_w)
-        << ", \"area_mm2\": " << opt(budgets.area_mm2) << ", \"memory_bytes\": " << opt(budgets.memory_bytes)
-        << "}, \"archive_rows\": " << rows.size() << ", \"shortlist\": [";
+    t += "{\"objectives\": " + json_string(objective_list) + ", \"budgets\": {\"p99_latency_s\": " +
+         opt(budgets.p99_latency_s) + ", \"ttft_p99_s\": " + opt(budgets.ttft_p99_s) +
+         ", \"tpot_p99_s\": " + opt(budgets.tpot_p99_s) + ", \"power_w\": " + opt(budgets.power_w) +
+         ", \"area_mm2\": " + opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
+         ", \"cost_usd\": " + opt(budgets.cost_usd) + "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
     bool first = true;
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
-      out << (first ? "\n  " : ",\n  ") << "{\"index\": " << r.index << ", \"workload\": "
-          << json_string(names.workload(r)) << ", \"hardware\": " << json_string(names.hardware(r))
-          << ", \"knobs\": " << json_string(names.knobs(r)) << ", \"eval_command\": " << json_string(names.eval_command(r))
-          << ", \"batch\": " << r.batch
-          << ", \"throughput_samples_per_s\": " << json_number(r.throughput_samples_per_s)
-          << ", \"throughput_unit\": " << json_string(names.unit(r.workload_id))
-          << ", \"latency_s\": " << json_number(r.latency_s)
-          << ", \"energy_per_sample_j\": " << json_number(r.energy_per_sample_j)
-          << ", \"engineering_risk\": " << json_number(r.engineering_risk)
-          << ", \"p99_latency_s\": " << json_number(r.p99_latency_s) << ", \"e2e_p50_s\": " << json_number(r.e2e_p50_s)
-          << ", \"ttft_p50_s\": " << json_number(r.ttft_p50_s) << ", \"ttft_p90_s\": " << json_number(r.ttft_p90_s)
-          << ", \"ttft_p99_s\": " << json_number(r.ttft_p99_s) << ", \"tpot_p50_s\": " << json_number(r.tpot_p50_s)
-          << ", \"tpot_p90_s\": " << json_number(r.tpot_p90_s) << ", \"tpot_p99_s\": " << json_number(r.tpot_p99_s)
-          << ", \"power_w\": " << json_number(r.power_w)
-          << ", \"accelerator_power_w\": " << json_number(r.accelerator_power_w) << ", \"mfu\": " << json_number(r.mfu)
-          << ", \"area_mm2\": " << json_number(r.area_mm2) << ", \"memory_bytes\": " << json_number(r.memory_bytes)
-          << ", \"bottleneck\": " << json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) << "}";
+      t += std::string(first ? "\n  " : ",\n  ") + "{\"index\": " + std::to_string(r.index) +
+           ", \"workload\": " + json_string(names.workload(r)) + ", \"hardware\": " + json_string(names.hardware(r)) +
+           ", \"knobs\": " + json_string(names.knobs(r)) + ", \"eval_command\": " + json_string(names.eval_command(r)) +
+           ", \"batch\": " + std::to_string(r.batch) +
+           ", \"throughput_samples_per_s\": " + json_number(r.throughput_samples_per_s) +
+           ", \"throughput_unit\": " + json_string(names.unit(r.workload_id)) +
+           ", \"latency_s\": " + json_number(r.latency_s) +
+           ", \"energy_per_sample_j\": " + json_number(r.energy_per_sample_j) +
+           ", \"engineering_risk\": " + json_number(r.engineering_risk) +
+           ", \"p99_latency_s\": " + json_number(r.p99_latency_s) + ", \"e2e_p50_s\": " + json_number(r.e2e_p50_s) +
+           ", \"ttft_p50_s\": " + json_number(r.ttft_p50_s) + ", \"ttft_p90_s\": " + json_number(r.ttft_p90_s) +
+           ", \"ttft_p99_s\": " + json_number(r.ttft_p99_s) + ", \"tpot_p50_s\": " + json_number(r.tpot_p50_s) +
+           ", \"tpot_p90_s\": " + json_number(r.tpot_p90_s) + ", \"tpot_p99_s\": " + json_number(r.tpot_p99_s) +
+           ", \"power_w\": " + json_number(r.power_w) +
+           ", \"accelerator_power_w\": " + json_number(r.accelerator_power_w) + ", \"mfu\": " + json_number(r.mfu) +
+           ", \"area_mm2\": " + json_number(r.area_mm2) + ", \"memory_bytes\": " + json_number(r.memory_bytes) +
+           ", \"cost_usd\": " + json_number(r.cost_usd) + ", \"cost_per_hour_usd\": " + json_number(r.cost_per_hour_usd) +
+           ", \"throughput_per_usd\": " + json_number(per_usd(r)) +
+           ", \"usd_per_million\": " + json_number(usd_per_million(r)) +
+           ", \"bottleneck\": " + json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) + "}";
       first = false;
+      sink.row_done();
     }
-    out << (first ? "" : "\n") << "]}\n";
+    t += std::string(first ? "" : "\n") + "]}\n";
     return;
   }
   const std::vector<std::string> header = {"index",     "workload",   "hardware",  "batch",      "throughput", "unit",
                                            "latency_ms", "ttft_p99_ms", "tpot_p99_ms", "p99_ms", "energy_mj", "power_w",
-                                           "area_mm2",  "memory_gb",  "mfu",       "risk",       "bottleneck", "knobs"};
-  std::vector<std::vector<std::string>> table;
-  for (const auto i : selected) {
-    const PointRecord& r = rows[i];
-    table.push_back({std::to_string(r.index), names.workload(r), names.hardware(r), std::to_string(r.batch),
-                     fixed(r.throughput_samples_per_s, 1), names.unit(r.workload_id), fixed(r.latency_s * 1e3, 4),
-                     fixed(r.ttft_p99_s * 1e3, 4), fixed(r.tpot_p99_s * 1e3, 4), fixed(r.p99_latency_s * 1e3, 4),
-                     sci(r.energy_per_sample_j * 1e3), fixed(r.power_w, 1), fixed(r.area_mm2, 1),
-                     fixed(r.memory_bytes * 1e-9, 3), fixed(r.mfu, 3), fixed(r.engineering_risk, 2),
-                     name_of(r.bottleneck, sizeof(r.bottleneck)), names.knobs(r)});
-  }
+                                           "area_mm2",  "cost_usd",   "per_usd",   "usd_per_m",  "memory_gb",  "mfu",
+                                           "risk",      "bottleneck", "knobs"};
+  // Two passes over the rows (the widths, then the lines), so that the table streams.
   std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : table) width[c] = std::max(width[c], row[c].size());
+  for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto i : selected) {
+    const auto cells = table_cells(rows[i], names);
+    for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());
+    sink.row_done();
   }
-  auto print_row = [&](const std::vector<std::string>& row) {
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      const bool text = c == 1 || c == 2 || c == 5 || c >= 16;
-      if (c + 1 == row.size() && text) {  // the last column unpadded (no trailing blanks)
-        out << "  " << row[c];
-        continue;
-      }
-      out << (c ? "  " : "") << (text ? std::left : std::right) << std::setw(static_cast<int>(width[c])) << row[c];
-    }
-    out << '\n';
-  };
-  out << "Pareto shortlist: " << selected.size() << " points (objectives " << objective_list << "; budgets "
-      << budgets_text(budgets) << "; per workload; from " << rows.size() << " archived rows)\n";
-  print_row(header);
-  for (const auto& row : table) print_row(row);
+  t += "Pareto shortlist: " + std::to_string(selected.size()) + " points (objectives " + objective_list +
+       "; budgets " + budgets_text(budgets) + "; per workload" +
+       (top > 0 ? "; the first " + std::to_string(top) + " of each" : std::string()) + "; from " +
+       std::to_string(rows.size()) + " archived rows)\n";
+  append_row(t, header, width);
+  for (const auto i : selected) {
+    append_row(t, table_cells(rows[i], names), width);
+    sink.row_done();
+  }
 }
 
-void print_shortlist(const ResultsFile& results, std::ostream& out, const ResultNames& names) {
+bool print_shortlist(const std::vector<PointRecord>& archive, std::size_t top, std::ostream& out,
+                     const ResultNames& names, const std::atomic<bool>* cancel) {
   const auto objectives = default_objectives();
   const Budgets none;
-  write_shortlist(results.archive, shortlist(results.archive, none, objectives), none, objectives,
-                  ShortlistFormat::table, out, names);
+  const std::vector<std::size_t> selected = shortlist(archive, none, objectives, top);
+  write_shortlist(archive, selected, none, objectives, ShortlistFormat::table, out, names, top, cancel);
+  if (top == 0) return false;
+  std::map<std::uint32_t, std::size_t> per_workload;
+  for (const auto i : selected) ++per_workload[archive[i].workload_id];
+  return std::any_of(per_workload.begin(), per_workload.end(), [&](const auto& w) { return w.second >= top; });
 }
 
 }  // namespace dse

@@ -165,7 +165,9 @@ class Importer {
     block.name = "onnx";
     for (int i = 0; i < model_.graph().node_size(); ++i) {
       const onnx::NodeProto& node = model_.graph().node(i);
-      if (node.op_type() == "Constant") {
+      // Constant and ConstantOfShape (a tensor of one value, its shape given) are data: their
+      // outputs are read like initializers, as weights.
+      if (node.op_type() == "Constant" || node.op_type() == "ConstantOfShape") {
         for (const auto& o : node.output()) constants_.insert(o);
         continue;
       }
@@ -195,6 +197,10 @@ class Importer {
   }
 
   void load() {
+    // A FIFO or device would block or stream forever: regular files only (issue 58 item 8).
+    std::error_code ec;
+    if (std::filesystem::exists(path_, ec) && !std::filesystem::is_regular_file(path_, ec))
+      throw InputError(path_ + ": not a regular file (an ONNX model is read from a file)");
     std::ifstream in(path_, std::ios::binary);
     if (!in) throw InputError(path_ + ": cannot open the ONNX model");
     if (!model_.ParseFromIstream(&in)) throw InputError(path_ + ": not an ONNX model (protobuf parse failed)");

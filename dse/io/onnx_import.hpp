@@ -3,7 +3,7 @@
 // name, ONNX shape inference fills in every tensor shape, and each node maps to
 // an operator: MatMul and Gemm (gemm against an initializer, else batched_gemm),
 // Conv (conv2d), Softmax, LayerNormalization, element-wise and reduction nodes.
-// Constant nodes are data and give no operator. Any other op type is an
+// Constant and ConstantOfShape nodes are data (their outputs weights) and give no operator. Any other op type is an
 // InputError naming the node and its op type, unless unknown_as_elementwise is
 // set: then it counts as element-wise and a warning says so.
 // Built only with DSE_WITH_ONNX; otherwise import_onnx throws an InputError.

@@ -48,9 +48,15 @@ costmodel::loopnest::Problem parse_loopnest_op(const std::string& text, int defa
   } else if (kind == "conv2d") {
     lp::Conv2dShape s;
     s.n = take("N", 1);
+    s.groups = take("groups", 1);  // C and K count every group's channels
     s.c = take("C", 0);
     const std::int64_t h = take("H", 0), w = take("W", 0);
     s.m = take("K", 0);
+    if (s.c % s.groups != 0 || s.m % s.groups != 0)
+      throw InputError(what + " conv2d: groups must divide C and K (got C=" + std::to_string(s.c) + " K=" + std::to_string(s.m) +
+                       " groups=" + std::to_string(s.groups) + ")");
+    s.c /= s.groups;
+    s.m /= s.groups;
     s.r = take("R", 1);
     s.s = take("S", 1);
     s.stride_w = s.stride_h = take("stride", 1);

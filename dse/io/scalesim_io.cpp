@@ -38,7 +38,7 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   const auto* end = v.data() + v.size();
   const auto [p, ec] = std::from_chars(v.data(), end, x);
   if (ec != std::errc() || p != end || v.empty()) {
-    throw ConfigError(file, line, 1, key, "expected an integer", "\"" + v + "\"");
+    throw ConfigError(file, line, 1, key, "expected an integer", excerpt(v));
   }
   if (x < min_value) {
     throw ConfigError(file, line, 1, key, "expected an integer >= " + std::to_string(min_value), v);
@@ -49,19 +49,9 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   return x;
 }
 
-// Bounds that keep the simulator's int64 products (rows x cols x folds, offset + address)
-// from wrapping: 2^20 PEs a side and offsets up to 2^53 words are far beyond any real array.
-constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
-
-// A size in KiB, returned in bytes; refused when the byte count would not fit in int64.
+// A size in KiB, returned in KiB; refused past kMaxSramKib.
 std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
-  const std::int64_t kib = parse_int(v, file, line, key, 1);
-  constexpr std::int64_t kMaxKib = std::numeric_limits<std::int64_t>::max() / 1024;
-  if (kib > kMaxKib) {
-    throw ConfigError(file, line, 1, key, "expected at most " + std::to_string(kMaxKib) + " kB", v);
-  }
-  return kib;
+  return parse_int(v, file, line, key, 1, kMaxSramKib);
 }
 
 std::string format_count(double x) {
@@ -126,12 +116,12 @@ constexpr ConfigKey kConfigKeys[] = {
 
 // A [section] header line: its name, lower-case, one of the three SCALE-Sim sections.
 std::string section_of(const std::string& l, const std::string& file, int line_no) {
-  if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", "\"" + l + "\"");
+  if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", excerpt(l));
   const std::string section = lower(trim(l.substr(1, l.size() - 2)));
   if (section != "general" && section != "architecture_presets" && section != "run_presets") {
     throw ConfigError(file, line_no, 1, section,
                       "unsupported section; expected one of general, architecture_presets, run_presets",
-                      "\"" + section + "\"");
+                      excerpt(section));
   }
   return section;
 }
@@ -147,7 +137,7 @@ void check_config_key(const std::string& section, const std::string& key, const 
   const std::string hint = did_you_mean(key, names);
   throw ConfigError(file, line_no, 1, section + "." + key_raw,
                     "unsupported key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"),
-                    "\"" + key_raw + "\"");
+                    excerpt(key_raw));
 }
 
 // The array's dataflow (ws, os, is) and the DRAM interface's mode (CALC: unconstrained, USER:
@@ -158,14 +148,14 @@ costmodel::Dataflow dataflow_of(const std::string& value, const std::string& fil
   if (d == "ws") return costmodel::Dataflow::weight_stationary;
   if (d == "os") return costmodel::Dataflow::output_stationary;
   if (d == "is") return costmodel::Dataflow::input_stationary;
-  throw ConfigError(file, line_no, 1, path, "expected ws, os or is", "\"" + value + "\"");
+  throw ConfigError(file, line_no, 1, path, "expected ws, os or is", excerpt(value));
 }
 costmodel::DramBandwidthMode interface_mode_of(const std::string& value, const std::string& file, int line_no,
                                                const std::string& path) {
   const std::string m = lower(value);
   if (m == "calc") return costmodel::DramBandwidthMode::unconstrained;
   if (m == "user") return costmodel::DramBandwidthMode::limited;
-  throw ConfigError(file, line_no, 1, path, "expected CALC or USER", "\"" + value + "\"");
+  throw ConfigError(file, line_no, 1, path, "expected CALC or USER", excerpt(value));
 }
 
 // One known key's value read into the config (`path`: section.Key as the file spells it).
@@ -195,7 +185,7 @@ void apply_config_key(ScalesimConfig& c, const std::string& key, const std::stri
   } else if (key == "bandwidth") {
     if (value.find(',') != std::string::npos) {
       throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
-                        "\"" + value + "\"");
+                        excerpt(value));
     }
     a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
   } else if (key == "memorybanks") {
@@ -225,7 +215,7 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
       continue;
     }
     const auto sep = l.find_first_of(":=");
-    if (sep == std::string::npos) throw ConfigError(file, line_no, 1, l, "expected 'key: value'", "\"" + l + "\"");
+    if (sep == std::string::npos) throw ConfigError(file, line_no, 1, l, "expected 'key: value'", excerpt(l));
     const std::string key_raw = trim(l.substr(0, sep));
     const std::string key = lower(key_raw);
     const std::string value = trim(l.substr(sep + 1));
@@ -238,7 +228,7 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
     throw ConfigError(file, 1, 1, "general.run_name", "expected a run name", "nothing");
   }
   if (c.run_name.find_first_of("/\\") != std::string::npos || c.run_name == "." || c.run_name == "..") {
-    throw ConfigError(file, 1, 1, "general.run_name", "expected a plain directory name", "\"" + c.run_name + "\"");
+    throw ConfigError(file, 1, 1, "general.run_name", "expected a plain directory name", excerpt(c.run_name));
   }
   return c;
 }

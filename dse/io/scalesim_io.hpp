@@ -3,6 +3,7 @@
 // DETAILED_ACCESS_REPORT) with SCALE-Sim's own header names and column order.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -10,6 +11,16 @@
 #include "costmodel/systolic/systolic.hpp"
 
 namespace dse::io {
+
+// Bounds on a systolic array's figures, shared by the SCALE-Sim reader and the scenario reader's
+// `kind: systolic` entries. They keep the simulator's int64 products (rows x cols x folds, offset +
+// address, the three SRAMs summed) from wrapping: 2^20 PEs a side, offsets up to 2^53 words, and
+// each SRAM at most 2^43 KiB (2^53 bytes, so the three sum below 2^55 and stay exact in double) are
+// far beyond any real array. (SRAMs of up to int64_max / 1024 KiB each summed past 2^63: an area of
+// -2.25e13 mm2, issue 58 item 9.)
+inline constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
+inline constexpr std::int64_t kMaxSramKib = std::int64_t{1} << 43;
 
 struct ScalesimConfig {
   std::string run_name;

@@ -7,7 +7,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "dse/io/knob_values.hpp"
 #include "dse/io/lengths_reader.hpp"
+#include "dse/io/overrides.hpp"
+#include "dse/io/scalesim_io.hpp"
 #include "dse/io/workload_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
 
@@ -18,44 +21,13 @@ namespace {
 using io::MapReader;
 using io::Place;
 
-// A figure that may be swept: a scalar, or one of
-//   {choices: [a, b, ...]}, {linear: [from, to, steps]}, {log: [from, to, steps]}.
+// A name of the scenario, a hardware entry, workload or layer: one line of UTF-8 text without
+// control characters (a name reaches the terminal in the shortlist and the reports).
+std::string name_at(const MapReader& m) { return io::as_name(m.node("name", "a non-empty string"), m.place("name")); }
+
+// A figure that may be swept (dse/io/knob_values.hpp).
 std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool positive) {
-  auto check = [&](const YAML::Node& n, const Place& p) { return positive ? io::as_positive(n, p) : io::as_number(n, p); };
-  if (!node.IsMap()) return {check(node, at)};
-  const MapReader m(node, at, {"choices", "linear", "log"});
-  if (node.size() != 1) io::fail(at, node, "expected exactly one of choices, linear, log", io::describe(node));
-  if (m.has("choices")) {
-    const YAML::Node c = m.sequence("choices");
-    std::vector<double> v;
-    for (std::size_t i = 0; i < c.size(); ++i) v.push_back(check(c[i], m.place("choices").item(i)));
-    return v;
-  }
-  const bool log = m.has("log");
-  const char* key = log ? "log" : "linear";
-  const YAML::Node r = m.node(key);
-  if (!r.IsSequence() || r.size() != 3) io::fail(m.place(key), r, "expected [from, to, steps]", io::describe(r));
-  const double from = check(r[0], m.place(key).item(0));
-  const double to = check(r[1], m.place(key).item(1));
-  const std::int64_t steps = io::as_positive_integer(r[2], m.place(key).item(2));
-  // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
-  constexpr std::int64_t kMaxSteps = 1'000'000;
-  if (steps > kMaxSteps) {
-    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps",
-             std::to_string(steps));
-  }
-  if (log && (from <= 0 || to <= 0)) io::fail(m.place(key), r, "expected positive bounds for a log range", io::describe(r));
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < steps; ++i) {
-    const double t = steps == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(steps - 1);
-    const double x = log ? from * std::pow(to / from, t) : from + (to - from) * t;
-    // Finite bounds can still give an infinite span (1e308 to -1e308) and NaN points.
-    if (!std::isfinite(x) || (positive && !(x > 0.0))) {
-      io::fail(m.place(key), r, "expected a range whose points are finite", io::describe(r));
-    }
-    v.push_back(x);
-  }
-  return v;
+  return io::read_knob_values(node, at, positive);
 }
 
 struct FieldDef {
@@ -119,6 +91,7 @@ const std::vector<FieldDef>& fields_of(HardwareKind k) {
     case HardwareKind::roofline: return roofline_fields();
     case HardwareKind::systolic: return systolic_fields();
     case HardwareKind::system: return system_fields();
+    case HardwareKind::loopnest: break;  // per entry: dse/io/scenario_chips.cpp
   }
   return roofline_fields();
 }
@@ -130,7 +103,7 @@ std::vector<double> parse_category(const YAML::Node& node, const Place& at, cons
   auto one = [&](const YAML::Node& n, const Place& p) {
     const std::string v = io::as_string(n, p);
     const auto it = std::find(names.begin(), names.end(), v);
-    if (it == names.end()) io::fail(p, n, expected, "\"" + v + "\"");
+    if (it == names.end()) io::fail(p, n, expected, excerpt(v));
     return static_cast<double>(it - names.begin());
   };
   if (!node.IsMap()) return {one(node, at)};
@@ -183,9 +156,9 @@ std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
 // Parallelism degrees of a system entry: whole numbers, and every combination of
 // the swept values must map onto the system's chips (tp x cp x pp x dp divides the chip
 // count; ep divides tp x dp, the chips that hold experts).
-void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
-  const int chips = e.system->system.chips;
-  const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
+void check_system_degrees(const HardwareEntry& e, const MapReader& m, const io::SystemFile& system) {
+  const int chips = system.system.chips;
+  const std::string of = " (the " + std::to_string(chips) + " chips of system " + system.system.name + ")";
   const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
   for (const std::size_t f : {kTp, kPp, kDp, kEp, kCp}) {
     const char* key = system_fields()[f].key;
@@ -232,6 +205,80 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   }
 }
 
+// The same for each chip count the entry's overrides give its system (system.chips).
+void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
+  if (!e.overrides) return check_system_degrees(e, m, *e.system);
+  std::set<int> seen;
+  for (const auto& sys : e.overrides->systems())
+    if (seen.insert(sys->system.chips).second) check_system_degrees(e, m, *sys);
+}
+
+// `overrides:` (dse/io/overrides.hpp): each knob of several values becomes a knob of the entry
+// over its choices (field system_fields().size() + k holds knob k's choice).
+void add_overrides(HardwareEntry& e, const MapReader& m) {
+  e.overrides = io::read_overrides(m.node("overrides"), m.place("overrides"), *e.system);
+  for (std::size_t k = 0; k < e.overrides->knobs().size(); ++k) {
+    const io::OverrideKnob& knob = e.overrides->knobs()[k];
+    e.figures.push_back(0.0);
+    if (knob.values.size() < 2) continue;
+    std::vector<double> choices(knob.values.size());
+    for (std::size_t c = 0; c < choices.size(); ++c) choices[c] = static_cast<double>(c);
+    e.knobs.push_back({"overrides." + knob.key, e.figures.size() - 1, std::move(choices)});
+  }
+}
+
+// Position of `key` in a kind's field table.
+std::size_t field_index(const std::vector<FieldDef>& defs, const std::string& key) {
+  for (std::size_t i = 0; i < defs.size(); ++i)
+    if (key == defs[i].key) return i;
+  throw std::logic_error("no field " + key);
+}
+
+// The figures of a systolic entry that the simulator takes as whole numbers or multiplies in int64
+// (costmodel/systolic), over every swept value: an array of 0.5 rows was truncated to 0 and divided
+// by (SIGFPE), one of 1e18 rows wrapped, SRAMs past 2^53 bytes summed past int64 to a negative area
+// (issue 58 items 5 and 9). The area, formed from the largest values, must be finite.
+void check_systolic_figures(const HardwareEntry& e, const MapReader& m) {
+  const auto& defs = systolic_fields();
+  const auto values = [&](const char* key) { return values_of(e, field_index(defs, key)); };
+  const auto whole = [&](const char* key, double most) {
+    if (!m.has(key)) return;
+    for (const double v : values(key)) {
+      if (v != std::floor(v) || v < 1.0 || v > most)
+        io::fail(m.place(key), m.node(key), "expected a whole number from 1 to " + io::format_number(most, 17),
+                 io::format_number(v, 17));
+    }
+  };
+  whole("array_rows", static_cast<double>(io::kMaxArraySide));
+  whole("array_cols", static_cast<double>(io::kMaxArraySide));
+  whole("dram_words_per_cycle", 9007199254740992.0);  // 2^53: exact in double and in int64
+  whole("word_bytes", 16.0);                          // a layer's bytes_per_element is at most 16 too
+  double sram_kib = 0.0;
+  for (const char* key : {"ifmap_sram_kib", "filter_sram_kib", "ofmap_sram_kib"}) {
+    double most = 0.0;
+    for (const double v : values(key)) {
+      if (v * 1024.0 < 1.0 || v > static_cast<double>(io::kMaxSramKib))
+        io::fail(m.place(key), m.node(key),
+                 "expected from 1/1024 KiB (one byte) to " + std::to_string(io::kMaxSramKib) + " KiB (2^53 bytes)",
+                 io::format_number(v, 17));
+      most = std::max(most, v);
+    }
+    sram_kib += most;
+  }
+  const auto largest = [&](const char* key) {
+    const auto v = values(key);
+    return *std::max_element(v.begin(), v.end());
+  };
+  const double pes = largest("array_rows") * largest("array_cols");
+  const double area =
+      largest("fixed_area_mm2") + pes * largest("area_per_pe_mm2") + sram_kib * largest("area_per_sram_kib_mm2");
+  if (!std::isfinite(area)) {
+    const char* key = m.has("area_per_pe_mm2") ? "area_per_pe_mm2" : m.has("area_per_sram_kib_mm2") ? "area_per_sram_kib_mm2" : "fixed_area_mm2";
+    io::fail(m.place(key), m.node(key), "expected area figures whose total over the largest array and SRAMs is finite",
+             "a total past 1.8e308 mm2");
+  }
+}
+
 // A dataflow value: ws, os or is, or {choices: [ws, os, ...]}.
 std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
   auto one = [](const YAML::Node& n, const Place& p) {
@@ -239,7 +286,7 @@ std::vector<double> parse_dataflows(const YAML::Node& node, const Place& at) {
     if (v == "ws") return 0.0;
     if (v == "os") return 1.0;
     if (v == "is") return 2.0;
-    io::fail(p, n, "expected ws, os or is", "\"" + v + "\"");
+    io::fail(p, n, "expected ws, os or is", excerpt(v));
   };
   if (!node.IsMap()) return {one(node, at)};
   const MapReader m(node, at, {"choices"});
@@ -254,6 +301,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   HardwareEntry e;
   const YAML::Node kind_node = node["kind"];
   const std::string kind = kind_node.IsDefined() ? io::as_string(kind_node, at.child("kind")) : "roofline";
+  if (kind == "loopnest") return chips::parse_loopnest_entry(node, at);
   if (kind == "roofline") {
     e.kind = HardwareKind::roofline;
   } else if (kind == "systolic") {
@@ -261,14 +309,14 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   } else if (kind == "system") {
     e.kind = HardwareKind::system;
   } else {
-    io::fail(at.child("kind"), kind_node, "expected roofline, systolic or system", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected roofline, systolic, system or loopnest", excerpt(kind));
   }
   const auto& defs = fields_of(e.kind);
   std::vector<std::string> allowed = {"name", "kind"};
-  if (e.kind == HardwareKind::system) allowed.emplace_back("system");
+  if (e.kind == HardwareKind::system) allowed.insert(allowed.end(), {"system", "overrides"});
   for (const auto& f : defs) allowed.emplace_back(f.key);
   const MapReader m(node, at, allowed);
-  e.name = m.string("name");
+  e.name = name_at(m);
   if (e.kind == HardwareKind::system) {
     const std::string preset = io::preset_at(m, "system", "systems");
     try {
@@ -276,7 +324,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
-      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", "\"" + preset + "\": " + err.what());
+      io::fail(m.place("system"), m.node("system"), "expected a system preset or file", excerpt(preset) + ": " + err.what());
     }
   }
   for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -304,7 +352,9 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     e.figures.push_back(values.front());
     if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
   }
+  if (e.kind == HardwareKind::system && m.has("overrides")) add_overrides(e, m);
   if (e.kind == HardwareKind::system) check_system_degrees(e, m);
+  if (e.kind == HardwareKind::systolic) check_systolic_figures(e, m);
   return e;
 }
 
@@ -363,24 +413,24 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
   costmodel::LayerSpec l;
   if (kind == "gemm") {
     const MapReader m(node, at, {"name", "kind", "rows_per_sample", "n", "k", "bytes_per_element"});
-    l.name = m.string("name");
+    l.name = name_at(m);
     l.kind = costmodel::LayerKind::gemm;
     l.rows_per_sample = m.positive_integer("rows_per_sample");
     l.n = m.positive_integer("n");
     l.k = m.positive_integer("k");
-    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+    l.bytes_per_element = m.positive_int_or("bytes_per_element", 2);
   } else if (kind == "elementwise") {
     const MapReader m(node, at,
                       {"name", "kind", "elements_per_sample", "flops_per_element", "tensors_touched",
                        "bytes_per_element"});
-    l.name = m.string("name");
+    l.name = name_at(m);
     l.kind = costmodel::LayerKind::elementwise;
     l.elements_per_sample = m.positive_integer("elements_per_sample");
     l.flops_per_element = m.has("flops_per_element") ? m.positive("flops_per_element") : 1.0;
-    l.tensors_touched = static_cast<int>(m.positive_integer_or("tensors_touched", 2));
-    l.bytes_per_element = static_cast<int>(m.positive_integer_or("bytes_per_element", 2));
+    l.tensors_touched = m.positive_int_or("tensors_touched", 2);
+    l.bytes_per_element = m.positive_int_or("bytes_per_element", 2);
   } else {
-    io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", "\"" + kind + "\"");
+    io::fail(at.child("kind"), kind_node, "expected one of gemm, elementwise", excerpt(kind));
   }
   if (l.bytes_per_element > 16) {
     io::fail(at.child("bytes_per_element"), node["bytes_per_element"], "expected at most 16 bytes",
@@ -393,7 +443,8 @@ costmodel::LayerSpec parse_layer(const YAML::Node& node, const Place& at) {
 // length, and the distribution when it is a range.
 std::int64_t read_length(const MapReader& m, const char* key, std::int64_t fallback,
                          std::optional<costmodel::system::LengthDistribution>& dist) {
-  if (!m.has(key) || !m.node(key).IsMap()) return m.positive_integer_or(key, fallback);
+  // Held in an int by the serving simulation (costmodel/platform ServingOptions).
+  if (!m.has(key) || !m.node(key).IsMap()) return m.positive_int_or(key, static_cast<int>(fallback));
   const MapReader r(m.node(key), m.place(key), {"uniform"});
   const YAML::Node u = r.sequence("uniform");
   if (u.size() != 2) io::fail(r.place("uniform"), u, "expected [LOW, HIGH]", io::describe(u));
@@ -433,28 +484,38 @@ void read_request_lengths(const MapReader& m, ModelWorkload& mw) {
 }
 
 WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
+  if (node.IsMap() && node["model"].IsDefined() && node["phase"].IsDefined()) return chips::parse_chip_workload(node, at);
   if (node.IsMap() && node["model"].IsDefined()) {
     const MapReader m(node, at, {"name", "model", "prompt_tokens", "output_tokens", "lengths_file", "rate_per_s",
                                  "requests", "static_kv_tokens", "prompt_bucket_tokens"});
     WorkloadEntry w;
-    w.name = m.string("name");
+    w.name = name_at(m);
     ModelWorkload mw;
     const std::string model = m.string("model");
     mw.model_name = model;
     if (const std::string why = io::unknown_workload(model); !why.empty())
-      io::fail(m.place("model"), m.node("model"), why, "\"" + model + "\"");
+      io::fail(m.place("model"), m.node("model"), why, excerpt(model));
     try {
       mw.spec = io::resolve_workload(model);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& err) {
-      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", "\"" + model + "\": " + err.what());
+      io::fail(m.place("model"), m.node("model"), "expected a workload preset or file", excerpt(model) + ": " + err.what());
     }
+    // The serving simulation holds these in int (costmodel/platform ServingOptions): a larger
+    // count wrapped. Requests are simulated one by one at every point.
+    constexpr std::int64_t kMaxTokens = std::numeric_limits<int>::max();
+    constexpr std::int64_t kMaxRequests = 1'000'000;
+    const auto bounded = [&](const char* key, std::int64_t fallback, std::int64_t most) {
+      const std::int64_t v = m.positive_integer_or(key, fallback);
+      if (v > most) io::fail(m.place(key), m.node(key), "expected at most " + std::to_string(most), std::to_string(v));
+      return v;
+    };
     read_request_lengths(m, mw);
     mw.rate_per_s = m.has("rate_per_s") ? m.positive("rate_per_s") : 1.0;
-    mw.requests = static_cast<int>(m.positive_integer_or("requests", 1000));
-    mw.static_kv_tokens = m.positive_integer_or("static_kv_tokens", 0);
-    mw.prompt_bucket_tokens = m.positive_integer_or("prompt_bucket_tokens", 0);
+    mw.requests = static_cast<int>(bounded("requests", 1000, kMaxRequests));
+    mw.static_kv_tokens = bounded("static_kv_tokens", 0, kMaxTokens);
+    mw.prompt_bucket_tokens = bounded("prompt_bucket_tokens", 0, kMaxTokens);
     if (mw.static_kv_tokens > 0 && mw.static_kv_tokens < mw.prompt_tokens + mw.output_tokens)
       io::fail(m.place("static_kv_tokens"), m.node("static_kv_tokens"),
                "expected at least prompt_tokens + output_tokens (" + std::to_string(mw.prompt_tokens + mw.output_tokens) + ")",
@@ -464,7 +525,7 @@ WorkloadEntry parse_workload_entry(const YAML::Node& node, const Place& at) {
   }
   const MapReader m(node, at, {"name", "layers"});
   WorkloadEntry w;
-  w.name = m.string("name");
+  w.name = name_at(m);
   const YAML::Node layers = m.sequence("layers");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     w.layers.push_back(parse_layer(layers[i], m.place("layers").item(i)));
@@ -481,7 +542,7 @@ void require_unique_names(const std::vector<T>& items, const YAML::Node& seq, co
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!seen.insert(name_of(items[i])).second) {
       io::fail(at.item(i).child("name"), seq[i]["name"], "expected a name not used before",
-               "\"" + name_of(items[i]) + "\"");
+               excerpt(name_of(items[i])));
     }
   }
 }
@@ -498,10 +559,11 @@ SearchPlan parse_search(const YAML::Node& node, const Place& at, std::uint64_t s
     p.samples = static_cast<std::uint64_t>(m.positive_integer("samples"));
   } else if (kind == "nsga2") {
     p.sampler = SamplerKind::nsga2;
-    p.population = static_cast<std::size_t>(m.positive_integer("population"));
-    p.generations = static_cast<std::size_t>(m.positive_integer("generations"));
+    // At most 2^31 - 1 each: the planned points, population x (generations + 1), stay below 2^62.
+    p.population = static_cast<std::size_t>(m.positive_int("population"));
+    p.generations = static_cast<std::size_t>(m.positive_int("generations"));
   } else {
-    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", "\"" + kind + "\"");
+    io::fail(at.child("sampler"), m.node("sampler"), "expected one of exhaustive, random, nsga2", excerpt(kind));
   }
   return p;
 }
@@ -558,22 +620,30 @@ HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
     out.roofline = build_roofline(n, f);
   } else if (kind == HardwareKind::systolic) {
     out.systolic = build_systolic(n, f);
+  } else if (kind == HardwareKind::loopnest) {
+    out.loopnest = chips::build_loopnest(n, f, *loopnest);
   } else {
-    out.system = build_system(n, f, system, stacks);
+    out.system = build_system(n, f, system_at(f), stacks);
   }
   return out;
 }
 
+std::shared_ptr<const io::SystemFile> HardwareEntry::system_at(const std::vector<double>& f) const {
+  if (!overrides) return system;
+  return overrides->system(override_choices(f));
+}
+
+std::vector<std::size_t> HardwareEntry::override_choices(const std::vector<double>& f) const {
+  std::vector<std::size_t> choices;
+  const std::size_t base = system_fields().size();
+  for (std::size_t k = 0; overrides && k < overrides->knobs().size(); ++k)
+    choices.push_back(static_cast<std::size_t>(f[base + k]));
+  return choices;
+}
+
 namespace {
 
-// A figure as the scenario would write it: the shortest text that reads back to the same double.
-std::string figure_text(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = io::format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return io::format_number(v, 17);
-}
+std::string figure_text(double v) { return io::exact_number_text(v); }
 
 // The text of a categorical field's value (its position in the list), else the number.
 std::string field_value_text(HardwareKind kind, const std::string& key, double v,
@@ -600,6 +670,7 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
     v /= k.values.size();
     swept[k.field] = true;
   }
+  if (kind == HardwareKind::loopnest) return chips::describe_loopnest(*loopnest, f, swept);
   const auto& defs = fields_of(kind);
   std::string out;
   for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -608,13 +679,15 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
     if (kind == HardwareKind::system)
       show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
     if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
-      f[i] = system->system.chips / (f[kTp] * f[kPp]);
-    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system);
+      f[i] = system_at(f)->system.chips / (f[kTp] * f[kCp] * f[kPp]);
+    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system_at(f));
   }
+  if (overrides) out += " " + overrides->describe(override_choices(f));
   return out;
 }
 
 std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
+  if (kind == HardwareKind::loopnest) return chips::map_arguments(*this, v);  // dse map's
   if (kind != HardwareKind::system) return "";
   const SystemVariant s = variant(v).system;
   std::string a = "--system " + system->file + " --tp " + std::to_string(s.tp) + " --pp " + std::to_string(s.pp) +
@@ -629,7 +702,17 @@ std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
     a += " --attention-kernel " + std::string(costmodel::platform::to_string(s.attention_kernel));
   if (s.batching == Batching::static_timeout)
     a += " --batching static --batch-timeout-ms " + figure_text(s.batch_timeout_s * 1e3);
+  if (overrides) a += " " + overrides->eval_arguments(override_choices(figures_of(v)));
   return a;
+}
+
+std::vector<double> HardwareEntry::figures_of(std::uint64_t v) const {
+  std::vector<double> f = figures;
+  for (const auto& k : knobs) {
+    f[k.field] = k.values[v % k.values.size()];
+    v /= k.values.size();
+  }
+  return f;
 }
 
 std::string eval_arguments(const WorkloadEntry& w, std::uint64_t seed) {
@@ -657,6 +740,7 @@ const std::string& HardwareVariant::name() const {
     case HardwareKind::roofline: return roofline.name;
     case HardwareKind::systolic: return systolic.name;
     case HardwareKind::system: return system.name;
+    case HardwareKind::loopnest: return loopnest.name;
   }
   return roofline.name;
 }
@@ -666,6 +750,7 @@ double HardwareVariant::engineering_risk() const {
     case HardwareKind::roofline: return roofline.engineering_risk;
     case HardwareKind::systolic: return systolic.engineering_risk;
     case HardwareKind::system: return 0.0;  // assessed per point (costmodel/system/risk)
+    case HardwareKind::loopnest: return loopnest.engineering_risk;
   }
   return 0.0;
 }
@@ -677,6 +762,7 @@ double HardwareVariant::peak_flops_per_s() const {
       return 2.0 * static_cast<double>(systolic.array.rows) * static_cast<double>(systolic.array.cols) *
              systolic.clock_hz;
     case HardwareKind::system: return 0.0;  // per step (SystemEval::step_mfu)
+    case HardwareKind::loopnest: return loopnest.peak_flops_per_s();
   }
   return 0.0;
 }
@@ -685,7 +771,9 @@ double HardwareVariant::area_mm2() const {
   switch (kind) {
     case HardwareKind::roofline: return roofline.area_mm2;
     case HardwareKind::systolic: return systolic.area_mm2();
-    case HardwareKind::system: return 0.0;  // die areas are not in the system presets
+    case HardwareKind::system:  // every chip of the system (docs/hardware-guide.md, "Area and cost")
+      return static_cast<double>(system.system->system.chips) * system.system->chip.die_area_mm2;
+    case HardwareKind::loopnest: return loopnest.area_mm2();
   }
   return 0.0;
 }
@@ -705,7 +793,9 @@ std::pair<std::size_t, std::uint64_t> locate_hardware(const Scenario& s, std::ui
   throw std::out_of_range("hardware variant out of range");
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& file) {
+namespace {
+
+Scenario parse_scenario_text(const std::string& text, const std::string& file) {
   const YAML::Node root = io::parse_yaml(text, file);
   const Place top{file, ""};
   if (!root.IsMap()) io::fail({file, "(root)"}, root, "expected a mapping", io::describe(root));
@@ -713,7 +803,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   Scenario s;
   s.file = file;
   s.text = text;
-  s.name = m.string("name");
+  s.name = name_at(m);
   s.seed = m.unsigned_or("seed", 0);
 
   const YAML::Node hw = m.sequence("hardware");
@@ -730,8 +820,16 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     // A repeated size would evaluate the same points twice under two indices.
     if (std::find(s.batch_sizes.begin(), s.batch_sizes.end(), b) != s.batch_sizes.end())
       io::fail(m.place("batch_sizes").item(i), bs[i], "expected a batch size not listed before", std::to_string(b));
+    // A served model's batch is an int in the serving simulation (evaluate_served).
+    const bool served = std::any_of(s.workloads.begin(), s.workloads.end(), [](const WorkloadEntry& w) { return w.model.has_value(); });
+    if (served && b > std::numeric_limits<int>::max())
+      io::fail(m.place("batch_sizes").item(i), bs[i],
+               "expected at most " + std::to_string(std::numeric_limits<int>::max()) + " with a model workload",
+               std::to_string(b));
     s.batch_sizes.push_back(b);
   }
+  chips::build_chip_graphs(s, wl, m.place("workloads"));
+  chips::share_memo(s);
   // The design space (hardware variants x workloads x batch sizes) must be indexable by a
   // signed 64-bit integer: refuse it here rather than let a count wrap.
   {
@@ -759,6 +857,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   }
   s.search.seed = s.seed;
   if (m.has("search")) s.search = parse_search(m.node("search"), m.place("search"), s.seed);
+  return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  io::RecordedReads reads;
+  Scenario s = parse_scenario_text(text, file);
+  s.inputs = reads.files();
   return s;
 }
 

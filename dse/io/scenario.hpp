@@ -15,15 +15,18 @@
 #include "costmodel/systolic/systolic_platform.hpp"
 #include "costmodel/system/serving.hpp"
 #include "costmodel/workload/spec.hpp"
+#include "dse/io/overrides.hpp"
 #include "dse/io/platform_reader.hpp"
+#include "dse/io/scenario_chips.hpp"
+#include "dse/io/yaml_reader.hpp"
 
 namespace dse {
 
-// A hardware entry of one kind (roofline or systolic): its figures, of which some
+// A hardware entry of one kind (roofline, systolic, system or loopnest): its figures, of which some
 // may be swept by knobs (ranges in the scenario). Variant v decodes as a mixed-radix
 // number over the knobs, the first knob fastest; an entry without knobs has one
 // variant. Figures are stored by index into the kind's field table (scenario.cpp).
-enum class HardwareKind { roofline, systolic, system };
+enum class HardwareKind { roofline, systolic, system, loopnest };
 
 struct HardwareKnob {
   std::string key;
@@ -67,6 +70,7 @@ struct HardwareVariant {
   costmodel::RooflineHardware roofline;
   costmodel::SystolicHardware systolic;
   SystemVariant system;
+  costmodel::lowering::LoopnestChip loopnest;  // kind: loopnest (dse/io/scenario_chips.hpp)
   [[nodiscard]] const std::string& name() const;
   [[nodiscard]] double engineering_risk() const;
   [[nodiscard]] double area_mm2() const;
@@ -79,8 +83,13 @@ struct HardwareEntry {
   HardwareKind kind = HardwareKind::roofline;
   std::vector<double> figures;  // the base value of every field of the kind
   std::vector<HardwareKnob> knobs;
-  std::shared_ptr<const io::SystemFile> system;  // kind: system
+  std::shared_ptr<const io::SystemFile> system;  // kind: system (as its file gives it)
   std::vector<costmodel::system::ServingStack> stacks;  // kind: system, the `stack` values (field value k: stacks[k-1])
+  // kind: system with `overrides:` (dse/io/overrides.hpp): the chip and system of every
+  // combination of override values, read once. Override knob k's choice is the figure after the
+  // system fields (field system fields + k); a knob of several values is a knob of the entry.
+  std::shared_ptr<const io::SystemOverrides> overrides;
+  std::shared_ptr<const LoopnestEntry> loopnest;  // kind: loopnest
   [[nodiscard]] std::uint64_t variants() const;
   // Variant v (< variants()); its name is "NAME" or "NAME#v".
   [[nodiscard]] HardwareVariant variant(std::uint64_t v) const;
@@ -89,8 +98,16 @@ struct HardwareEntry {
   // static batching, batch_timeout_s, stack) and every swept figure; another kind's swept figures.
   [[nodiscard]] std::string describe(std::uint64_t v) const;
   // For a system variant, the `dse eval` options that select the same system and strategy
-  // (--system FILE --tp ... --stack ...); "" for other kinds.
+  // (--system FILE --tp ... --stack ... --override PATH=VALUE ...); for a loop-nest variant, the
+  // `dse map` options that select the same architecture and mapping strategy
+  // (chips::map_arguments); "" otherwise.
   [[nodiscard]] std::string eval_arguments(std::uint64_t v) const;
+  // Every figure of variant v (its knobs' values set).
+  [[nodiscard]] std::vector<double> figures_of(std::uint64_t v) const;
+  // The system a variant's figures select (its override combination, else `system`), and the
+  // override knobs' choices among them.
+  [[nodiscard]] std::shared_ptr<const io::SystemFile> system_at(const std::vector<double>& f) const;
+  [[nodiscard]] std::vector<std::size_t> override_choices(const std::vector<double>& f) const;
 };
 
 // A model served under load (kind: system hardware): a workload preset or file of the
@@ -113,9 +130,12 @@ struct ModelWorkload {
   std::int64_t prompt_bucket_tokens = 0;
 };
 
-// A workload entry: a list of layers (roofline and systolic hardware) or a model.
+// A workload entry: a list of layers (roofline, systolic and loop-nest hardware), a model
+// served under load (systems) or a model at one phase (`phase:`; roofline, systolic and
+// loop-nest hardware: dse/io/scenario_chips.hpp).
 struct WorkloadEntry : costmodel::WorkloadSpec {
   std::optional<ModelWorkload> model;
+  std::shared_ptr<const ChipWorkload> chip;
 };
 
 struct Scenario {
@@ -127,6 +147,9 @@ struct Scenario {
   std::vector<WorkloadEntry> workloads;
   std::vector<std::int64_t> batch_sizes;
   SearchPlan search;  // default: exhaustive
+  // The files the scenario made the reader read (system, hardware, workload files), each once;
+  // not the scenario file itself.
+  std::vector<io::InputFile> inputs;
 };
 
 // For a served model, the `dse eval` options that give the same workload, request lengths,

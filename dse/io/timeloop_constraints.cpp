@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <optional>
 
 #include "dse/io/timeloop_directives.hpp"
 #include "dse/io/timeloop_writer.hpp"
@@ -382,24 +383,52 @@ std::pair<YAML::Node, Place> entries_of(const tl::Document& doc) {
 
 }  // namespace
 
-mp::Constraints read_timeloop_constraints(const std::string& arch_path, const std::string& constraints_path,
-                                          const lp::Architecture& arch, const lp::Problem& problem) {
+namespace {
+
+// The constraints of the architecture document's own nodes and of a constraints document.
+mp::Constraints bind_documents(const tl::Document& arch_doc, const tl::Document* constraints_doc, const lp::Architecture& arch,
+                               const lp::Problem& problem) {
   mp::Constraints c;
   ConstraintsBuilder b(arch, problem, c);
   {
-    const tl::Document doc = tl::load(arch_path, "architecture");
     // A native loop-nest hardware file has no `architecture` (its constraints come from the file alone).
-    const YAML::Node arch_node = doc.root.IsMap() && doc.root["architecture"].IsDefined() ? doc.root["architecture"] : YAML::Node();
+    const YAML::Node& root = arch_doc.root;
+    const YAML::Node arch_node = root.IsMap() && root["architecture"].IsDefined() ? root["architecture"] : YAML::Node();
     const YAML::Node nodes = arch_node.IsMap() && arch_node["nodes"].IsDefined() ? arch_node["nodes"] : YAML::Node();
-    const Place at = Place{arch_path, ""}.child("architecture").child("nodes");
-    if (nodes.IsDefined() && nodes.IsSequence()) walk_nodes(doc, nodes, at, b);
+    const Place at = Place{arch_doc.file, ""}.child("architecture").child("nodes");
+    if (nodes.IsDefined() && nodes.IsSequence()) walk_nodes(arch_doc, nodes, at, b);
   }
-  if (!constraints_path.empty()) {
-    const tl::Document doc = tl::load(constraints_path, "mapspace_constraints");
-    const auto [list, at] = entries_of(doc);
-    for (std::size_t i = 0; list.IsSequence() && i < list.size(); ++i) file_entry(doc, list[i], at.item(i), b);
+  if (constraints_doc != nullptr) {
+    const auto [list, at] = entries_of(*constraints_doc);
+    for (std::size_t i = 0; list.IsSequence() && i < list.size(); ++i) file_entry(*constraints_doc, list[i], at.item(i), b);
   }
   return c;
+}
+
+}  // namespace
+
+mp::Constraints read_timeloop_constraints(const std::string& arch_path, const std::string& constraints_path,
+                                          const lp::Architecture& arch, const lp::Problem& problem) {
+  const tl::Document arch_doc = tl::load(arch_path, "architecture");
+  if (constraints_path.empty()) return bind_documents(arch_doc, nullptr, arch, problem);
+  const tl::Document constraints_doc = tl::load(constraints_path, "mapspace_constraints");
+  return bind_documents(arch_doc, &constraints_doc, arch, problem);
+}
+
+struct TimeloopConstraintSource::Documents {
+  tl::Document arch;
+  std::optional<tl::Document> constraints;
+};
+
+TimeloopConstraintSource::TimeloopConstraintSource(const std::string& arch_path, const std::string& constraints_path)
+    : docs_(std::make_shared<Documents>()) {
+  docs_->arch = tl::load(arch_path, "architecture");
+  if (!constraints_path.empty()) docs_->constraints = tl::load(constraints_path, "mapspace_constraints");
+}
+
+mp::Constraints TimeloopConstraintSource::bind(const lp::Architecture& arch, const lp::Problem& problem) const {
+  const std::lock_guard<std::mutex> lock(*mu_);
+  return bind_documents(docs_->arch, docs_->constraints ? &*docs_->constraints : nullptr, arch, problem);
 }
 
 }  // namespace dse::io

@@ -49,8 +49,8 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
     lp::StorageLevel lv;
     lv.name = l.string("name");
     lv.capacity_words = static_cast<std::int64_t>(l.non_negative_or("capacity_words", 0.0));
-    lv.word_bits = static_cast<int>(l.positive_integer_or("word_bits", 8));
-    lv.block_words = static_cast<int>(l.positive_integer_or("block_words", 1));
+    lv.word_bits = l.positive_int_or("word_bits", 8);
+    lv.block_words = l.positive_int_or("block_words", 1);
     lv.mesh_x = l.positive_integer_or("mesh_x", 1);
     lv.mesh_y = l.positive_integer_or("mesh_y", 1);
     lv.read_bandwidth_words_per_cycle = l.non_negative_or("read_bandwidth_words_per_cycle", 0.0);
@@ -91,7 +91,7 @@ lp::Architecture read_loopnest_hardware(const std::string& path) {
   a.compute.num_rates = static_cast<int>(rates.size());
   for (std::size_t i = 0; i < rates.size(); ++i) {
     const MapReader r(rates[i], c.place("rates").item(i), {"bits", "macs_per_cycle", "energy_pj_per_mac"});
-    a.compute.rates[i] = lp::PrecisionRate{static_cast<int>(r.positive_integer("bits")), r.positive("macs_per_cycle"),
+    a.compute.rates[i] = lp::PrecisionRate{r.positive_int("bits"), r.positive("macs_per_cycle"),
                                            r.non_negative_or("energy_pj_per_mac", 0.0) * 1e-12};
   }
   const std::string why = lp::validate(a);

@@ -3,6 +3,8 @@
 // Timeloop mapping YAML (readable by read_timeloop_mapping and by Timeloop).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 
@@ -27,6 +29,22 @@ costmodel::mapper::Constraints read_timeloop_constraints(const std::string& arch
                                                          const std::string& constraints_path,
                                                          const costmodel::loopnest::Architecture& arch,
                                                          const costmodel::loopnest::Problem& problem);
+
+// The same constraints read once and bound to operators many times (`dse run`'s loop-nest
+// chips): the files are read when the source is made (a ConfigError for a bad file), then
+// bind() gives read_timeloop_constraints' answer for each (architecture, problem). Safe to
+// share between threads (bind() takes a lock: the YAML trees are not thread-safe).
+class TimeloopConstraintSource {
+ public:
+  TimeloopConstraintSource(const std::string& arch_path, const std::string& constraints_path);
+  [[nodiscard]] costmodel::mapper::Constraints bind(const costmodel::loopnest::Architecture& arch,
+                                                    const costmodel::loopnest::Problem& problem) const;
+
+ private:
+  struct Documents;
+  std::shared_ptr<Documents> docs_;
+  std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();
+};
 
 // A native loop-nest hardware description (not Timeloop), e.g.
 // scenarios/hardware/gpu-4level.yaml: loopnest_hardware: {name, clock_hz,

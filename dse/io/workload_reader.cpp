@@ -43,6 +43,21 @@ std::int64_t integer_or(const MapReader& m, const std::string& key, std::int64_t
   return m.has(key) ? m.positive_integer(key) : fallback;
 }
 
+// Layers and block repeats: the serving model lays out every repeated layer (one pipeline work
+// item each, costmodel/platform/system.cpp), so `repeat: 1e9` allocated 12.6 GB before failing.
+// Published models have at most a few hundred layers (GPT-3 96, PaLM 540B 118); 10^5 leaves room.
+constexpr std::int64_t kMaxLayers = 100'000;
+
+std::int64_t layer_count(const YAML::Node& n, const Place& at) {
+  const std::int64_t v = as_positive_integer(n, at);
+  if (v > kMaxLayers) fail(at, n, "expected at most " + std::to_string(kMaxLayers) + " layers", describe(n));
+  return v;
+}
+
+std::int64_t layer_count_or(const MapReader& m, const std::string& key, std::int64_t fallback) {
+  return m.has(key) ? layer_count(m.node(key), m.place(key)) : fallback;
+}
+
 template <class E>
 E choice(const MapReader& m, const std::string& key, E fallback,
          const std::vector<std::pair<std::string, E>>& options) {
@@ -56,13 +71,13 @@ E choice(const MapReader& m, const std::string& key, E fallback,
   }
   const std::string hint = did_you_mean(s, names);
   fail(m.place(key), n, "expected one of " + join(names) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-       "\"" + s + "\"");
+       excerpt(s));
 }
 
 // Reads the transformer hyperparameters present in m over the defaults in s.
 void read_transformer(const MapReader& m, wl::TransformerSpec& s) {
   s.hidden = integer_or(m, "hidden", s.hidden);
-  s.layers = integer_or(m, "layers", s.layers);
+  s.layers = layer_count_or(m, "layers", s.layers);
   s.heads = integer_or(m, "heads", s.heads);
   s.kv_heads = integer_or(m, "kv_heads", s.kv_heads);
   s.head_dim = integer_or(m, "head_dim", s.head_dim);
@@ -106,7 +121,7 @@ void read_resnet(const MapReader& m, wl::ResNetSpec& r) {
     const YAML::Node n = m.sequence("stage_blocks");
     r.stage_blocks.clear();
     for (std::size_t i = 0; i < n.size(); ++i) {
-      r.stage_blocks.push_back(as_positive_integer(n[i], m.place("stage_blocks").item(i)));
+      r.stage_blocks.push_back(layer_count(n[i], m.place("stage_blocks").item(i)));
     }
   }
 }
@@ -173,7 +188,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     const std::string hint = did_you_mean(kind_s, kinds);
     fail(at.child("kind"), kind_node,
          "expected one of " + join(kinds) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-         "\"" + kind_s + "\"");
+         excerpt(kind_s));
   }
   std::vector<std::string> allowed{"name", "kind", "layer", "precision", "after"};
   switch (*kind) {
@@ -199,7 +214,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     const auto layer = wl::layer_type_from_string(s);
     if (!layer) {
       fail(m.place("layer"), m.node("layer"),
-           "expected one of attention, ffn, conv, norm, elementwise, embedding, collective", "\"" + s + "\"");
+           "expected one of attention, ffn, conv, norm, elementwise, embedding, collective", excerpt(s));
     }
     op.layer = *layer;
   }
@@ -242,9 +257,9 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
       dim("rows", op.rows, true);
       dim("cols", op.cols, true);
       if (m.has("flops_per_element")) op.flops_per_element = m.non_negative("flops_per_element");
-      op.inputs = static_cast<int>(m.positive_integer_or("inputs", 1));
+      op.inputs = m.positive_int_or("inputs", 1);
       if (*kind == wl::OpKind::embedding) op.table_rows = m.positive_integer("table_rows");
-      op.participants = static_cast<int>(m.positive_integer_or("participants", 2));
+      op.participants = m.positive_int_or("participants", 2);
       break;
   }
   if (m.has("after")) {
@@ -272,11 +287,11 @@ wl::ExplicitBlock read_block(const YAML::Node& ops, const Place& at, std::string
     for (std::size_t j = 0; j < op.after.size(); ++j) {
       if (seen.count(op.after[j]) == 0) {
         const YAML::Node a = ops[i]["after"];
-        fail(p.child("after"), a, "expected the name of an earlier operator", "\"" + op.after[j] + "\"");
+        fail(p.child("after"), a, "expected the name of an earlier operator", excerpt(op.after[j]));
       }
     }
     if (!seen.insert(op.name).second) {
-      fail(p.child("name"), ops[i]["name"], "expected a name not used before", "\"" + op.name + "\"");
+      fail(p.child("name"), ops[i]["name"], "expected a name not used before", excerpt(op.name));
     }
     b.ops.push_back(std::move(op));
   }
@@ -294,7 +309,7 @@ wl::ExplicitSpec read_explicit(const MapReader& m, std::string name) {
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const MapReader b(blocks[i], m.place("blocks").item(i), {"name", "repeat", "ops"});
       e.blocks.push_back(
-          read_block(b.node("ops"), b.place("ops"), b.string("name"), b.positive_integer_or("repeat", 1), seen));
+          read_block(b.node("ops"), b.place("ops"), b.string("name"), layer_count_or(b, "repeat", 1), seen));
     }
   }
   return e;
@@ -308,7 +323,7 @@ wl::Precision as_precision(const YAML::Node& n, const Place& at) {
   if (!p || *p == wl::Precision::int32) {
     const std::string hint = did_you_mean(s, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
     fail(at, n, "expected one of fp32, bf16, fp16, fp8, int8, int4" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-         "\"" + s + "\"");
+         excerpt(s));
   }
   return *p;
 }
@@ -316,7 +331,7 @@ wl::Precision as_precision(const YAML::Node& n, const Place& at) {
 wl::Phase as_phase(const YAML::Node& n, const Place& at) {
   const std::string s = as_string(n, at);
   const auto p = wl::phase_from_string(s);
-  if (!p) fail(at, n, "expected one of training, prefill, decode", "\"" + s + "\"");
+  if (!p) fail(at, n, "expected one of training, prefill, decode", excerpt(s));
   return *p;
 }
 
@@ -331,7 +346,7 @@ wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
       const std::string hint = did_you_mean(name, names);
       fail(at.child("preset"), node["preset"],
            hint.empty() ? "expected one of " + join(names) : "expected a preset name, did you mean '" + hint + "'?",
-           "\"" + name + "\"");
+           excerpt(name));
     }
     spec = *preset;
     if (auto* t = std::get_if<wl::TransformerSpec>(&spec)) {
@@ -378,7 +393,7 @@ wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
       const std::string hint = did_you_mean(builder, {"decoder", "encoder", "vit", "resnet"});
       fail(at.child("builder"), b,
            "expected one of decoder, encoder, vit, resnet" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-           "\"" + builder + "\"");
+           excerpt(builder));
     }
   } else if (node["ops"].IsDefined() || node["blocks"].IsDefined()) {
     const MapReader m(node, at, {"name", "ops", "blocks"});
@@ -427,7 +442,7 @@ std::string unknown_workload(const std::string& name_or_path) {
 wl::WorkloadSpec resolve_workload(const std::string& name_or_path) {
   if (const auto preset = wl::workload_preset(name_or_path)) return *preset;
   if (const std::string why = unknown_workload(name_or_path); !why.empty())
-    throw ConfigError(name_or_path, 1, 1, "workload", why, "\"" + name_or_path + "\"");
+    throw ConfigError(name_or_path, 1, 1, "workload", why, excerpt(name_or_path));
   return read_workload_file(name_or_path);
 }
 

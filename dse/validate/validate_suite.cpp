@@ -65,7 +65,7 @@ wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_
   std::string name = c.string("workload");
   if (name.find(".yaml") != std::string::npos) name = (fs::path(suite_dir) / name).string();
   if (const std::string why = io::unknown_workload(name); !why.empty())
-    io::fail(c.place("workload"), c.node("workload"), why, "\"" + name + "\"");
+    io::fail(c.place("workload"), c.node("workload"), why, excerpt(name));
   return io::resolve_workload(name);
 }
 

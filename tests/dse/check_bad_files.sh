@@ -42,6 +42,29 @@ for case in "shortlist missing.h5|missing.h5: no such file" "report missing.h5 -
   [ "$rc" = 2 ] && [ "$(wc -l < err)" = 1 ] && grep -q "$want" err ||
     { echo "FAIL $cmd: exit code $rc, stderr:"; cat err; fail=1; }
 done
+# Figures a run never writes (issue 58 item 15: shortlist read a NaN row's absence silently and
+# ranked a negative energy best), and an archive with no row (item 14: `dse report` printed a
+# 54-line Python traceback).
+cp good.h5 nan.h5
+cp good.h5 negative.h5
+"$python" - nan.h5 negative.h5 <<'PY'
+import sys
+import h5py
+for path, field, value in ((sys.argv[1], "latency_s", float("nan")), (sys.argv[2], "energy_per_sample_j", -1.0)):
+    with h5py.File(path, "a") as f:
+        rows = f["archive"][...]
+        rows[field][1] = value
+        f["archive"][...] = rows
+PY
+expect shortlist-nan "/archive: row 1 (point [0-9]*): latency_s is nan" "$dse" shortlist nan.h5
+expect shortlist-negative "energy_per_sample_j is -1" "$dse" shortlist negative.h5
+printf '%s\n' 'name: none' 'hardware:' \
+  '  - {name: tiny, peak_flops_per_s: 1e12, memory_bandwidth_bytes_per_s: 1e9, memory_capacity_bytes: 1, kernel_overhead_s: 0, energy_per_flop_j: 0, energy_per_byte_j: 0, static_power_w: 0, engineering_risk: 0}' \
+  'workloads: [{name: w, layers: [{name: fc, kind: gemm, rows_per_sample: 1, n: 4096, k: 1024}]}]' \
+  'batch_sizes: [1]' >none.yaml
+"$dse" run none.yaml -o none.h5 --no-progress >/dev/null 2>err || { echo "FAIL: a run with no feasible point"; cat err; fail=1; }
+expect report-empty "none.h5: the archive is empty (no evaluated point was feasible); no report to draw" \
+  "$dse" report none.h5 -o rep_e
 cp truncated.h5 again.h5.partial
 expect resume-truncated "truncated file" "$dse" run --resume again.h5
 cmp -s good.h5 keep.h5 || { echo "FAIL: the good result file changed"; fail=1; }

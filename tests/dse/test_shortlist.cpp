@@ -7,7 +7,9 @@
 // shortlist equals that of the brute-force front.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -15,6 +17,7 @@
 
 #include "dse/driver/context.hpp"
 #include "dse/error.hpp"
+#include "dse/h5/h5.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/driver/run.hpp"
 #include "dse/h5/shortlist.hpp"
@@ -238,6 +241,135 @@ TEST(ShortlistObjectives, AcceptsTheHeadersNameWithSense) {
             "--objectives: 'throughput:min': throughput is maximised (the archive keeps the front in that sense)");
   EXPECT_EQ(message("latency:low"), "--objectives: 'latency:low': expected :max or :min after the name");
   EXPECT_EQ(message("latency_s:min,latency"), "--objectives: 'latency' is listed twice");
+}
+
+}  // namespace
+}  // namespace dse
+
+namespace dse {
+namespace {
+
+// A result file written by hand: layout version 2 and an /archive of `rows` in `type`.
+std::string crafted_archive(const std::string& name, const std::vector<PointRecord>& rows, hid_t type) {
+  const std::string path = test::scratch_file(name + ".h5");
+  h5::quiet_errors();
+  const h5::Handle f = h5::create_file(path, {});
+  h5::write_attribute(f, "layout_version", kResultsLayoutVersion);
+  const h5::Handle ds = h5::create_dataset_1d(f, "archive", type, rows.size());
+  h5::write_rows(ds, type, rows.data(), 0, rows.size(), false);
+  return path;
+}
+
+PointRecord good_row(std::uint64_t index) {
+  PointRecord r;
+  r.index = index;
+  r.feasible = 1;
+  r.throughput_samples_per_s = 100.0 + static_cast<double>(index);
+  r.latency_s = 1e-3;
+  r.energy_per_sample_j = 1e-3;
+  r.p99_latency_s = 1e-3;
+  return r;
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    (void)read_archive_rows(path);
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Issue 58 item 15: an archive without latency_s read as latency 0 (HDF5 leaves a missing field
+// of the compound at zero), NaN rows were dropped silently, a negative energy ranked best.
+TEST(ShortlistReader, RefusesMissingFieldsAndBadFigures) {
+  const std::vector<PointRecord> rows = {good_row(0), good_row(1)};
+  const h5::Handle full = point_record_type();
+  EXPECT_EQ(read_error(crafted_archive("good", rows, full)), "");
+  // The record type without latency_s.
+  const h5::Handle partial(H5Tcreate(H5T_COMPOUND, sizeof(PointRecord)), H5Tclose);
+  for (int i = 0; i < H5Tget_nmembers(full); ++i) {
+    char* name = H5Tget_member_name(full, static_cast<unsigned>(i));
+    if (std::string(name) != "latency_s") {
+      const h5::Handle t(H5Tget_member_type(full, static_cast<unsigned>(i)), H5Tclose);
+      H5Tinsert(partial, name, H5Tget_member_offset(full, static_cast<unsigned>(i)), t);
+    }
+    H5free_memory(name);
+  }
+  const std::string missing = crafted_archive("no_latency", rows, partial);
+  EXPECT_NE(read_error(missing).find(missing + ": /archive: no field latency_s"), std::string::npos)
+      << read_error(missing);
+  // A NaN, an infinity and a negative energy, and a feasible flag of 7.
+  auto with = [&](const std::string& name, const std::function<void(PointRecord&)>& edit) {
+    std::vector<PointRecord> r = rows;
+    edit(r[1]);
+    return read_error(crafted_archive(name, r, full));
+  };
+  EXPECT_NE(with("nan", [](PointRecord& r) { r.latency_s = std::nan(""); })
+                .find(": /archive: row 1 (point 1): latency_s is nan"),
+            std::string::npos);
+  EXPECT_NE(with("inf", [](PointRecord& r) { r.throughput_samples_per_s = INFINITY; }).find("throughput_samples_per_s is inf"),
+            std::string::npos);
+  EXPECT_NE(with("negative", [](PointRecord& r) { r.energy_per_sample_j = -1.0; }).find("energy_per_sample_j is -1"),
+            std::string::npos);
+  EXPECT_NE(with("flag", [](PointRecord& r) { r.feasible = 7; }).find("feasible is 7"), std::string::npos);
+  // A dataset that is not a table of points.
+  const std::string bytes = test::scratch_file("bytes.h5");
+  {
+    const h5::Handle f = h5::create_file(bytes, {});
+    h5::write_attribute(f, "layout_version", kResultsLayoutVersion);
+    (void)h5::create_dataset_1d(f, "archive", H5T_STD_U8LE, 4);
+  }
+  EXPECT_NE(read_error(bytes).find("not a table of points"), std::string::npos);
+}
+
+// The front of a group computed at once (nondominated_rows) equals the scan that stops at --top:
+// every --top gives the first rows of the whole front, in the same order. 20,000 rows, 6 in 7 of
+// them on a front, 2 workloads, ties included.
+TEST(ShortlistFront, TheWholeFrontAndTheTopScanAgree) {
+  std::vector<PointRecord> rows;
+  std::uint64_t x = 12345;
+  auto next = [&] {  // xorshift64
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<double>(x >> 11) * 0x1.0p-53;
+  };
+  for (std::uint64_t i = 0; i < 20000; ++i) {
+    PointRecord r = good_row(i);
+    r.workload_id = static_cast<std::uint32_t>(i % 2);
+    // Points of the plane u + v + w = 1 (minimised: 1 - throughput, latency, energy) do not
+    // dominate each other; one in 7 is pushed off the front by a longer latency.
+    const double u = next();
+    const double v = next() * (1.0 - u);
+    r.throughput_samples_per_s = 1.0 - u;
+    r.latency_s = v + (i % 7 == 0 ? 1.0 : 0.0);
+    r.energy_per_sample_j = 1.0 - u - v;
+    r.engineering_risk = static_cast<double>(i % 3) * 0.1;
+    if (i % 101 == 0 && i > 0) {  // an exact tie: the same figures under another index
+      rows.push_back(rows.back());
+      rows.back().index += 100000;
+    }
+    rows.push_back(r);
+  }
+  const auto objectives = default_objectives();
+  const Budgets none;
+  const auto all = shortlist(rows, none, objectives, 0);
+  ASSERT_GT(all.size(), 2000u);
+  for (const std::size_t top : {std::size_t{1}, std::size_t{37}, std::size_t{1024}, std::size_t{1025}, std::size_t{5000}}) {
+    SCOPED_TRACE(top);
+    std::vector<std::size_t> want;
+    std::map<std::uint32_t, std::size_t> per;
+    for (const auto i : all)
+      if (per[rows[i].workload_id]++ < top) want.push_back(i);
+    EXPECT_EQ(shortlist(rows, none, objectives, top), want);
+  }
+  // And the whole front is what brute force finds (one workload, 2,000 rows).
+  std::vector<PointRecord> some(rows.begin(), rows.begin() + 2000);
+  for (auto& r : some) r.workload_id = 0;
+  const auto got = shortlist(some, none, objectives, 0);
+  const auto ref = brute_force(some, none, objectives);
+  EXPECT_EQ(std::set<std::size_t>(got.begin(), got.end()), std::set<std::size_t>(ref.begin(), ref.end()));
 }
 
 }  // namespace

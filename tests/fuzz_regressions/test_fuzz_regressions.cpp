@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_readers.hpp"
+#include "fuzz/fuzz_run.hpp"
 
 namespace {
 
@@ -57,6 +58,7 @@ const Target targets[] = {
     {"scenario", dse::fuzz::read_scenario},   {"gpu_hardware", dse::fuzz::read_gpu_hardware},
     {"workload", dse::fuzz::read_workload},   {"timeloop", dse::fuzz::read_timeloop},
     {"scalesim", dse::fuzz::read_scalesim},   {"onnx", dse::fuzz::read_onnx},
+    {"results", dse::fuzz::read_result_file}, {"run", dse::fuzz::run_scenario},
 };
 
 class FuzzInputs : public ::testing::TestWithParam<Target> {};
