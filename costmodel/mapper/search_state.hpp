@@ -256,6 +256,11 @@ struct Search {
   std::vector<std::vector<Move>> move_bufs;  // descent, kick
   std::vector<Move> pair_buf;                // classic.cpp
 
+  // The search keeps references: a temporary for any of them would dangle (refused at compile time).
+  Search(const lp::Architecture&&, const lp::Problem&, const Constraints&, const MapperOptions&) = delete;
+  Search(const lp::Architecture&, const lp::Problem&&, const Constraints&, const MapperOptions&) = delete;
+  Search(const lp::Architecture&, const lp::Problem&, const Constraints&&, const MapperOptions&) = delete;
+  Search(const lp::Architecture&, const lp::Problem&, const Constraints&, const MapperOptions&&) = delete;
   Search(const lp::Architecture& aa, const lp::Problem& pp, const Constraints& cc, const MapperOptions& oo)
       : a(aa), p(pp), c(cc), o(oo), nl(static_cast<int>(aa.levels.size())), nd(pp.num_dims) {
     prep = lp::prepare(aa, pp);

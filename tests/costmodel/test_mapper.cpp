@@ -487,7 +487,8 @@ TEST(MapperHeuristic, NeverWorseThanTheFirstLocalSearch) {
   for (const auto& hc : heuristic_cases()) {
     for (const mp::Objective obj : {mp::Objective::energy, mp::Objective::latency, mp::Objective::edp}) {
       const mp::MapperOptions o = heuristic_options(obj);
-      mp::detail::Search s(hc.a, hc.p, mp::Constraints{}, o);
+      const mp::Constraints none{};
+      mp::detail::Search s(hc.a, hc.p, none, o);
       mp::detail::init_search(s, hc.a.compute.rates[0]);
       s.heuristic_stop = o.heuristic_evaluations;
       s.run_classic(obj);
