@@ -5,7 +5,10 @@
 # run in the plain ci job; the pair took 176 s of the ASan job's test time on the 2-core CI
 # machine; and less results_current, which checks the figures shipped in results/, not memory:
 # its dse run and shortlist calls are those of mpi_quickstart_* and report_quickstart, and it
-# took 27 s under ASan), then builds the TBB/driver paths with TSan (preset "tsan") and runs
+# took 27 s under ASan; and less served_points_equal_dse_eval and next_gen_chip_points_equal_dse_eval,
+# which compare dse run's figures with hundreds of dse eval runs bit for bit: the same serving code runs
+# under ASan in mpi_identity_* and cli_platform_json, and the two took 500 s and more than 600 s under
+# ASan on the 2-core machine), then builds the TBB/driver paths with TSan (preset "tsan") and runs
 # test_dse_run_local and `dse run tests/mpi/sweep.yaml --threads 2`. Any sanitizer report fails the job
 # (halt_on_error); library false positives are suppressed in scripts/sanitizers/.
 # Both presets compile at -O1 with line tables only (-O1 -g1, CMakePresets.json): reports keep
@@ -44,7 +47,7 @@ if [ "$what" = asan ] || [ "$what" = both ]; then
   unwind 1
   (cd "$asan_dir" && ctest -LE 'known_gap|mpi_init' --output-on-failure -j"$jobs")
   unwind 0
-  (cd "$asan_dir" && ctest -L mpi_init -LE known_gap -E '^(mpi_(resume_after_faults|output_faults)_np4|mpi_rank_failures_np3|results_current)$' \
+  (cd "$asan_dir" && ctest -L mpi_init -LE known_gap -E '^(mpi_(resume_after_faults|output_faults)_np4|mpi_rank_failures_np3|results_current|(served|next_gen_chip)_points_equal_dse_eval)$' \
     --output-on-failure -j"$jobs")
   unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
   echo "asan+ubsan: clean in $(( $(date +%s) - start )) s"

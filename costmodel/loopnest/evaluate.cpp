@@ -381,28 +381,42 @@ struct Nest {
   return part;
 }
 
-}  // namespace
+// A stage's verdict on the mapping: feasible so far (reason none), or why and at which level not.
+struct Verdict {
+  Infeasible reason = Infeasible::none;
+  int level = -1;
+};
 
-NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
-  NestCost out;
-  const int nl = pn.num_levels;
-  out.num_levels = nl;
-  out.macs = pn.macs;
-  auto fail = [&out](Infeasible r, int level) {
-    out.feasible = false;
-    out.reason = r;
-    out.reason_level = level;
-  };
-  if (!pn.shape_ok || map.num_levels != nl) {
-    fail(Infeasible::bad_shape, -1);
-    return out;
-  }
-  const int nd = pn.num_dims;
-  const int nx = pn.ext_dims;  // extents are tracked for dimensions < nx (1 beyond nd)
-  const int nt = pn.num_tensors;
+// The nest walked outermost loop first (unit loops do not count): the temporal loops in nest
+// order with the product of the factors outside each (outer_prod[M] = all of them), the set of
+// them above every level and over every dimension; per level the dimensions it splits
+// spatially with the span per mesh axis, the temporal factors of the levels above it, and the
+// compute instances its spatial loops and those above it use.
+struct LoopWalk {
+  std::array<i64, kMaxLevels * kMaxDims + 1> outer_prod;
+  std::array<std::uint64_t, kMaxLevels> loops_above;  // bit m: temporal loop m sits above level l
+  std::array<std::uint64_t, kMaxDims> tpos{};  // bit m: temporal loop m is over dimension d
+  std::array<std::uint32_t, kMaxLevels> spatial_dims;  // bit d: level l has a spatial loop over d
+  std::array<i64, kMaxLevels> span_x;
+  std::array<i64, kMaxLevels> span_y;
+  std::array<Extents, kMaxLevels + 1> t_above;
+  std::array<i64, kMaxLevels + 1> used_above;  // spatial product of levels < l
+};
 
-  // Extents inside all of level l's loops, straight from the factors.
-  LevelExtents el;
+// Per tensor state while the levels are walked from the innermost out: what the next inner
+// keeper (or the MACs) pulls per instance, and the spatial fan-out (all of it, and its distinct
+// deliveries) since that keeper.
+struct TensorWalk {
+  std::array<i64, kMaxTensors> child_fills;
+  std::array<i64, kMaxTensors> pending_fan;
+  std::array<i64, kMaxTensors> pending_distinct;
+  std::array<std::uint64_t, kMaxTensors> relevant;  // temporal loops over a dimension of the tensor
+  std::array<std::uint32_t, kMaxLevels> kept_above;  // bit t: a level above l keeps tensor t
+};
+
+// Extents inside all of level l's loops, straight from the factors.
+inline Verdict factor_extents(const PreparedNest& pn, const Mapping& map, LevelExtents& el) noexcept {
+  const int nl = pn.num_levels, nd = pn.num_dims, nx = pn.ext_dims;
   for (int d = 0; d < nx; ++d) at(at(el, nl), d) = 1;
   for (int l = nl - 1; l >= 0; --l) {
     const LevelMapping& lm = at(map.levels, l);
@@ -415,47 +429,35 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
       at(e, d) = at(inner, d) * sf * tf;
       least = std::min(least, std::min(sf, tf));
     }
-    if (least < 1) {
-      fail(Infeasible::bad_factors, l);
-      return out;
-    }
+    if (least < 1) return {Infeasible::bad_factors, l};
     for (int d = nd; d < nx; ++d) at(e, d) = 1;
   }
+  return {};
+}
 
-  // Walk the nest outermost loop first (unit loops do not count): the
-  // temporal loops in nest order with the product of the factors outside each
-  // (outer_prod[M] = all of them), the set of them above every level and over
-  // every dimension; per level the dimensions it splits spatially with the
-  // span per mesh axis, and the temporal factors of the levels above it.
-  std::array<i64, kMaxLevels * kMaxDims + 1> outer_prod;
-  std::array<std::uint64_t, kMaxLevels> loops_above;  // bit m: temporal loop m sits above level l
-  std::array<std::uint64_t, kMaxDims> tpos{};  // bit m: temporal loop m is over dimension d
-  std::array<std::uint32_t, kMaxLevels> spatial_dims;  // bit d: level l has a spatial loop over d
-  std::array<i64, kMaxLevels> span_x;
-  std::array<i64, kMaxLevels> span_y;
-  std::array<Extents, kMaxLevels + 1> t_above;
-  for (int d = 0; d < nx; ++d) at(at(t_above, 0), d) = 1;
+// The loops of the nest (LoopWalk), refusing a loop order that is not a permutation.
+inline Verdict walk_loops(const PreparedNest& pn, const Mapping& map, LoopWalk& w, i64& iterations) noexcept {
+  const int nl = pn.num_levels, nd = pn.num_dims, nx = pn.ext_dims;
+  for (int d = 0; d < nx; ++d) at(at(w.t_above, 0), d) = 1;
   int nm = 0;
-  i64 iterations = 1;  // temporal iterations of one compute instance
   for (int l = 0; l < nl; ++l) {
     const LevelMapping& lm = at(map.levels, l);
-    at(loops_above, l) = (std::uint64_t{1} << nm) - 1;  // nm < 64: at most 7 levels above
-    const Extents& ta = at(t_above, l);
-    Extents& tb = at(t_above, l + 1);
+    at(w.loops_above, l) = (std::uint64_t{1} << nm) - 1;  // nm < 64: at most 7 levels above
+    const Extents& ta = at(w.t_above, l);
+    Extents& tb = at(w.t_above, l + 1);
     unsigned seen = 0;
     for (int i = 0; i < nd; ++i) {
       const int d = at(lm.order, i);
       if (static_cast<unsigned>(d) >= static_cast<unsigned>(nd) || ((seen >> d) & 1u) != 0) {
-        fail(Infeasible::bad_shape, l);
-        return out;
+        return {Infeasible::bad_shape, l};
       }
       seen |= 1u << d;
       const i64 f = at(lm.temporal, d);
       at(tb, d) = at(ta, d) * f;
       if (f > 1) {
-        at(outer_prod, nm) = iterations;
+        at(w.outer_prod, nm) = iterations;
         iterations *= f;
-        at(tpos, d) |= std::uint64_t{1} << nm;
+        at(w.tpos, d) |= std::uint64_t{1} << nm;
         ++nm;
       }
     }
@@ -468,209 +470,194 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
         (at(lm.axis, d) == Axis::x ? sx : sy) *= f;
       }
     }
-    at(span_x, l) = sx;
-    at(span_y, l) = sy;
-    at(spatial_dims, l) = sd;
+    at(w.span_x, l) = sx;
+    at(w.span_y, l) = sy;
+    at(w.spatial_dims, l) = sd;
     for (int d = nd; d < nx; ++d) at(tb, d) = 1;
   }
-  at(outer_prod, nm) = iterations;
+  at(w.outer_prod, nm) = iterations;
+  return {};
+}
 
-  double padded_points = 1.0;
-  for (int d = 0; d < nd; ++d) {
-    if (at(el[0], d) < at(pn.dim_sizes, d)) {
-      fail(Infeasible::bad_factors, -1);
-      return out;
-    }
-    padded_points *= static_cast<double>(at(el[0], d));
-  }
-  out.padded_macs = padded_points * pn.macs_per_point;
-
-  // Spatial fan-out per level and utilised instances.
-  std::array<i64, kMaxLevels + 1> used_above;  // spatial product of levels < l
-  used_above[0] = 1;
+// Spatial fan-out per level within its mesh, and the utilised instances.
+inline Verdict fan_out(const PreparedNest& pn, LoopWalk& w) noexcept {
+  const int nl = pn.num_levels;
+  w.used_above[0] = 1;
   for (int l = 0; l < nl; ++l) {
     const PreparedLevel& pl = at(pn.levels, l);
-    if (at(span_x, l) > pl.fan_x || at(span_y, l) > pl.fan_y) {
-      fail(Infeasible::fanout_exceeded, l);
-      return out;
-    }
-    at(used_above, l + 1) = at(used_above, l) * at(span_x, l) * at(span_y, l);
+    if (at(w.span_x, l) > pl.fan_x || at(w.span_y, l) > pl.fan_y) return {Infeasible::fanout_exceeded, l};
+    at(w.used_above, l + 1) = at(w.used_above, l) * at(w.span_x, l) * at(w.span_y, l);
   }
-  out.compute_instances_used = at(used_above, nl);
-  if (!pn.rate_ok) {
-    fail(Infeasible::unsupported_precision, -1);
-    return out;
-  }
+  return {};
+}
 
-  // A tensor kept where its level may not hold it: the first such tensor
-  // (at its outermost offending level) is the reason, and the tensors before
-  // it are still analysed.
-  int nt_ok = nt;
-  int bad_level = -1;
-  {
-    std::uint32_t violation = 0;
-    for (int l = 0; l < nl; ++l) violation |= at(map.levels, l).keep & ~at(pn.levels, l).may_keep;
-    violation &= (1u << nt) - 1u;
-    if (violation != 0) {
-      nt_ok = std::countr_zero(violation);
-      for (int l = 0; l < nl && bad_level < 0; ++l) {
-        if (((at(map.levels, l).keep & ~at(pn.levels, l).may_keep) >> nt_ok & 1u) != 0) bad_level = l;
-      }
-    }
+// A tensor kept where its level may not hold it: the first such tensor (at its outermost
+// offending level, bad_level) is the reason, and the tensors before it are still analysed.
+// Returns how many are (all of them when no keep is refused).
+inline int tensors_analysed(const PreparedNest& pn, const Mapping& map, int& bad_level) noexcept {
+  const int nl = pn.num_levels;
+  std::uint32_t violation = 0;
+  for (int l = 0; l < nl; ++l) violation |= at(map.levels, l).keep & ~at(pn.levels, l).may_keep;
+  violation &= (1u << pn.num_tensors) - 1u;
+  if (violation == 0) return pn.num_tensors;
+  const int nt_ok = std::countr_zero(violation);
+  for (int l = 0; l < nl && bad_level < 0; ++l) {
+    if (((at(map.levels, l).keep & ~at(pn.levels, l).may_keep) >> nt_ok & 1u) != 0) bad_level = l;
   }
+  return nt_ok;
+}
 
-  // Per tensor state while the levels are walked from the innermost out:
-  // what the next inner keeper (or the MACs) pulls per instance, and the
-  // spatial fan-out (all of it, and its distinct deliveries) since that keeper.
-  std::array<i64, kMaxTensors> child_fills;
-  std::array<i64, kMaxTensors> pending_fan;
-  std::array<i64, kMaxTensors> pending_distinct;
-  std::array<std::uint64_t, kMaxTensors> relevant;  // temporal loops over a dimension of the tensor
-  std::array<std::uint32_t, kMaxLevels> kept_above;  // bit t: a level above l keeps tensor t
-  Nest nest;
-  bool general = false;  // some tensor needs the explicit nest
+// The tensors' state before the innermost level (TensorWalk). Returns whether some tensor has
+// a coordinate of several terms and so needs the explicit nest.
+inline bool start_tensors(const PreparedNest& pn, const LoopWalk& w, i64 iterations, int nt_ok,
+                          TensorWalk& tw) noexcept {
+  bool general = false;
   for (int t = 0; t < nt_ok; ++t) {
     const PreparedTensor& pt = at(pn.tensors, t);
-    at(child_fills, t) = iterations;
-    at(pending_fan, t) = 1;
-    at(pending_distinct, t) = 1;
+    at(tw.child_fills, t) = iterations;
+    at(tw.pending_fan, t) = 1;
+    at(tw.pending_distinct, t) = 1;
     std::uint64_t rel = 0;
-    for (std::uint32_t mk = pt.dim_mask; mk != 0; mk &= mk - 1) rel |= at(tpos, std::countr_zero(mk));
-    at(relevant, t) = rel;
+    for (std::uint32_t mk = pt.dim_mask; mk != 0; mk &= mk - 1) rel |= at(w.tpos, std::countr_zero(mk));
+    at(tw.relevant, t) = rel;
     general = general || !pt.simple;
   }
+  return general;
+}
+
+// The spatial loops of level lvl sit between it and the levels below: every tensor's pending
+// fan-out grows by their span, its distinct deliveries by the spread of its coordinates.
+inline void add_spatial_loops(const PreparedNest& pn, const LevelMapping& lm, const LoopWalk& w, const Nest& nest,
+                              int lvl, int nt_ok, TensorWalk& tw) noexcept {
+  const i64 span = at(w.span_x, lvl) * at(w.span_y, lvl);
+  for (int t = 0; t < nt_ok; ++t) {
+    const PreparedTensor& pt = at(pn.tensors, t);
+    at(tw.pending_fan, t) *= span;
+    if (pt.simple) {
+      i64 distinct = 1;
+      for (std::uint32_t dm = pt.dim_mask & at(w.spatial_dims, lvl); dm != 0; dm &= dm - 1) distinct *= at(lm.spatial, std::countr_zero(dm));
+      at(tw.pending_distinct, t) *= distinct;
+    } else {
+      at(tw.pending_distinct, t) *= coordinate_spread(pt, nest.sloops, at(nest.spatial_start, lvl), at(nest.spatial_start, lvl + 1));
+    }
+  }
+}
+
+// Fills of a level keeping a tensor: the first tile, then the delta at every step of the
+// temporal loops above it (simple_timeloop: single-term coordinates under Timeloop's rule).
+inline i64 tile_fills(const PreparedTensor& pt, bool simple_timeloop, const Extents& ext, i64 tile, const LoopWalk& w,
+                      const Nest& nest, std::uint64_t relevant, int lvl, ReusePolicy reuse) noexcept {
+  if (!simple_timeloop) {
+    return walk_fills(pt, ext, tile, nest.tloops, w.outer_prod, at(nest.temporal_above, lvl), reuse);
+  }
+  // Single-term coordinates never cancel a move, so with Timeloop's rule every step of a loop
+  // outside the innermost relevant loop J refetches the whole tile (these steps telescope to
+  // outer_prod[J] - 1). J's own steps move the tile by at least its extent (a loop above the
+  // level strides by at least the level's extent), so they refetch it whole too:
+  // fills = tile * outer_prod[J + 1].
+  const std::uint64_t above = relevant & at(w.loops_above, lvl);
+  return above != 0 ? tile * at(w.outer_prod, static_cast<int>(std::bit_width(above))) : tile;
+}
+
+// Partition of an output kept at level lvl: the share of the output this instance ever holds,
+// the whole output divided by the spatial fan-out above the level.
+inline i64 output_partition(const PreparedTensor& pt, bool simple, const LevelExtents& el, const LoopWalk& w,
+                            const Nest& nest, int lvl) noexcept {
+  if (!simple) return general_partition(pt, el, nest.es, nest.spatial_start, lvl);
+  // = tile of (temporal factors above the level) x (extents inside it).
+  const Extents& above = at(w.t_above, lvl);
+  const Extents& ext = at(el, lvl);
+  i64 part = 1;
+  for (int q = 0; q < pt.num_used; ++q) {
+    const int d = at(pt.used_dims, q);
+    part *= at(above, d) * at(ext, d);
+  }
+  return part;
+}
+
+// Level lvl's accesses per tensor it keeps (its tile; fills from above, the first tile then
+// the delta at every step of the temporal loops above it; accesses from the children, which
+// for an output are updates), and when every tensor could be analysed (all_ok) its capacity,
+// bandwidth-limited cycles, and energy of whole access vectors per tensor and action on the
+// utilised instances. The reason names the innermost level over capacity.
+inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelExtents& el, const LoopWalk& w,
+                       const Nest& nest, int lvl, int nt_ok, int nt, TensorWalk& tw, NestCost& out,
+                       double& cycles) noexcept {
+  const LevelMapping& lm = at(map.levels, lvl);
+  const PreparedLevel& pl = at(pn.levels, lvl);
+  LevelCost& lc = at(out.levels, lvl);
+  const Extents& ext = at(el, lvl);
+  if (at(w.spatial_dims, lvl) != 0) add_spatial_loops(pn, lm, w, nest, lvl, nt_ok, tw);
   const bool timeloop = map.reuse == ReusePolicy::timeloop;
-  general = general || !timeloop;
-  if (general) build_nest(map, nl, nd, nx, el, nest);
-  for (std::uint32_t l = 0, k = 0; l < static_cast<std::uint32_t>(nl); k |= at(map.levels, l).keep, ++l) at(kept_above, l) = k;
-
-  out.compute_cycles = static_cast<double>(iterations) / pn.macs_per_cycle;
-  double cycles = out.compute_cycles;
-  for (int lvl = nl - 1; lvl >= 0; --lvl) {
-    const LevelMapping& lm = at(map.levels, lvl);
-    const PreparedLevel& pl = at(pn.levels, lvl);
-    LevelCost& lc = at(out.levels, lvl);
-    const Extents& ext = at(el, lvl);
-    // The spatial loops of this level sit between it and the levels below.
-    if (at(spatial_dims, lvl) != 0) {
-      const i64 span = at(span_x, lvl) * at(span_y, lvl);
-      for (int t = 0; t < nt_ok; ++t) {
-        const PreparedTensor& pt = at(pn.tensors, t);
-        at(pending_fan, t) *= span;
-        if (pt.simple) {
-          i64 distinct = 1;
-          for (std::uint32_t dm = pt.dim_mask & at(spatial_dims, lvl); dm != 0; dm &= dm - 1) distinct *= at(lm.spatial, std::countr_zero(dm));
-          at(pending_distinct, t) *= distinct;
-        } else {
-          at(pending_distinct, t) *= coordinate_spread(pt, nest.sloops, at(nest.spatial_start, lvl), at(nest.spatial_start, lvl + 1));
-        }
-      }
+  const i64 copies = lm.double_buffer ? 2 : 1;
+  const i64 bw = pl.block_words;
+  i64 used = 0, rd = 0, wr = 0, rv = 0, fv = 0, uv = 0;
+  for (int t = 0; t < nt_ok; ++t) {
+    if ((lm.keep >> t & 1u) == 0) continue;
+    const PreparedTensor& pt = at(pn.tensors, t);
+    const bool simple = pt.simple;
+    TensorStats& ts = at(lc.tensors, t);
+    ts.kept = true;
+    const i64 tile = simple ? simple_size(pt, ext) : tile_size(pt, ext);
+    ts.utilized_capacity = tile;
+    used += tile * copies;
+    const i64 fills = tile_fills(pt, simple && timeloop, ext, tile, w, nest, at(tw.relevant, t), lvl, map.reuse);
+    // Accesses from the children: distinct deliveries across the spatial fan-out between this
+    // level and the child (identical deltas multicast, identical partial sums reduced).
+    const i64 fan = at(tw.pending_fan, t), distinct = at(tw.pending_distinct, t);
+    at(tw.pending_fan, t) = 1;
+    at(tw.pending_distinct, t) = 1;
+    const i64 content = at(tw.child_fills, t) * distinct;
+    at(tw.child_fills, t) = fills;
+    if (fan != 1 || distinct != 1) ts.fanout_per_access = static_cast<double>(fan) / static_cast<double>(distinct);
+    const bool outermost = (at(tw.kept_above, lvl) >> t & 1u) == 0;
+    i64 reads = content, filled = outermost ? 0 : fills, updates = 0;
+    if (pt.read_write) {
+      const i64 part = output_partition(pt, simple, el, w, nest, lvl);
+      ts.partition = part;
+      updates = content;
+      reads = std::max<i64>(0, content - part);
+      filled = outermost ? 0 : std::max<i64>(0, fills - part);
     }
-    const i64 copies = lm.double_buffer ? 2 : 1;
-    const i64 bw = pl.block_words;
-    i64 used = 0, rd = 0, wr = 0, rv = 0, fv = 0, uv = 0;
-    for (int t = 0; t < nt_ok; ++t) {
-      if ((lm.keep >> t & 1u) == 0) continue;
-      const PreparedTensor& pt = at(pn.tensors, t);
-      const bool simple = pt.simple;
-      TensorStats& ts = at(lc.tensors, t);
-      ts.kept = true;
-
-      // Tile.
-      const i64 tile = simple ? simple_size(pt, ext) : tile_size(pt, ext);
-      ts.utilized_capacity = tile;
-      used += tile * copies;
-
-      // Fills of this level: the first tile, then the delta at every step of the
-      // temporal loops above it.
-      i64 fills = tile;
-      if (simple && timeloop) {
-        // Single-term coordinates never cancel a move, so with Timeloop's rule
-        // every step of a loop outside the innermost relevant loop J refetches
-        // the whole tile (these steps telescope to outer_prod[J] - 1). J's own
-        // steps move the tile by at least its extent (a loop above the level
-        // strides by at least the level's extent), so they refetch it whole
-        // too: fills = tile * outer_prod[J + 1].
-        const std::uint64_t above = at(relevant, t) & at(loops_above, lvl);
-        if (above != 0) fills = tile * at(outer_prod, static_cast<int>(std::bit_width(above)));
-      } else {
-        fills = walk_fills(pt, ext, tile, nest.tloops, outer_prod, at(nest.temporal_above, lvl), map.reuse);
-      }
-
-      // Accesses from the children: distinct deliveries across the spatial
-      // fan-out between this level and the child (identical deltas multicast,
-      // identical partial sums reduced).
-      const i64 fan = at(pending_fan, t), distinct = at(pending_distinct, t);
-      at(pending_fan, t) = 1;
-      at(pending_distinct, t) = 1;
-      const i64 content = at(child_fills, t) * distinct;
-      at(child_fills, t) = fills;
-      if (fan != 1 || distinct != 1) ts.fanout_per_access = static_cast<double>(fan) / static_cast<double>(distinct);
-      const bool outermost = (at(kept_above, lvl) >> t & 1u) == 0;
-
-      i64 reads = content, filled = outermost ? 0 : fills, updates = 0;
-      if (pt.read_write) {
-        // Partition: the share of the output this instance ever holds, the
-        // whole output divided by the spatial fan-out above the level.
-        i64 part = 1;
-        if (simple) {
-          // = tile of (temporal factors above the level) x (extents inside it).
-          const Extents& above = at(t_above, lvl);
-          for (int q = 0; q < pt.num_used; ++q) {
-            const int d = at(pt.used_dims, q);
-            part *= at(above, d) * at(ext, d);
-          }
-        } else {
-          part = general_partition(pt, el, nest.es, nest.spatial_start, lvl);
-        }
-        ts.partition = part;
-        updates = content;
-        reads = std::max<i64>(0, content - part);
-        filled = outermost ? 0 : std::max<i64>(0, fills - part);
-      }
-      ts.reads = reads;
-      ts.fills = filled;
-      ts.updates = updates;
-      rd += reads;
-      wr += filled + updates;
-      if (bw <= 1) {
-        rv += reads;
-        fv += filled;
-        uv += updates;
-      } else {
-        rv += ceil_div(reads, bw);
-        fv += ceil_div(filled, bw);
-        uv += ceil_div(updates, bw);
-      }
+    ts.reads = reads;
+    ts.fills = filled;
+    ts.updates = updates;
+    rd += reads;
+    wr += filled + updates;
+    if (bw <= 1) {
+      rv += reads;
+      fv += filled;
+      uv += updates;
+    } else {
+      rv += ceil_div(reads, bw);
+      fv += ceil_div(filled, bw);
+      uv += ceil_div(updates, bw);
     }
-    lc.instances = pl.instances;
-    lc.utilized_instances = at(used_above, lvl);
-    if (nt_ok < nt) continue;  // infeasible below; the counts above are all it reports
-
-    // Capacity, bandwidth-limited cycles, and energy of whole access vectors
-    // per tensor and action on the utilised instances. The reason names the
-    // innermost level over capacity.
-    lc.capacity_used_words = used;
-    if (pl.capacity_words > 0 && used > pl.capacity_words && out.feasible) {
-      out.feasible = false;
-      out.reason = Infeasible::capacity_exceeded;
-      out.reason_level = lvl;
-    }
-    double c = 0.0;
-    if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
-    if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
-    lc.cycles = c;
-    cycles = std::max(cycles, c);
-    const double inst = static_cast<double>(at(used_above, lvl));
-    lc.read_energy_j = static_cast<double>(rv) * pl.read_energy_j * inst;
-    lc.fill_energy_j = static_cast<double>(fv) * pl.fill_energy_j * inst;
-    lc.update_energy_j = static_cast<double>(uv) * pl.update_energy_j * inst;
   }
-  if (nt_ok < nt) {
-    out.compute_cycles = 0.0;
-    fail(Infeasible::keep_not_allowed, bad_level);
-    return out;
+  lc.instances = pl.instances;
+  lc.utilized_instances = at(w.used_above, lvl);
+  if (nt_ok < nt) return;  // infeasible below; the counts above are all it reports
+  lc.capacity_used_words = used;
+  if (pl.capacity_words > 0 && used > pl.capacity_words && out.feasible) {
+    out.feasible = false;
+    out.reason = Infeasible::capacity_exceeded;
+    out.reason_level = lvl;
   }
+  double c = 0.0;
+  if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
+  if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  lc.cycles = c;
+  const double inst = static_cast<double>(at(w.used_above, lvl));
+  lc.read_energy_j = static_cast<double>(rv) * pl.read_energy_j * inst;
+  lc.fill_energy_j = static_cast<double>(fv) * pl.fill_energy_j * inst;
+  lc.update_energy_j = static_cast<double>(uv) * pl.update_energy_j * inst;
+  cycles = std::max(cycles, c);
+}
+
+// The nest's cycles (the slowest of compute and every level), utilisation, and energy with
+// leakage: power-gated levels leak on the instances that hold data (at least one).
+inline void finish_cost(const PreparedNest& pn, double cycles, NestCost& out) noexcept {
+  const int nl = pn.num_levels, nt = pn.num_tensors;
   out.cycles = cycles;
   out.latency_s = pn.clock_hz > 0.0 ? cycles / pn.clock_hz : 0.0;
   const double peak = pn.peak_macs_per_cycle;
@@ -678,7 +665,6 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
   double total = 0.0;
   for (int l = 0; l < nl; ++l) {
     LevelCost& lc = at(out.levels, l);
-    // Power-gated levels leak on the instances that hold data (at least one).
     const PreparedLevel& pl = at(pn.levels, l);
     bool holds = false;
     for (int t = 0; t < nt; ++t) holds = holds || at(lc.tensors, t).kept;
@@ -689,6 +675,75 @@ NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
   }
   out.compute_energy_j = out.padded_macs * pn.energy_per_mac_j;
   out.energy_j = total + out.compute_energy_j;
+}
+
+}  // namespace
+
+NestCost evaluate(const PreparedNest& pn, const Mapping& map) noexcept {
+  NestCost out;
+  const int nl = pn.num_levels;
+  out.num_levels = nl;
+  out.macs = pn.macs;
+  auto fail = [&out](Verdict v) {
+    out.feasible = false;
+    out.reason = v.reason;
+    out.reason_level = v.level;
+  };
+  if (!pn.shape_ok || map.num_levels != nl) {
+    fail({Infeasible::bad_shape, -1});
+    return out;
+  }
+  const int nd = pn.num_dims;
+  const int nt = pn.num_tensors;
+  LevelExtents el;
+  LoopWalk w;
+  i64 iterations = 1;
+  {
+    Verdict v = factor_extents(pn, map, el);
+    if (v.reason == Infeasible::none) v = walk_loops(pn, map, w, iterations);
+    if (v.reason != Infeasible::none) {
+      fail(v);
+      return out;
+    }
+  }
+  double padded_points = 1.0;
+  for (int d = 0; d < nd; ++d) {
+    if (at(el[0], d) < at(pn.dim_sizes, d)) {
+      fail({Infeasible::bad_factors, -1});
+      return out;
+    }
+    padded_points *= static_cast<double>(at(el[0], d));
+  }
+  out.padded_macs = padded_points * pn.macs_per_point;
+  if (const Verdict v = fan_out(pn, w); v.reason != Infeasible::none) {
+    fail(v);
+    return out;
+  }
+  out.compute_instances_used = at(w.used_above, nl);
+  if (!pn.rate_ok) {
+    fail({Infeasible::unsupported_precision, -1});
+    return out;
+  }
+
+  int bad_level = -1;
+  const int nt_ok = tensors_analysed(pn, map, bad_level);
+  TensorWalk tw;
+  Nest nest;
+  // The explicit nest, when some tensor needs it (a coordinate of several terms, or exact reuse).
+  const bool general = start_tensors(pn, w, iterations, nt_ok, tw) || map.reuse != ReusePolicy::timeloop;
+  if (general) build_nest(map, nl, nd, pn.ext_dims, el, nest);
+  for (std::uint32_t l = 0, k = 0; l < static_cast<std::uint32_t>(nl); k |= at(map.levels, l).keep, ++l)
+    at(tw.kept_above, l) = k;
+
+  out.compute_cycles = static_cast<double>(iterations) / pn.macs_per_cycle;
+  double cycles = out.compute_cycles;
+  for (int lvl = nl - 1; lvl >= 0; --lvl) cost_level(pn, map, el, w, nest, lvl, nt_ok, nt, tw, out, cycles);
+  if (nt_ok < nt) {
+    out.compute_cycles = 0.0;
+    fail({Infeasible::keep_not_allowed, bad_level});
+    return out;
+  }
+  finish_cost(pn, cycles, out);
   return out;
 }
 

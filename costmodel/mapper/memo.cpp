@@ -18,9 +18,10 @@ void put(std::string& k, const T& v) {
 
 }  // namespace
 
-std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const Constraints& c, const MapperOptions& o) {
-  std::string k;
-  k.reserve(1024);
+namespace {
+
+// The architecture: every storage level's figures, then the compute mesh and its rates.
+void put_architecture(std::string& k, const lp::Architecture& a) {
   const int nl = static_cast<int>(a.levels.size());
   put(k, nl);
   put(k, a.clock_hz);
@@ -48,6 +49,10 @@ std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const
     put(k, r.macs_per_cycle);
     put(k, r.energy_per_mac_j);
   }
+}
+
+// The problem: dimension sizes, then each tensor's ranks and their terms.
+void put_problem(std::string& k, const lp::Problem& p) {
   put(k, p.num_dims);
   for (int d = 0; d < p.num_dims; ++d) put(k, p.dim_sizes[static_cast<std::size_t>(d)]);
   put(k, p.num_tensors);
@@ -66,31 +71,42 @@ std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const
       }
     }
   }
-  for (int l = 0; l < nl; ++l) {
-    const LevelConstraint& lc = c.levels[static_cast<std::size_t>(l)];
-    for (int d = 0; d < p.num_dims; ++d) {
-      put(k, lc.temporal[static_cast<std::size_t>(d)]);
-      put(k, lc.spatial[static_cast<std::size_t>(d)]);
-    }
-    put(k, lc.num_permutation);
-    for (int i = 0; i < lc.num_permutation; ++i) put(k, lc.permutation[static_cast<std::size_t>(i)]);
-    put(k, lc.spatial_split);
-    for (int i = 0; lc.spatial_split >= 0 && i < lc.num_spatial_permutation; ++i) {
-      put(k, lc.spatial_permutation[static_cast<std::size_t>(i)]);
-    }
-    put(k, lc.keep);
-    put(k, lc.bypass);
-    put(k, lc.double_buffer);
-    for (int d = 0; d < p.num_dims; ++d) {
-      const auto du = static_cast<std::size_t>(d);
-      put(k, lc.temporal_max[du]);
-      put(k, lc.temporal_min[du]);
-      put(k, lc.spatial_max[du]);
-      put(k, lc.spatial_min[du]);
-    }
-    put(k, lc.num_outer_permutation);
-    for (int i = 0; i < lc.num_outer_permutation; ++i) put(k, lc.outer_permutation[static_cast<std::size_t>(i)]);
+}
+
+// One level's constraints over the problem's dimensions: factors, orders, keeps and bounds.
+void put_level_constraint(std::string& k, const LevelConstraint& lc, int num_dims) {
+  for (int d = 0; d < num_dims; ++d) {
+    put(k, lc.temporal[static_cast<std::size_t>(d)]);
+    put(k, lc.spatial[static_cast<std::size_t>(d)]);
   }
+  put(k, lc.num_permutation);
+  for (int i = 0; i < lc.num_permutation; ++i) put(k, lc.permutation[static_cast<std::size_t>(i)]);
+  put(k, lc.spatial_split);
+  for (int i = 0; lc.spatial_split >= 0 && i < lc.num_spatial_permutation; ++i) {
+    put(k, lc.spatial_permutation[static_cast<std::size_t>(i)]);
+  }
+  put(k, lc.keep);
+  put(k, lc.bypass);
+  put(k, lc.double_buffer);
+  for (int d = 0; d < num_dims; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    put(k, lc.temporal_max[du]);
+    put(k, lc.temporal_min[du]);
+    put(k, lc.spatial_max[du]);
+    put(k, lc.spatial_min[du]);
+  }
+  put(k, lc.num_outer_permutation);
+  for (int i = 0; i < lc.num_outer_permutation; ++i) put(k, lc.outer_permutation[static_cast<std::size_t>(i)]);
+}
+
+}  // namespace
+
+std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const Constraints& c, const MapperOptions& o) {
+  std::string k;
+  k.reserve(1024);
+  put_architecture(k, a);
+  put_problem(k, p);
+  for (std::size_t l = 0; l < a.levels.size(); ++l) put_level_constraint(k, c.levels[l], p.num_dims);
   put(k, c.min_utilization);
   put(k, c.num_precisions);
   for (int i = 0; i < c.num_precisions && i < 4; ++i) put(k, c.precisions[static_cast<std::size_t>(i)]);

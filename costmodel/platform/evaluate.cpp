@@ -367,6 +367,74 @@ std::optional<LayerResult> detail::BlockWalk::fuse_norm_residual(std::size_t i) 
   return std::nullopt;
 }
 
+namespace {
+
+// What every block's walk shares: the fusions the options apply and the platform's figures.
+struct WalkSettings {
+  bool epilogues = false;
+  bool norm_residual = false;
+  bool flash = false;
+  double bw = 0.0;        // HBM bandwidth, bytes/s
+  double overhead = 0.0;  // one kernel launch under the launch mode, s
+  double attention_matrix_share = 1.0;
+};
+
+// One block's operators in order, each the head of a fused group the options allow (flash
+// attention backward, then forward; a GEMM with its epilogue; a residual add with its norm)
+// or a kernel of its own: one layer each, and the block's latency, collective and attention time.
+void walk_block(GraphEval& out, const Platform& platform, const EvalOptions& options, detail::KernelLowering& ev,
+                const wl::Block& b, const WalkSettings& w) {
+  const auto cons = wl::consumers(b);
+  std::vector<detail::Kernel> ks;
+  ks.reserve(b.nodes.size());
+  for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
+  std::vector<bool> done(b.nodes.size(), false);
+  detail::BlockWalk walk{platform, options, ev, b, cons, ks, done, w.bw, w.overhead, w.attention_matrix_share};
+  double block_s = 0.0, block_coll = 0.0, block_attn = 0.0;
+  auto push = [&](LayerResult r, bool coll) {
+    block_s += r.latency_s;
+    if (coll) block_coll += r.latency_s;
+    out.layers.push_back(std::move(r));
+  };
+  // A fused group: one layer, its kind counted (and whether the platform's stack lists it).
+  auto push_fused = [&](LayerResult r, FusionKind f) {
+    note_fusion_kind(out, platform, f);
+    if (f == FusionKind::flash_attention) block_attn += r.latency_s;
+    push(std::move(r), false);
+  };
+  for (std::size_t i = 0; i < b.nodes.size(); ++i) {
+    if (done[i]) continue;
+    if (w.flash) {
+      if (auto r = walk.fuse_flash_backward(i)) {
+        push_fused(std::move(*r), FusionKind::flash_attention);
+        continue;
+      }
+      if (auto r = walk.fuse_flash_forward(i)) {
+        push_fused(std::move(*r), FusionKind::flash_attention);
+        continue;
+      }
+    }
+    if (w.epilogues) {
+      if (auto r = walk.fuse_gemm_epilogue(i, w.norm_residual)) {
+        push_fused(std::move(*r), FusionKind::gemm_epilogue);
+        continue;
+      }
+    }
+    if (w.norm_residual) {
+      if (auto r = walk.fuse_norm_residual(i)) {
+        push_fused(std::move(*r), FusionKind::norm_residual);
+        continue;
+      }
+    }
+    push(detail::layer_of(platform, b.nodes[i].op, b.repeat, ks[i]), ks[i].collective);
+  }
+  out.block_latency_s.push_back(block_s);
+  out.block_collective_s.push_back(block_coll);
+  out.block_attention_s.push_back(block_attn);
+}
+
+}  // namespace
+
 GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& graph, const EvalOptions& options,
                          KernelCache* cache) {
   KernelCache local;
@@ -374,14 +442,15 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   const std::int64_t hits0 = kc.hits, misses0 = kc.misses;
   detail::KernelLowering ev(platform, options, kc);
   GraphEval out;
-  const bool epilogues = applies_fusion(options, FusionKind::gemm_epilogue);
-  const bool norm_residual = applies_fusion(options, FusionKind::norm_residual);
-  const bool flash = applies_fusion(options, FusionKind::flash_attention);
-  const double attention_matrix_share =
+  WalkSettings w;
+  w.epilogues = applies_fusion(options, FusionKind::gemm_epilogue);
+  w.norm_residual = applies_fusion(options, FusionKind::norm_residual);
+  w.flash = applies_fusion(options, FusionKind::flash_attention);
+  w.attention_matrix_share =
       attention_kernel_uses_warp_mma(options.attention_kernel) ? platform.gpu.warp_mma_fraction : 1.0;
-  const double bw = platform.gpu.hbm_bandwidth_bytes_per_s();
-  const double overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
-                                                              : platform.gpu.launch_overhead_s(DispatchPath::library);
+  w.bw = platform.gpu.hbm_bandwidth_bytes_per_s();
+  w.overhead = options.launch == LaunchMode::graph ? platform.graph_kernel_overhead_s
+                                                   : platform.gpu.launch_overhead_s(DispatchPath::library);
 
   // conv_stage groups (aggressive or named; inference): one kernel per group, costed
   // before the per-block walk, which then skips the member blocks.
@@ -391,60 +460,13 @@ GraphEval evaluate_graph(const Platform& platform, const wl::OperatorGraph& grap
   std::size_t next_stage = 0;
 
   for (std::size_t bi = 0; bi < graph.blocks.size(); ++bi) {
-    const wl::Block& b = graph.blocks[bi];
     if (next_stage < stages.size() && stages[next_stage].first == bi) {
       const auto [first, last] = stages[next_stage++];
-      add_conv_stage(out, platform, graph, first, last, ev, bw, overhead);
+      add_conv_stage(out, platform, graph, first, last, ev, w.bw, w.overhead);
       bi = last;
       continue;
     }
-    const auto cons = wl::consumers(b);
-    std::vector<detail::Kernel> ks;
-    ks.reserve(b.nodes.size());
-    for (const auto& n : b.nodes) ks.push_back(ev.lower(n.op));
-    std::vector<bool> done(b.nodes.size(), false);
-    detail::BlockWalk walk{platform, options, ev, b, cons, ks, done, bw, overhead, attention_matrix_share};
-    double block_s = 0.0, block_coll = 0.0, block_attn = 0.0;
-    auto push = [&](LayerResult r, bool coll) {
-      block_s += r.latency_s;
-      if (coll) block_coll += r.latency_s;
-      out.layers.push_back(std::move(r));
-    };
-    // A fused group: one layer, its kind counted (and whether the platform's stack lists it).
-    auto push_fused = [&](LayerResult r, FusionKind f) {
-      note_fusion_kind(out, platform, f);
-      if (f == FusionKind::flash_attention) block_attn += r.latency_s;
-      push(std::move(r), false);
-    };
-    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
-      if (done[i]) continue;
-      if (flash) {
-        if (auto r = walk.fuse_flash_backward(i)) {
-          push_fused(std::move(*r), FusionKind::flash_attention);
-          continue;
-        }
-        if (auto r = walk.fuse_flash_forward(i)) {
-          push_fused(std::move(*r), FusionKind::flash_attention);
-          continue;
-        }
-      }
-      if (epilogues) {
-        if (auto r = walk.fuse_gemm_epilogue(i, norm_residual)) {
-          push_fused(std::move(*r), FusionKind::gemm_epilogue);
-          continue;
-        }
-      }
-      if (norm_residual) {
-        if (auto r = walk.fuse_norm_residual(i)) {
-          push_fused(std::move(*r), FusionKind::norm_residual);
-          continue;
-        }
-      }
-      push(detail::layer_of(platform, b.nodes[i].op, b.repeat, ks[i]), ks[i].collective);
-    }
-    out.block_latency_s.push_back(block_s);
-    out.block_collective_s.push_back(block_coll);
-    out.block_attention_s.push_back(block_attn);
+    walk_block(out, platform, options, ev, graph.blocks[bi], w);
   }
   sum_totals(out, platform, graph, options);
   out.cache_hits = kc.hits - hits0;

@@ -84,6 +84,34 @@ GpuKernelCost KernelLowering::memo(const Key& key, const auto& compute) {
   return c;
 }
 
+namespace {
+
+// An elementwise operator's kernel shape: its work per element and the tensors it streams.
+ElementwiseShape elementwise_shape(const wl::Operator& op, Precision prec) {
+  ElementwiseShape s;
+  s.elements = op.rows * op.cols;
+  s.vector_flops_per_element = op.flops_per_element;
+  s.special_ops_per_element = op.flops_per_element >= 5.0 ? 1.0 : 0.0;
+  s.precision = prec;
+  // Tensors of the op's precision count as inputs and one output; a full-size
+  // tensor in another precision (a dropout's 1-byte mask) adds its own bytes.
+  std::int64_t same = 0;
+  for (const auto& t : op.tensors) {
+    if (t.precision != op.precision && t.elements == op.rows * op.cols)
+      s.extra_bytes_per_element += wl::bytes_per_element(t.precision);
+    else
+      ++same;
+  }
+  // No input of the op's precision when every other full-size tensor is of another
+  // precision: a cast (a bf16 input, an fp32 output).
+  s.inputs = std::max<std::int64_t>(s.extra_bytes_per_element > 0.0 ? 0 : 1, same - 1);
+  s.outputs = 1;
+  s.dispatch = DispatchPath::compiled;
+  return s;
+}
+
+}  // namespace
+
 Kernel KernelLowering::lower(const wl::Operator& op) {
   Kernel k;
   const GpuHardware& hw = p_.gpu;
@@ -107,30 +135,10 @@ Kernel KernelLowering::lower(const wl::Operator& op) {
       k.kernel = "conv2d->implicit_gemm";
       break;
     }
-    case wl::OpKind::elementwise: {
-      ElementwiseShape s;
-      s.elements = op.rows * op.cols;
-      s.vector_flops_per_element = op.flops_per_element;
-      s.special_ops_per_element = op.flops_per_element >= 5.0 ? 1.0 : 0.0;
-      s.precision = prec;
-      // Tensors of the op's precision count as inputs and one output; a full-size
-      // tensor in another precision (a dropout's 1-byte mask) adds its own bytes.
-      std::int64_t same = 0;
-      for (const auto& t : op.tensors) {
-        if (t.precision != op.precision && t.elements == op.rows * op.cols)
-          s.extra_bytes_per_element += wl::bytes_per_element(t.precision);
-        else
-          ++same;
-      }
-      // No input of the op's precision when every other full-size tensor is of another
-      // precision: a cast (a bf16 input, an fp32 output).
-      s.inputs = std::max<std::int64_t>(s.extra_bytes_per_element > 0.0 ? 0 : 1, same - 1);
-      s.outputs = 1;
-      s.dispatch = DispatchPath::compiled;
-      k.cost = elementwise(s, Memo::elementwise);
+    case wl::OpKind::elementwise:
+      k.cost = elementwise(elementwise_shape(op, prec), Memo::elementwise);
       k.kernel = "elementwise";
       break;
-    }
     case wl::OpKind::softmax:
       k.cost = row(RowShape{op.rows, op.cols, prec, DispatchPath::eager}, Memo::softmax);
       k.kernel = "softmax";

@@ -651,6 +651,65 @@ double SystolicResult::avg_dram_ofmap_bw() const {
   return static_cast<double>(dram_ofmap_writes) / static_cast<double>(dram_ofmap_stop - dram_ofmap_start + 1);
 }
 
+namespace {
+
+// The read buffers SCALE-Sim puts between each read operand's SRAM and DRAM: CALC's estimate
+// buffers (`est`) or USER's read buffers (`usr`), fed the operand's whole fetch sequence; ifmap
+// first, then filter.
+void make_read_buffers(const SystolicArray& a, const LoweredShape& s, const FoldPlan& p, const Operands& ops,
+                       const DemandGen& gen, std::vector<EstimateReadBuffer>& est, std::vector<UserReadBuffer>& usr) {
+  const I64 if_words = a.ifmap_sram_bytes / a.word_bytes;
+  const I64 fl_words = a.filter_sram_bytes / a.word_bytes;
+  if (a.bandwidth_mode == DramBandwidthMode::limited) {
+    const I64 read_bw = a.dram_words_per_cycle;
+    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap),
+                     detail::scalesim_prefetch_elems(a, s, p, true));
+    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter),
+                     detail::scalesim_prefetch_elems(a, s, p, false));
+  } else {
+    const I64 read_bw = 10;  // CALC: SCALE-Sim's fixed 10
+    est.emplace_back(if_words, read_bw, ops.ifmap_words());
+    est.emplace_back(fl_words, read_bw, ops.filter_words());
+  }
+}
+
+// DRAM traffic and traces of the three buffers after the last output at `last_out`.
+void finish_buffers(std::vector<EstimateReadBuffer>& est, const std::vector<UserReadBuffer>& usr,
+                    WriteBuffer& ofmap_buf, I64 last_out, SystolicResult& r) {
+  if (!est.empty()) {
+    est[0].finish();
+    est[1].finish();
+    r.dram_ifmap_reads = est[0].reads();
+    r.dram_filter_reads = est[1].reads();
+    r.dram_ifmap_start = est[0].trace_start();
+    r.dram_ifmap_stop = est[0].trace_stop();
+    r.dram_filter_start = est[1].trace_start();
+    r.dram_filter_stop = est[1].trace_stop();
+  } else {
+    r.dram_ifmap_reads = usr[0].reads();
+    r.dram_filter_reads = usr[1].reads();
+    r.dram_ifmap_start = usr[0].trace_start();
+    r.dram_ifmap_stop = usr[0].trace_stop();
+    r.dram_filter_start = usr[1].trace_start();
+    r.dram_filter_stop = usr[1].trace_stop();
+  }
+  ofmap_buf.empty_all(last_out);
+  r.dram_ofmap_writes = ofmap_buf.writes();
+  r.dram_ofmap_start = ofmap_buf.trace_start();
+  r.dram_ofmap_stop = ofmap_buf.trace_stop();
+}
+
+// An SRAM's trace: the cycle it serves its first row with a valid request (`start`, once
+// `seen`) and its last (`stop`).
+inline void note_sram(const Line& line, I64 out, bool& seen, I64& start, I64& stop) {
+  if (!line.any_valid()) return;
+  if (!seen) start = out;
+  seen = true;
+  stop = out;
+}
+
+}  // namespace
+
 SystolicResult simulate_scalesim_reference(const SystolicArray& a, const ConvLayer& layer) {
   const LoweredShape s = lower(layer);
   const FoldPlan p = fold_plan(a, s);
@@ -660,26 +719,11 @@ SystolicResult simulate_scalesim_reference(const SystolicArray& a, const ConvLay
 
   SystolicResult r;
   detail::fill_fold_statistics(a, s, p, fold_lines, r);
-
-  const I64 if_words = a.ifmap_sram_bytes / a.word_bytes;
-  const I64 fl_words = a.filter_sram_bytes / a.word_bytes;
-  const I64 of_words = a.ofmap_sram_bytes / a.word_bytes;
   const bool user = a.bandwidth_mode == DramBandwidthMode::limited;
-  const I64 read_bw = user ? a.dram_words_per_cycle : 10;  // CALC: SCALE-Sim's fixed 10
-  const I64 write_bw = user ? a.dram_words_per_cycle : a.cols;
-
   std::vector<EstimateReadBuffer> est;
   std::vector<UserReadBuffer> usr;
-  if (user) {
-    usr.emplace_back(if_words, read_bw, ops.ifmap_words(), gen.fetch_sequence(Op::ifmap),
-                     detail::scalesim_prefetch_elems(a, s, p, true));
-    usr.emplace_back(fl_words, read_bw, ops.filter_words(), gen.fetch_sequence(Op::filter),
-                     detail::scalesim_prefetch_elems(a, s, p, false));
-  } else {
-    est.emplace_back(if_words, read_bw, ops.ifmap_words());
-    est.emplace_back(fl_words, read_bw, ops.filter_words());
-  }
-  WriteBuffer ofmap_buf(of_words, write_bw);
+  make_read_buffers(a, s, p, ops, gen, est, usr);
+  WriteBuffer ofmap_buf(a.ofmap_sram_bytes / a.word_bytes, user ? a.dram_words_per_cycle : a.cols);
 
   Line if_line, fl_line, of_line;
   I64 stalls = 0;
@@ -702,49 +746,15 @@ SystolicResult simulate_scalesim_reference(const SystolicArray& a, const ConvLay
           est[1].request(cycle, fl_line);
         }
         const I64 of_out = ofmap_buf.write(cycle, of_line);
-        const I64 stall = std::max({if_out - cycle - 1, fl_out - cycle - 1, of_out - cycle});
-        stalls += stall;
+        stalls += std::max({if_out - cycle - 1, fl_out - cycle - 1, of_out - cycle});
         last_out = of_out;
-        if (if_line.any_valid()) {
-          if (!if_seen) r.sram_ifmap_start = if_out;
-          if_seen = true;
-          r.sram_ifmap_stop = if_out;
-        }
-        if (fl_line.any_valid()) {
-          if (!fl_seen) r.sram_filter_start = fl_out;
-          fl_seen = true;
-          r.sram_filter_stop = fl_out;
-        }
-        if (of_line.any_valid()) {
-          if (!of_seen) r.sram_ofmap_start = of_out;
-          of_seen = true;
-          r.sram_ofmap_stop = of_out;
-        }
+        note_sram(if_line, if_out, if_seen, r.sram_ifmap_start, r.sram_ifmap_stop);
+        note_sram(fl_line, fl_out, fl_seen, r.sram_filter_start, r.sram_filter_stop);
+        note_sram(of_line, of_out, of_seen, r.sram_ofmap_start, r.sram_ofmap_stop);
       }
     }
   }
-  if (!user) {
-    est[0].finish();
-    est[1].finish();
-    r.dram_ifmap_reads = est[0].reads();
-    r.dram_filter_reads = est[1].reads();
-    r.dram_ifmap_start = est[0].trace_start();
-    r.dram_ifmap_stop = est[0].trace_stop();
-    r.dram_filter_start = est[1].trace_start();
-    r.dram_filter_stop = est[1].trace_stop();
-  } else {
-    r.dram_ifmap_reads = usr[0].reads();
-    r.dram_filter_reads = usr[1].reads();
-    r.dram_ifmap_start = usr[0].trace_start();
-    r.dram_ifmap_stop = usr[0].trace_stop();
-    r.dram_filter_start = usr[1].trace_start();
-    r.dram_filter_stop = usr[1].trace_stop();
-  }
-  ofmap_buf.empty_all(last_out);
-  r.dram_ofmap_writes = ofmap_buf.writes();
-  r.dram_ofmap_start = ofmap_buf.trace_start();
-  r.dram_ofmap_stop = ofmap_buf.trace_stop();
-
+  finish_buffers(est, usr, ofmap_buf, last_out, r);
   r.total_cycles = last_out;
   r.stall_cycles = stalls;
   r.overall_util_pct = 100.0 * static_cast<double>(s.macs) /

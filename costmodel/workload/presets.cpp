@@ -45,6 +45,62 @@ TransformerSpec bert(std::string name, std::int64_t hidden, std::int64_t layers,
   return s;
 }
 
+TransformerSpec gpt3_175b() {
+  // Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1: 96 layers,
+  // d_model 12288, 96 heads of 128, context 2048, FFN 4*d_model; GPT-2 architecture
+  // (Radford et al. 2019): LayerNorm, GELU, learned positions, biases, tied
+  // embeddings, 50257-token BPE vocabulary.
+  TransformerSpec s;
+  s.name = "gpt3-175b";
+  s.hidden = 12288;
+  s.layers = 96;
+  s.heads = 96;
+  s.kv_heads = 96;
+  s.head_dim = 128;
+  s.ffn_hidden = 4 * 12288;
+  s.vocab = 50257;
+  s.max_positions = 2048;
+  s.ffn = Ffn::gelu;
+  s.norm = OpKind::layernorm;
+  s.position = PositionEncoding::learned;
+  s.bias = true;
+  s.tied_embeddings = true;
+  // Training with dropout 0.1 on the attention probabilities: Megatron-LM's
+  // default (--attention-dropout, default 0.1, in its arguments.py), and the
+  // "softmax dropout" whose 1-byte mask (as^2 b bytes) Korthikanti et al. 2022
+  // (arXiv 2205.05198, section 4.1) count in the 175B runs' activation memory.
+  // Their hidden dropouts run inside the fused bias-dropout-add kernels (a 1-byte
+  // mask write on the residual stream) and are not modelled.
+  s.attention_dropout = 0.1;
+  return s;
+}
+
+VitSpec vit_b16() {
+  // Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words", Table 1: ViT-Base
+  // 12 layers, hidden 768, MLP 3072, 12 heads, 86M parameters; patch 16 at 224x224.
+  VitSpec v;
+  v.name = "vit-b16";
+  v.image_size = 224;
+  v.patch = 16;
+  v.channels = 3;
+  v.classes = 1000;
+  TransformerSpec& e = v.encoder;
+  e.name = "vit-b16";
+  e.arch = Arch::encoder;
+  e.hidden = 768;
+  e.layers = 12;
+  e.heads = 12;
+  e.kv_heads = 12;
+  e.ffn_hidden = 3072;
+  e.ffn = Ffn::gelu;
+  e.norm = OpKind::layernorm;
+  e.position = PositionEncoding::none;  // learned positions are added in the ViT embedding
+  e.bias = true;
+  e.final_norm = false;
+  e.lm_head = false;
+  return v;
+}
+
 }  // namespace
 
 std::vector<std::string> workload_preset_names() {
@@ -53,35 +109,7 @@ std::vector<std::string> workload_preset_names() {
 }
 
 std::optional<WorkloadSpec> workload_preset(std::string_view name) {
-  if (name == "gpt3-175b") {
-    // Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1: 96 layers,
-    // d_model 12288, 96 heads of 128, context 2048, FFN 4*d_model; GPT-2 architecture
-    // (Radford et al. 2019): LayerNorm, GELU, learned positions, biases, tied
-    // embeddings, 50257-token BPE vocabulary.
-    TransformerSpec s;
-    s.name = "gpt3-175b";
-    s.hidden = 12288;
-    s.layers = 96;
-    s.heads = 96;
-    s.kv_heads = 96;
-    s.head_dim = 128;
-    s.ffn_hidden = 4 * 12288;
-    s.vocab = 50257;
-    s.max_positions = 2048;
-    s.ffn = Ffn::gelu;
-    s.norm = OpKind::layernorm;
-    s.position = PositionEncoding::learned;
-    s.bias = true;
-    s.tied_embeddings = true;
-    // Training with dropout 0.1 on the attention probabilities: Megatron-LM's
-    // default (--attention-dropout, default 0.1, in its arguments.py), and the
-    // "softmax dropout" whose 1-byte mask (as^2 b bytes) Korthikanti et al. 2022
-    // (arXiv 2205.05198, section 4.1) count in the 175B runs' activation memory.
-    // Their hidden dropouts run inside the fused bias-dropout-add kernels (a 1-byte
-    // mask write on the residual stream) and are not modelled.
-    s.attention_dropout = 0.1;
-    return s;
-  }
+  if (name == "gpt3-175b") return gpt3_175b();
   // Llama 2: Touvron et al. 2023, "Llama 2: Open Foundation and Fine-Tuned Chat Models",
   // Table 1 and the released config.json of meta-llama/Llama-2-{7b,13b,70b}-hf:
   // hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
@@ -106,31 +134,7 @@ std::optional<WorkloadSpec> workload_preset(std::string_view name) {
   // Section 3: BASE L=12, H=768, A=12 (110M); LARGE L=24, H=1024, A=16 (340M); FFN 4H.
   if (name == "bert-base") return bert("bert-base", 768, 12, 12);
   if (name == "bert-large") return bert("bert-large", 1024, 24, 16);
-  if (name == "vit-b16") {
-    // Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words", Table 1: ViT-Base
-    // 12 layers, hidden 768, MLP 3072, 12 heads, 86M parameters; patch 16 at 224x224.
-    VitSpec v;
-    v.name = "vit-b16";
-    v.image_size = 224;
-    v.patch = 16;
-    v.channels = 3;
-    v.classes = 1000;
-    TransformerSpec& e = v.encoder;
-    e.name = "vit-b16";
-    e.arch = Arch::encoder;
-    e.hidden = 768;
-    e.layers = 12;
-    e.heads = 12;
-    e.kv_heads = 12;
-    e.ffn_hidden = 3072;
-    e.ffn = Ffn::gelu;
-    e.norm = OpKind::layernorm;
-    e.position = PositionEncoding::none;  // learned positions are added in the ViT embedding
-    e.bias = true;
-    e.final_norm = false;
-    e.lm_head = false;
-    return v;
-  }
+  if (name == "vit-b16") return vit_b16();
   if (name == "resnet50") {
     // He et al. 2016, "Deep Residual Learning for Image Recognition", Table 1
     // (50-layer: bottleneck stages of 3, 4, 6, 3 blocks), in torchvision's v1.5

@@ -467,76 +467,75 @@ void append_row(std::string& out, const std::vector<std::string>& row, const std
   out += '\n';
 }
 
-}  // namespace
-
-void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
-                     const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
-                     std::ostream& out, const ResultNames& names, std::size_t top, const std::atomic<bool>* cancel) {
-  std::string objective_list;
-  for (const auto& o : objectives) {
-    objective_list += (objective_list.empty() ? "" : ",") + o.name +
-                      (o.sense == search::Sense::maximize ? ":max" : ":min");
-  }
-  Sink sink(out, cancel);
+// CSV: a header line, then one line per selected row, every figure exact.
+void write_csv(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected, Sink& sink,
+               const ResultNames& names) {
   std::string& t = sink.text();
-  if (format == ShortlistFormat::csv) {
-    t += "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
-         "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
-         "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,cost_usd,"
-         "cost_per_hour_usd,throughput_per_usd,usd_per_million,knobs\n";
-    for (const auto i : selected) {
-      const PointRecord& r = rows[i];
-      t += std::to_string(r.index) + ',' + csv_field(printable(names.workload(r))) + ',' +
-           csv_field(printable(names.hardware(r))) + ',' + std::to_string(r.batch) + ',' +
-           exact(r.throughput_samples_per_s) + ',' + printable(names.unit(r.workload_id)) + ',' + exact(r.latency_s) +
-           ',' + exact(r.energy_per_sample_j) + ',' + exact(r.engineering_risk) + ',' + exact(r.p99_latency_s) + ',' +
-           exact(r.ttft_p99_s) + ',' + exact(r.tpot_p99_s) + ',' + exact(r.power_w) + ',' + exact(r.area_mm2) + ',' +
-           exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
-           printable(name_of(r.bottleneck, sizeof(r.bottleneck))) + ',' + exact(r.ttft_p50_s) + ',' +
-           exact(r.ttft_p90_s) + ',' + exact(r.tpot_p50_s) + ',' + exact(r.tpot_p90_s) + ',' + exact(r.e2e_p50_s) +
-           ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + exact(r.cost_usd) + ',' +
-           exact(r.cost_per_hour_usd) + ',' + exact(per_usd(r)) + ',' + exact(usd_per_million(r)) + ',' +
-           csv_field(printable(names.knobs(r))) + '\n';
-      sink.row_done();
-    }
-    return;
+  t += "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
+       "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
+       "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,cost_usd,"
+       "cost_per_hour_usd,throughput_per_usd,usd_per_million,knobs\n";
+  for (const auto i : selected) {
+    const PointRecord& r = rows[i];
+    t += std::to_string(r.index) + ',' + csv_field(printable(names.workload(r))) + ',' +
+         csv_field(printable(names.hardware(r))) + ',' + std::to_string(r.batch) + ',' +
+         exact(r.throughput_samples_per_s) + ',' + printable(names.unit(r.workload_id)) + ',' + exact(r.latency_s) +
+         ',' + exact(r.energy_per_sample_j) + ',' + exact(r.engineering_risk) + ',' + exact(r.p99_latency_s) + ',' +
+         exact(r.ttft_p99_s) + ',' + exact(r.tpot_p99_s) + ',' + exact(r.power_w) + ',' + exact(r.area_mm2) + ',' +
+         exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
+         printable(name_of(r.bottleneck, sizeof(r.bottleneck))) + ',' + exact(r.ttft_p50_s) + ',' +
+         exact(r.ttft_p90_s) + ',' + exact(r.tpot_p50_s) + ',' + exact(r.tpot_p90_s) + ',' + exact(r.e2e_p50_s) +
+         ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + exact(r.cost_usd) + ',' +
+         exact(r.cost_per_hour_usd) + ',' + exact(per_usd(r)) + ',' + exact(usd_per_million(r)) + ',' +
+         csv_field(printable(names.knobs(r))) + '\n';
+    sink.row_done();
   }
-  if (format == ShortlistFormat::json) {
-    auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
-    t += "{\"objectives\": " + json_string(objective_list) + ", \"budgets\": {\"p99_latency_s\": " +
-         opt(budgets.p99_latency_s) + ", \"ttft_p99_s\": " + opt(budgets.ttft_p99_s) +
-         ", \"tpot_p99_s\": " + opt(budgets.tpot_p99_s) + ", \"power_w\": " + opt(budgets.power_w) +
-         ", \"area_mm2\": " + opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
-         ", \"cost_usd\": " + opt(budgets.cost_usd) + "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
-    bool first = true;
-    for (const auto i : selected) {
-      const PointRecord& r = rows[i];
-      t += std::string(first ? "\n  " : ",\n  ") + "{\"index\": " + std::to_string(r.index) +
-           ", \"workload\": " + json_string(names.workload(r)) + ", \"hardware\": " + json_string(names.hardware(r)) +
-           ", \"knobs\": " + json_string(names.knobs(r)) + ", \"eval_command\": " + json_string(names.eval_command(r)) +
-           ", \"batch\": " + std::to_string(r.batch) +
-           ", \"throughput_samples_per_s\": " + json_number(r.throughput_samples_per_s) +
-           ", \"throughput_unit\": " + json_string(names.unit(r.workload_id)) +
-           ", \"latency_s\": " + json_number(r.latency_s) +
-           ", \"energy_per_sample_j\": " + json_number(r.energy_per_sample_j) +
-           ", \"engineering_risk\": " + json_number(r.engineering_risk) +
-           ", \"p99_latency_s\": " + json_number(r.p99_latency_s) + ", \"e2e_p50_s\": " + json_number(r.e2e_p50_s) +
-           ", \"ttft_p50_s\": " + json_number(r.ttft_p50_s) + ", \"ttft_p90_s\": " + json_number(r.ttft_p90_s) +
-           ", \"ttft_p99_s\": " + json_number(r.ttft_p99_s) + ", \"tpot_p50_s\": " + json_number(r.tpot_p50_s) +
-           ", \"tpot_p90_s\": " + json_number(r.tpot_p90_s) + ", \"tpot_p99_s\": " + json_number(r.tpot_p99_s) +
-           ", \"power_w\": " + json_number(r.power_w) +
-           ", \"accelerator_power_w\": " + json_number(r.accelerator_power_w) + ", \"mfu\": " + json_number(r.mfu) +
-           ", \"area_mm2\": " + json_number(r.area_mm2) + ", \"memory_bytes\": " + json_number(r.memory_bytes) +
-           ", \"cost_usd\": " + json_number(r.cost_usd) + ", \"cost_per_hour_usd\": " + json_number(r.cost_per_hour_usd) +
-           ", \"throughput_per_usd\": " + json_number(per_usd(r)) +
-           ", \"usd_per_million\": " + json_number(usd_per_million(r)) +
-           ", \"bottleneck\": " + json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) + "}";
-      first = false;
-      sink.row_done();
-    }
-    t += std::string(first ? "" : "\n") + "]}\n";
-    return;
+}
+
+// JSON: the objectives, the budgets, the archive's row count and the shortlist's rows.
+void write_json(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
+                const Budgets& budgets, const std::string& objective_list, Sink& sink, const ResultNames& names) {
+  std::string& t = sink.text();
+  auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
+  t += "{\"objectives\": " + json_string(objective_list) + ", \"budgets\": {\"p99_latency_s\": " +
+       opt(budgets.p99_latency_s) + ", \"ttft_p99_s\": " + opt(budgets.ttft_p99_s) +
+       ", \"tpot_p99_s\": " + opt(budgets.tpot_p99_s) + ", \"power_w\": " + opt(budgets.power_w) +
+       ", \"area_mm2\": " + opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
+       ", \"cost_usd\": " + opt(budgets.cost_usd) + "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
+  bool first = true;
+  for (const auto i : selected) {
+    const PointRecord& r = rows[i];
+    t += std::string(first ? "\n  " : ",\n  ") + "{\"index\": " + std::to_string(r.index) +
+         ", \"workload\": " + json_string(names.workload(r)) + ", \"hardware\": " + json_string(names.hardware(r)) +
+         ", \"knobs\": " + json_string(names.knobs(r)) + ", \"eval_command\": " + json_string(names.eval_command(r)) +
+         ", \"batch\": " + std::to_string(r.batch) +
+         ", \"throughput_samples_per_s\": " + json_number(r.throughput_samples_per_s) +
+         ", \"throughput_unit\": " + json_string(names.unit(r.workload_id)) +
+         ", \"latency_s\": " + json_number(r.latency_s) +
+         ", \"energy_per_sample_j\": " + json_number(r.energy_per_sample_j) +
+         ", \"engineering_risk\": " + json_number(r.engineering_risk) +
+         ", \"p99_latency_s\": " + json_number(r.p99_latency_s) + ", \"e2e_p50_s\": " + json_number(r.e2e_p50_s) +
+         ", \"ttft_p50_s\": " + json_number(r.ttft_p50_s) + ", \"ttft_p90_s\": " + json_number(r.ttft_p90_s) +
+         ", \"ttft_p99_s\": " + json_number(r.ttft_p99_s) + ", \"tpot_p50_s\": " + json_number(r.tpot_p50_s) +
+         ", \"tpot_p90_s\": " + json_number(r.tpot_p90_s) + ", \"tpot_p99_s\": " + json_number(r.tpot_p99_s) +
+         ", \"power_w\": " + json_number(r.power_w) +
+         ", \"accelerator_power_w\": " + json_number(r.accelerator_power_w) + ", \"mfu\": " + json_number(r.mfu) +
+         ", \"area_mm2\": " + json_number(r.area_mm2) + ", \"memory_bytes\": " + json_number(r.memory_bytes) +
+         ", \"cost_usd\": " + json_number(r.cost_usd) + ", \"cost_per_hour_usd\": " + json_number(r.cost_per_hour_usd) +
+         ", \"throughput_per_usd\": " + json_number(per_usd(r)) +
+         ", \"usd_per_million\": " + json_number(usd_per_million(r)) +
+         ", \"bottleneck\": " + json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) + "}";
+    first = false;
+    sink.row_done();
   }
+  t += std::string(first ? "" : "\n") + "]}\n";
+}
+
+// The terminal table: a title line, the header, the rows, columns padded to their widest cell.
+void write_table(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
+                 const Budgets& budgets, const std::string& objective_list, std::size_t top, Sink& sink,
+                 const ResultNames& names) {
+  std::string& t = sink.text();
   const std::vector<std::string> header = {"index",     "workload",   "hardware",  "batch",      "throughput", "unit",
                                            "latency_ms", "ttft_p99_ms", "tpot_p99_ms", "p99_ms", "energy_mj", "power_w",
                                            "area_mm2",  "cost_usd",   "per_usd",   "usd_per_m",  "memory_gb",  "mfu",
@@ -557,6 +556,26 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   for (const auto i : selected) {
     append_row(t, table_cells(rows[i], names), width);
     sink.row_done();
+  }
+}
+
+}  // namespace
+
+void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,
+                     const Budgets& budgets, const std::vector<ObjectiveSpec>& objectives, ShortlistFormat format,
+                     std::ostream& out, const ResultNames& names, std::size_t top, const std::atomic<bool>* cancel) {
+  std::string objective_list;
+  for (const auto& o : objectives) {
+    objective_list += (objective_list.empty() ? "" : ",") + o.name +
+                      (o.sense == search::Sense::maximize ? ":max" : ":min");
+  }
+  Sink sink(out, cancel);
+  if (format == ShortlistFormat::csv) {
+    write_csv(rows, selected, sink, names);
+  } else if (format == ShortlistFormat::json) {
+    write_json(rows, selected, budgets, objective_list, sink, names);
+  } else {
+    write_table(rows, selected, budgets, objective_list, top, sink, names);
   }
 }
 

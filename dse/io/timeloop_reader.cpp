@@ -46,24 +46,11 @@ void refuse_sparse(const YAML::Node& n, const Place& at) {
 
 std::int64_t int_value(const YAML::Node& n, const Place& at) { return as_positive_integer(n, at); }
 
-}  // namespace
+using Coefficients = std::map<std::string, std::int64_t>;
 
-lp::Problem read_timeloop_problem(const std::string& path) {
-  const YAML::Node root = timeloop::load(path, "problem").root;
-  const Place top{path, ""};
-  refuse_sparse(root, top);
-  const MapReader doc(root, top, {"problem"});
-  const MapReader prob(doc.node("problem"), top.child("problem"), {"version", "shape", "instance"});
-  const MapReader shape(prob.node("shape"), prob.place("shape"),
-                        {"name", "dimensions", "coefficients", "data_spaces", "data-spaces"});
-  const Place inst_at = prob.place("instance");
-  lp::Problem p;
-  p.name = shape.string_or("name", "problem");
-  const std::string lname = lower(p.name);
-  p.type = (lname.find("cnn") != std::string::npos || lname.find("conv") != std::string::npos) ? lp::LayerType::conv
-                                                                                               : lp::LayerType::ffn;
-  // Coefficients: defaults, overridden by the instance.
-  std::map<std::string, std::int64_t> coef;
+// The shape's coefficients (strides, dilations) at their defaults.
+Coefficients coefficient_defaults(const MapReader& shape) {
+  Coefficients coef;
   if (shape.has("coefficients")) {
     const YAML::Node cs = shape.sequence("coefficients");
     for (std::size_t i = 0; i < cs.size(); ++i) {
@@ -71,13 +58,11 @@ lp::Problem read_timeloop_problem(const std::string& path) {
       coef[c.string("name")] = c.has("default") ? int_value(c.node("default"), c.place("default")) : 1;
     }
   }
-  const YAML::Node instance = prob.node("instance");
-  if (!instance.IsNull() && !instance.IsMap())
-    fail(inst_at, instance, "expected a mapping of dimension sizes", describe(instance));
-  for (const auto& kv : instance) {
-    const std::string key = kv.first.Scalar();
-    if (coef.count(key) != 0) coef[key] = int_value(kv.second, inst_at.child(key));
-  }
+  return coef;
+}
+
+// The shape's dimensions in order, each of the instance's size (1 when it gives none).
+void read_dimensions(const MapReader& shape, const YAML::Node& instance, const Place& inst_at, lp::Problem& p) {
   const YAML::Node dims = shape.sequence("dimensions");
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const std::string d = as_string(dims[i], shape.place("dimensions").item(i));
@@ -86,9 +71,14 @@ lp::Problem read_timeloop_problem(const std::string& path) {
     if (p.add_dim(d, n) < 0)
       fail(shape.place("dimensions"), dims, "expected at most 8 dimensions", std::to_string(dims.size()));
   }
-  // Other instance variables (the example designs' H, W, Hpad: inputs to expressions) are
-  // ignored, as Timeloop does, when every dimension has its size; with a dimension left
-  // out, an unknown key is more likely that dimension misspelt, and is refused.
+}
+
+// Other instance variables (the example designs' H, W, Hpad: inputs to expressions) are
+// ignored, as Timeloop does, when every dimension has its size; with a dimension left
+// out, an unknown key is more likely that dimension misspelt, and is refused.
+void check_instance_keys(const MapReader& shape, const YAML::Node& instance, const Place& inst_at,
+                         const Coefficients& coef, const lp::Problem& p) {
+  const YAML::Node dims = shape.sequence("dimensions");
   bool all_sized = true;
   for (std::size_t i = 0; i < dims.size(); ++i)
     all_sized = all_sized && instance[as_string(dims[i], shape.place("dimensions").item(i))].IsDefined();
@@ -107,56 +97,93 @@ lp::Problem read_timeloop_problem(const std::string& path) {
            "'" + key + "'");
     }
   }
+}
+
+// One coordinate of a data space's projection: a sum of terms [dim] or [dim, coefficient],
+// the coefficient a number or a name of the shape's coefficients.
+lp::Rank read_rank(const YAML::Node& rank, const Place& rp, const lp::Problem& p, const Coefficients& coef) {
+  lp::Rank rk{};
+  for (std::size_t q = 0; q < rank.size(); ++q) {
+    const Place tp = rp.item(q);
+    const YAML::Node term = rank[q];
+    if (!term.IsSequence() || term.size() < 1 || term.size() > 2)
+      fail(tp, term, "expected a term [dim] or [dim, coefficient]", describe(term));
+    const std::string dn = as_string(term[0], tp);
+    const int d = p.dim_index(dn);
+    if (d < 0) fail(tp, term[0], "expected a dimension of the shape", "'" + dn + "'");
+    std::int64_t c = 1;
+    if (term.size() == 2) {
+      const std::string cn = as_string(term[1], tp);
+      if (coef.count(cn) != 0) {
+        c = coef.at(cn);
+      } else {
+        c = int_value(term[1], tp);
+      }
+    }
+    if (c > std::numeric_limits<std::int32_t>::max()) {
+      fail(tp, term, "expected a coefficient of at most 2^31-1", std::to_string(c));
+    }
+    if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "expected at most 3 terms per coordinate", "more");
+    rk.terms[static_cast<std::size_t>(rk.num_terms++)] =
+        lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
+  }
+  return rk;
+}
+
+// One data space: its name, whether it is read-write, and its projection.
+void read_data_space(const YAML::Node& node, const Place& at, std::size_t count, const Coefficients& coef,
+                     lp::Problem& p) {
+  const MapReader ds(node, at, {"name", "projection", "read_write", "read-write"});
+  bool rw = false;
+  for (const char* k : {"read_write", "read-write"}) {
+    if (ds.has(k)) rw = ds.node(k).as<bool>(false);
+  }
+  const int t = p.add_tensor(ds.string("name"), rw, 8);
+  if (t < 0) fail(at, node, "expected at most 4 data spaces", std::to_string(count));
+  lp::Tensor& tensor = p.tensors[static_cast<std::size_t>(t)];
+  tensor.weights = ds.string("name") == "Weights";  // Timeloop's CNN data space
+  const YAML::Node proj = ds.sequence("projection");
+  for (std::size_t r = 0; r < proj.size(); ++r) {
+    const Place rp = ds.place("projection").item(r);
+    const YAML::Node rank = proj[r];
+    if (!rank.IsSequence() || rank.size() == 0)
+      fail(rp, rank, "expected a sequence of terms [dim] or [dim, coefficient]", describe(rank));
+    if (tensor.num_ranks >= lp::kMaxRanks) fail(rp, rank, "expected at most 6 coordinates per data space", "more");
+    tensor.ranks[static_cast<std::size_t>(tensor.num_ranks)] = read_rank(rank, rp, p, coef);
+    tensor.num_ranks++;
+  }
+}
+
+}  // namespace
+
+lp::Problem read_timeloop_problem(const std::string& path) {
+  const YAML::Node root = timeloop::load(path, "problem").root;
+  const Place top{path, ""};
+  refuse_sparse(root, top);
+  const MapReader doc(root, top, {"problem"});
+  const MapReader prob(doc.node("problem"), top.child("problem"), {"version", "shape", "instance"});
+  const MapReader shape(prob.node("shape"), prob.place("shape"),
+                        {"name", "dimensions", "coefficients", "data_spaces", "data-spaces"});
+  const Place inst_at = prob.place("instance");
+  lp::Problem p;
+  p.name = shape.string_or("name", "problem");
+  const std::string lname = lower(p.name);
+  p.type = (lname.find("cnn") != std::string::npos || lname.find("conv") != std::string::npos) ? lp::LayerType::conv
+                                                                                               : lp::LayerType::ffn;
+  // Coefficients: defaults, overridden by the instance.
+  Coefficients coef = coefficient_defaults(shape);
+  const YAML::Node instance = prob.node("instance");
+  if (!instance.IsNull() && !instance.IsMap())
+    fail(inst_at, instance, "expected a mapping of dimension sizes", describe(instance));
+  for (const auto& kv : instance) {
+    const std::string key = kv.first.Scalar();
+    if (coef.count(key) != 0) coef[key] = int_value(kv.second, inst_at.child(key));
+  }
+  read_dimensions(shape, instance, inst_at, p);
+  check_instance_keys(shape, instance, inst_at, coef, p);
   const std::string ds_key = shape.has("data_spaces") ? "data_spaces" : "data-spaces";
   const YAML::Node dss = shape.sequence(ds_key);
-  for (std::size_t i = 0; i < dss.size(); ++i) {
-    const Place at = shape.place(ds_key).item(i);
-    const MapReader ds(dss[i], at, {"name", "projection", "read_write", "read-write"});
-    bool rw = false;
-    for (const char* k : {"read_write", "read-write"}) {
-      if (ds.has(k)) rw = ds.node(k).as<bool>(false);
-    }
-    const int t = p.add_tensor(ds.string("name"), rw, 8);
-    if (t < 0) fail(at, dss[i], "expected at most 4 data spaces", std::to_string(dss.size()));
-    p.tensors[static_cast<std::size_t>(t)].weights = ds.string("name") == "Weights";  // Timeloop's CNN data space
-    const YAML::Node proj = ds.sequence("projection");
-    for (std::size_t r = 0; r < proj.size(); ++r) {
-      const Place rp = ds.place("projection").item(r);
-      const YAML::Node rank = proj[r];
-      if (!rank.IsSequence() || rank.size() == 0)
-        fail(rp, rank, "expected a sequence of terms [dim] or [dim, coefficient]", describe(rank));
-      if (p.tensors[static_cast<std::size_t>(t)].num_ranks >= lp::kMaxRanks)
-        fail(rp, rank, "expected at most 6 coordinates per data space", "more");
-      lp::Rank& rk = p.tensors[static_cast<std::size_t>(t)]
-                         .ranks[static_cast<std::size_t>(p.tensors[static_cast<std::size_t>(t)].num_ranks)];
-      rk = lp::Rank{};
-      for (std::size_t q = 0; q < rank.size(); ++q) {
-        const Place tp = rp.item(q);
-        const YAML::Node term = rank[q];
-        if (!term.IsSequence() || term.size() < 1 || term.size() > 2)
-          fail(tp, term, "expected a term [dim] or [dim, coefficient]", describe(term));
-        const std::string dn = as_string(term[0], tp);
-        const int d = p.dim_index(dn);
-        if (d < 0) fail(tp, term[0], "expected a dimension of the shape", "'" + dn + "'");
-        std::int64_t c = 1;
-        if (term.size() == 2) {
-          const std::string cn = as_string(term[1], tp);
-          if (coef.count(cn) != 0) {
-            c = coef[cn];
-          } else {
-            c = int_value(term[1], tp);
-          }
-        }
-        if (c > std::numeric_limits<std::int32_t>::max()) {
-          fail(tp, term, "expected a coefficient of at most 2^31-1", std::to_string(c));
-        }
-        if (rk.num_terms >= lp::kMaxTerms) fail(tp, term, "expected at most 3 terms per coordinate", "more");
-        rk.terms[static_cast<std::size_t>(rk.num_terms++)] =
-            lp::Term{static_cast<std::int8_t>(d), static_cast<std::int32_t>(c)};
-      }
-      p.tensors[static_cast<std::size_t>(t)].num_ranks++;
-    }
-  }
+  for (std::size_t i = 0; i < dss.size(); ++i) read_data_space(dss[i], shape.place(ds_key).item(i), dss.size(), coef, p);
   const std::string why = lp::validate(p);
   if (!why.empty()) fail(top.child("problem"), root["problem"], "expected a valid problem shape", why);
   return p;

@@ -176,7 +176,8 @@ wl::SymbolicDim as_dim(const YAML::Node& n, const Place& at) {
   return d;
 }
 
-wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
+// An operator's kind (its `kind` key), with a did-you-mean for a misspelt one.
+wl::OpKind read_kind(const YAML::Node& node, const Place& at) {
   if (!node.IsMap()) fail(at, node, "expected a mapping", describe(node));
   const YAML::Node kind_node = node["kind"];
   if (!kind_node.IsDefined()) fail(at.child("kind"), node, "missing required key", "nothing");
@@ -190,8 +191,13 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
          "expected one of " + join(kinds) + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
          excerpt(kind_s));
   }
+  return *kind;
+}
+
+// The keys an operator of this kind may have.
+std::vector<std::string> op_keys(wl::OpKind kind) {
   std::vector<std::string> allowed{"name", "kind", "layer", "precision", "after"};
-  switch (*kind) {
+  switch (kind) {
     case wl::OpKind::gemm: allowed.insert(allowed.end(), {"m", "n", "k", "batch", "weight", "bias"}); break;
     case wl::OpKind::batched_gemm: allowed.insert(allowed.end(), {"batch", "m", "n", "k"}); break;
     case wl::OpKind::conv2d:
@@ -204,11 +210,68 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     case wl::OpKind::all_to_all: allowed.insert(allowed.end(), {"rows", "cols", "participants"}); break;
     default: allowed.insert(allowed.end(), {"rows", "cols"}); break;
   }
-  const MapReader m(node, at, allowed);
+  return allowed;
+}
+
+// A conv2d's geometry: channels, input size, kernel, stride, padding and groups, checked to fit.
+void read_conv(const MapReader& m, wl::ExplicitOp& op) {
+  op.conv.c = m.positive_integer("in_channels");
+  op.conv.h = m.positive_integer("height");
+  op.conv.w = m.positive_integer("width");
+  op.conv.k = m.positive_integer("out_channels");
+  op.conv.r = op.conv.s = m.positive_integer("kernel");
+  op.conv.stride = m.positive_integer_or("stride", 1);
+  op.conv.pad = m.has("pad") ? whole_non_negative(m, "pad") : 0;
+  op.conv.groups = m.positive_integer_or("groups", 1);
+  op.bias = m.boolean_or("bias", false);
+  if (op.conv.c % op.conv.groups != 0 || op.conv.k % op.conv.groups != 0) {
+    fail(m.place("groups"), m.node("groups"), "expected a divisor of in_channels and out_channels",
+         std::to_string(op.conv.groups));
+  }
+  if (op.conv.out_h() < 1 || op.conv.out_w() < 1) {
+    fail(m.place("kernel"), m.node("kernel"), "expected a kernel that fits the padded input",
+         std::to_string(op.conv.r));
+  }
+}
+
+// The operator's sizes, by kind: GEMM m, n, k (and batch); conv2d geometry; rows x cols for the rest.
+void read_sizes(const MapReader& m, wl::ExplicitOp& op) {
+  auto dim = [&m](const std::string& key, wl::SymbolicDim& d, bool required) {
+    if (m.has(key)) d = as_dim(m.node(key), m.place(key));
+    else if (required) (void)m.node(key);  // throws "missing required key"
+  };
+  switch (op.kind) {
+    case wl::OpKind::gemm:
+    case wl::OpKind::batched_gemm:
+      dim("batch", op.batch, op.kind == wl::OpKind::batched_gemm);
+      dim("m", op.m, true);
+      dim("n", op.n, true);
+      dim("k", op.k, true);
+      op.weight = op.kind == wl::OpKind::gemm && m.boolean_or("weight", true);
+      op.bias = m.boolean_or("bias", false);
+      break;
+    case wl::OpKind::conv2d:
+      dim("batch", op.batch, true);
+      read_conv(m, op);
+      break;
+    default:
+      dim("rows", op.rows, true);
+      dim("cols", op.cols, true);
+      if (m.has("flops_per_element")) op.flops_per_element = m.non_negative("flops_per_element");
+      op.inputs = m.positive_int_or("inputs", 1);
+      if (op.kind == wl::OpKind::embedding) op.table_rows = m.positive_integer("table_rows");
+      op.participants = m.positive_int_or("participants", 2);
+      break;
+  }
+}
+
+wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
+  const wl::OpKind kind = read_kind(node, at);
+  const MapReader m(node, at, op_keys(kind));
   wl::ExplicitOp op;
   op.name = m.string("name");
-  op.kind = *kind;
-  op.layer = wl::default_layer_type(*kind);
+  op.kind = kind;
+  op.layer = wl::default_layer_type(kind);
   if (m.has("layer")) {
     const std::string s = m.string("layer");
     const auto layer = wl::layer_type_from_string(s);
@@ -219,49 +282,7 @@ wl::ExplicitOp read_op(const YAML::Node& node, const Place& at) {
     op.layer = *layer;
   }
   if (m.has("precision")) op.precision = as_precision(m.node("precision"), m.place("precision"));
-  auto dim = [&m](const std::string& key, wl::SymbolicDim& d, bool required) {
-    if (m.has(key)) d = as_dim(m.node(key), m.place(key));
-    else if (required) (void)m.node(key);  // throws "missing required key"
-  };
-  switch (*kind) {
-    case wl::OpKind::gemm:
-    case wl::OpKind::batched_gemm:
-      dim("batch", op.batch, *kind == wl::OpKind::batched_gemm);
-      dim("m", op.m, true);
-      dim("n", op.n, true);
-      dim("k", op.k, true);
-      op.weight = *kind == wl::OpKind::gemm && m.boolean_or("weight", true);
-      op.bias = m.boolean_or("bias", false);
-      break;
-    case wl::OpKind::conv2d:
-      dim("batch", op.batch, true);
-      op.conv.c = m.positive_integer("in_channels");
-      op.conv.h = m.positive_integer("height");
-      op.conv.w = m.positive_integer("width");
-      op.conv.k = m.positive_integer("out_channels");
-      op.conv.r = op.conv.s = m.positive_integer("kernel");
-      op.conv.stride = m.positive_integer_or("stride", 1);
-      op.conv.pad = m.has("pad") ? whole_non_negative(m, "pad") : 0;
-      op.conv.groups = m.positive_integer_or("groups", 1);
-      op.bias = m.boolean_or("bias", false);
-      if (op.conv.c % op.conv.groups != 0 || op.conv.k % op.conv.groups != 0) {
-        fail(m.place("groups"), m.node("groups"), "expected a divisor of in_channels and out_channels",
-             std::to_string(op.conv.groups));
-      }
-      if (op.conv.out_h() < 1 || op.conv.out_w() < 1) {
-        fail(m.place("kernel"), m.node("kernel"), "expected a kernel that fits the padded input",
-             std::to_string(op.conv.r));
-      }
-      break;
-    default:
-      dim("rows", op.rows, true);
-      dim("cols", op.cols, true);
-      if (m.has("flops_per_element")) op.flops_per_element = m.non_negative("flops_per_element");
-      op.inputs = m.positive_int_or("inputs", 1);
-      if (*kind == wl::OpKind::embedding) op.table_rows = m.positive_integer("table_rows");
-      op.participants = m.positive_int_or("participants", 2);
-      break;
-  }
+  read_sizes(m, op);
   if (m.has("after")) {
     const YAML::Node a = m.node("after");
     if (a.IsScalar()) {
@@ -335,78 +356,75 @@ wl::Phase as_phase(const YAML::Node& n, const Place& at) {
   return *p;
 }
 
-wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
-  if (!node.IsMap()) fail(at, node, "expected a mapping", describe(node));
-  wl::WorkloadSpec spec;
-  if (node["preset"].IsDefined()) {
-    const std::string name = as_string(node["preset"], at.child("preset"));
-    const auto preset = wl::workload_preset(name);
-    if (!preset) {
-      const auto names = wl::workload_preset_names();
-      const std::string hint = did_you_mean(name, names);
-      fail(at.child("preset"), node["preset"],
-           hint.empty() ? "expected one of " + join(names) : "expected a preset name, did you mean '" + hint + "'?",
-           excerpt(name));
-    }
-    spec = *preset;
-    if (auto* t = std::get_if<wl::TransformerSpec>(&spec)) {
-      const MapReader m(node, at, keys({{"preset", "name"}, transformer_keys}));
-      read_transformer(m, *t);
-      t->name = m.string_or("name", t->name);
-    } else if (auto* v = std::get_if<wl::VitSpec>(&spec)) {
-      const MapReader m(node, at, keys({{"preset", "name"}, vit_keys, transformer_keys}));
-      read_vit(m, *v);
-      v->name = m.string_or("name", v->name);
-    } else if (auto* r = std::get_if<wl::ResNetSpec>(&spec)) {
-      const MapReader m(node, at, keys({{"preset", "name"}, resnet_keys}));
-      read_resnet(m, *r);
-      r->name = m.string_or("name", r->name);
-    }
-  } else if (node["builder"].IsDefined()) {
-    const YAML::Node b = node["builder"];
-    const std::string builder = as_string(b, at.child("builder"));
-    if (builder == "decoder" || builder == "encoder") {
-      const MapReader m(node, at, keys({{"builder", "name"}, transformer_keys}));
-      wl::TransformerSpec t = builder_defaults(builder == "decoder" ? wl::Arch::decoder : wl::Arch::encoder);
-      t.name = m.string("name");
-      for (const char* k : {"hidden", "layers", "heads", "ffn_hidden"}) (void)m.node(k);
-      if (t.arch == wl::Arch::decoder) (void)m.node("vocab");
-      read_transformer(m, t);
-      spec = t;
-    } else if (builder == "vit") {
-      const MapReader m(node, at, keys({{"builder", "name"}, vit_keys, transformer_keys}));
-      wl::VitSpec v;
-      v.name = m.string("name");
-      v.encoder = builder_defaults(wl::Arch::encoder);
-      v.encoder.position = wl::PositionEncoding::none;
-      v.encoder.name = v.name;
-      for (const char* k : {"hidden", "layers", "heads", "ffn_hidden"}) (void)m.node(k);
-      read_vit(m, v);
-      spec = v;
-    } else if (builder == "resnet") {
-      const MapReader m(node, at, keys({{"builder", "name"}, resnet_keys}));
-      wl::ResNetSpec r;
-      r.name = m.string("name");
-      read_resnet(m, r);
-      spec = r;
-    } else {
-      const std::string hint = did_you_mean(builder, {"decoder", "encoder", "vit", "resnet"});
-      fail(at.child("builder"), b,
-           "expected one of decoder, encoder, vit, resnet" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-           excerpt(builder));
-    }
-  } else if (node["ops"].IsDefined() || node["blocks"].IsDefined()) {
-    const MapReader m(node, at, {"name", "ops", "blocks"});
-    if (m.has("ops") && m.has("blocks")) fail(m.place("blocks"), m.node("blocks"), "expected ops or blocks, not both", "both");
-    spec = read_explicit(m, m.string("name"));
-  } else {
-    // Report an unknown key first (a misspelt 'preset' or 'builder'), else what is missing.
-    const MapReader known(node, at, keys({{"preset", "builder", "name", "ops", "blocks"}, transformer_keys,
-                                          vit_keys, resnet_keys}));
-    (void)known;
-    fail(at, node, "expected one of the keys preset, builder, ops or blocks", "none of them");
+namespace {
+
+// `preset: NAME`: a built-in workload, its hyperparameters overridable by the keys beside it.
+wl::WorkloadSpec from_preset(const YAML::Node& node, const Place& at) {
+  const std::string name = as_string(node["preset"], at.child("preset"));
+  const auto preset = wl::workload_preset(name);
+  if (!preset) {
+    const auto names = wl::workload_preset_names();
+    const std::string hint = did_you_mean(name, names);
+    fail(at.child("preset"), node["preset"],
+         hint.empty() ? "expected one of " + join(names) : "expected a preset name, did you mean '" + hint + "'?",
+         excerpt(name));
   }
-  // Hyperparameters that are each valid may still not fit together.
+  wl::WorkloadSpec spec = *preset;
+  if (auto* t = std::get_if<wl::TransformerSpec>(&spec)) {
+    const MapReader m(node, at, keys({{"preset", "name"}, transformer_keys}));
+    read_transformer(m, *t);
+    t->name = m.string_or("name", t->name);
+  } else if (auto* v = std::get_if<wl::VitSpec>(&spec)) {
+    const MapReader m(node, at, keys({{"preset", "name"}, vit_keys, transformer_keys}));
+    read_vit(m, *v);
+    v->name = m.string_or("name", v->name);
+  } else if (auto* r = std::get_if<wl::ResNetSpec>(&spec)) {
+    const MapReader m(node, at, keys({{"preset", "name"}, resnet_keys}));
+    read_resnet(m, *r);
+    r->name = m.string_or("name", r->name);
+  }
+  return spec;
+}
+
+// `builder: decoder|encoder|vit|resnet`: a model from its hyperparameters, the sizes required.
+wl::WorkloadSpec from_builder(const YAML::Node& node, const Place& at) {
+  const YAML::Node b = node["builder"];
+  const std::string builder = as_string(b, at.child("builder"));
+  if (builder == "decoder" || builder == "encoder") {
+    const MapReader m(node, at, keys({{"builder", "name"}, transformer_keys}));
+    wl::TransformerSpec t = builder_defaults(builder == "decoder" ? wl::Arch::decoder : wl::Arch::encoder);
+    t.name = m.string("name");
+    for (const char* k : {"hidden", "layers", "heads", "ffn_hidden"}) (void)m.node(k);
+    if (t.arch == wl::Arch::decoder) (void)m.node("vocab");
+    read_transformer(m, t);
+    return t;
+  }
+  if (builder == "vit") {
+    const MapReader m(node, at, keys({{"builder", "name"}, vit_keys, transformer_keys}));
+    wl::VitSpec v;
+    v.name = m.string("name");
+    v.encoder = builder_defaults(wl::Arch::encoder);
+    v.encoder.position = wl::PositionEncoding::none;
+    v.encoder.name = v.name;
+    for (const char* k : {"hidden", "layers", "heads", "ffn_hidden"}) (void)m.node(k);
+    read_vit(m, v);
+    return v;
+  }
+  if (builder == "resnet") {
+    const MapReader m(node, at, keys({{"builder", "name"}, resnet_keys}));
+    wl::ResNetSpec r;
+    r.name = m.string("name");
+    read_resnet(m, r);
+    return r;
+  }
+  const std::string hint = did_you_mean(builder, {"decoder", "encoder", "vit", "resnet"});
+  fail(at.child("builder"), b,
+       "expected one of decoder, encoder, vit, resnet" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
+       excerpt(builder));
+}
+
+// Hyperparameters that are each valid may still not fit together.
+void check_consistent(const wl::WorkloadSpec& spec, const YAML::Node& node, const Place& at) {
   wl::PhaseSpec probe;
   probe.phase = wl::Phase::prefill;
   probe.context = 1;
@@ -419,6 +437,29 @@ wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
       fail(at, node, "expected a well-formed operator list", "\"" + std::string(err.what()) + "\"");
     }
   }
+}
+
+}  // namespace
+
+wl::WorkloadSpec parse_workload(const YAML::Node& node, const Place& at) {
+  if (!node.IsMap()) fail(at, node, "expected a mapping", describe(node));
+  wl::WorkloadSpec spec;
+  if (node["preset"].IsDefined()) {
+    spec = from_preset(node, at);
+  } else if (node["builder"].IsDefined()) {
+    spec = from_builder(node, at);
+  } else if (node["ops"].IsDefined() || node["blocks"].IsDefined()) {
+    const MapReader m(node, at, {"name", "ops", "blocks"});
+    if (m.has("ops") && m.has("blocks")) fail(m.place("blocks"), m.node("blocks"), "expected ops or blocks, not both", "both");
+    spec = read_explicit(m, m.string("name"));
+  } else {
+    // Report an unknown key first (a misspelt 'preset' or 'builder'), else what is missing.
+    const MapReader known(node, at, keys({{"preset", "builder", "name", "ops", "blocks"}, transformer_keys,
+                                          vit_keys, resnet_keys}));
+    (void)known;
+    fail(at, node, "expected one of the keys preset, builder, ops or blocks", "none of them");
+  }
+  check_consistent(spec, node, at);
   return spec;
 }
 
