@@ -6,7 +6,7 @@
 //                   non-dominated over objectives + constraint metrics, by index
 //   /pareto         uint64 indices of the Pareto points (no budgets; per workload)
 //   /sampler_state  bytes of the sampler's checkpoint (NSGA-II)
-//   root attributes: layout_version, scenario, scenario_file, seed, version,
+//   root attributes: layout_version, scenario, scenario_file, seed, version, commit,
 //                    ranks, threads, start_time, wall_time_s, objectives, metrics,
 //                    store, sampler, complete, checkpoint_* counters
 #pragma once
@@ -88,6 +88,7 @@ struct RunInfo {
   std::string scenario_file;
   std::uint64_t seed = 0;
   std::string version;
+  std::string commit = "unknown";  // the commit of the program's sources (dse::build_commit)
   std::int64_t ranks = 1;
   std::int64_t threads = 1;
   std::string start_time;

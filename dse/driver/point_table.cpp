@@ -1,0 +1,98 @@
+#include "dse/driver/point_table.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "dse/error.hpp"
+
+namespace dse {
+
+PointTable::PointTable(std::string key, std::vector<PointTableColumn> columns)
+    : key_(std::move(key)), columns_(std::move(columns)) {}
+
+std::size_t PointTable::count(CellKind k) const {
+  return static_cast<std::size_t>(
+      std::count_if(columns_.begin(), columns_.end(), [k](const PointTableColumn& c) { return c.kind == k; }));
+}
+
+void PointTable::row(std::uint64_t key) { keys_.push_back(key); }
+void PointTable::add(double v) { numbers_.push_back(v); }
+void PointTable::add(std::int64_t v) { integers_.push_back(v); }
+void PointTable::add(const std::string& v) { texts_.push_back(v); }
+
+void PointTable::check(const std::string& name) const {
+  if (numbers_.size() != keys_.size() * count(CellKind::number) ||
+      integers_.size() != keys_.size() * count(CellKind::integer) ||
+      texts_.size() != keys_.size() * count(CellKind::text)) {
+    throw Error("/" + name + ": a row without every column (internal error)");
+  }
+}
+
+void PointTable::write(hid_t file, Context& ctx, const std::string& name) const {
+  const std::size_t n_num = count(CellKind::number);
+  const std::size_t n_int = count(CellKind::integer);
+  const std::size_t n_text = count(CellKind::text);
+  // [rows, widths of the text columns...]: what every rank needs to make the dataset.
+  std::vector<std::uint64_t> shape(1 + n_text, 1);
+  shape[0] = 0;
+  if (ctx.rank() == 0) {
+    shape[0] = keys_.size();
+    for (std::size_t r = 0; r < keys_.size(); ++r)
+      for (std::size_t c = 0; c < n_text; ++c)
+        shape[1 + c] = std::max<std::uint64_t>(shape[1 + c], texts_[r * n_text + c].size() + 1);
+  }
+  Bytes b(shape.size() * sizeof(std::uint64_t));
+  std::memcpy(b.data(), shape.data(), b.size());
+  b = ctx.broadcast(b, 0);
+  std::memcpy(shape.data(), b.data(), b.size());
+
+  // The row layout: the key, then every column in declared order.
+  std::vector<std::size_t> offset(columns_.size());
+  std::vector<h5::Handle> strings;
+  std::size_t size = sizeof(std::uint64_t);
+  for (std::size_t c = 0, t = 0; c < columns_.size(); ++c) {
+    offset[c] = size;
+    if (columns_[c].kind == CellKind::text) {
+      size += static_cast<std::size_t>(shape[1 + t++]);
+    } else {
+      size += 8;
+    }
+  }
+  const h5::Handle type(h5::check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose);
+  h5::check_status(H5Tinsert(type, key_.c_str(), 0, H5T_NATIVE_UINT64), "H5Tinsert " + key_);
+  for (std::size_t c = 0, t = 0; c < columns_.size(); ++c) {
+    hid_t member = H5T_NATIVE_DOUBLE;
+    if (columns_[c].kind == CellKind::integer) member = H5T_NATIVE_INT64;
+    if (columns_[c].kind == CellKind::text) {
+      strings.push_back(h5::fixed_string_type(static_cast<std::size_t>(shape[1 + t++])));
+      member = strings.back();
+    }
+    h5::check_status(H5Tinsert(type, columns_[c].name.c_str(), offset[c], member), "H5Tinsert " + columns_[c].name);
+  }
+
+  std::vector<char> buf(ctx.rank() == 0 ? keys_.size() * size : 0, 0);
+  for (std::size_t r = 0; r < (ctx.rank() == 0 ? keys_.size() : 0); ++r) {
+    char* row = buf.data() + r * size;
+    std::memcpy(row, &keys_[r], sizeof(std::uint64_t));
+    std::size_t in = 0, ii = 0, it = 0;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      switch (columns_[c].kind) {
+        case CellKind::number: std::memcpy(row + offset[c], &numbers_[r * n_num + in++], 8); break;
+        case CellKind::integer: std::memcpy(row + offset[c], &integers_[r * n_int + ii++], 8); break;
+        case CellKind::text: {
+          const std::string& s = texts_[r * n_text + it++];
+          std::memcpy(row + offset[c], s.data(), s.size());
+          break;
+        }
+      }
+    }
+  }
+  const h5::Handle ds = h5::create_extensible_1d(file, name, type, 4096, 0);
+  h5::set_rows(ds, shape[0]);
+  std::vector<h5::RowRun> runs;
+  if (ctx.rank() == 0 && shape[0] > 0) runs.push_back({0, shape[0]});
+  h5::write_runs(ds, type, buf.data(), runs, ctx.distributed());
+}
+
+}  // namespace dse
