@@ -29,6 +29,7 @@ SCENARIOS=(
   "accelerator-sweep --sla-p99-ms 5 --power-w 12"
   "mlperf-llama2-70b-server --sla-ttft-ms 2000 --sla-tpot-ms 200"
   "edge-cnn --sla-p99-ms 200 --area-mm2 8"
+  "next-gen-chip --sla-ttft-ms 2000 --sla-tpot-ms 50 --power-w 8000"
 )
 for line in "${SCENARIOS[@]}"; do
   read -r name budgets <<<"$line"

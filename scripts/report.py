@@ -27,7 +27,7 @@ import report_data as rd  # noqa: E402
 
 SHORTLIST_COLUMNS = ["index", "workload", "hardware", "batch", "throughput_samples_per_s", "latency_s",
                      "p99_latency_s", "energy_per_sample_j", "engineering_risk", "power_w", "area_mm2",
-                     "memory_bytes", "flops", "dram_bytes", "bottleneck"]
+                     "cost_usd", "cost_per_hour_usd", "memory_bytes", "flops", "dram_bytes", "bottleneck"]
 MAPPING_COLUMNS = ["layer", "type", "latency_s", "flops", "dram_bytes", "bottleneck", "stall_fraction",
                    "pct_of_peak", "mapping"]
 
@@ -218,8 +218,8 @@ def write_markdown(d, out_dir, figures, sheets):
 def write_report(d, out_dir):
     figures = ph.draw_all(d, out_dir, (pf.workload_fit, pf.latency_sweep, pf.perf_per_watt, pf.risk_map))
     a = d.archive
-    write_csv(os.path.join(out_dir, "shortlist.csv"), SHORTLIST_COLUMNS,
-              [[a[c][p] for c in SHORTLIST_COLUMNS] for p in d.selected])
+    write_csv(os.path.join(out_dir, "shortlist.csv"), SHORTLIST_COLUMNS + ["knobs"],
+              [[a[c][p] for c in SHORTLIST_COLUMNS] + [d.knobs(a, p)] for p in d.selected])
     sheets, sh = [], d.sheets.cols
     for p in d.selected:
         name = f"mapping_{int(a['index'][p])}.csv"

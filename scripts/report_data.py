@@ -19,7 +19,8 @@ OBJECTIVES = [("throughput_samples_per_s", "max"), ("latency_s", "min"),
               ("energy_per_sample_j", "min"), ("engineering_risk", "min")]
 # The budgets dse report passes (dse/cli/budget_options.hpp), in SI units, by archive field.
 BUDGET_FIELDS = (("--ttft-p99-s", "ttft_p99_s"), ("--tpot-p99-s", "tpot_p99_s"), ("--e2e-p99-s", "p99_latency_s"),
-                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"))
+                 ("--power-w", "power_w"), ("--area-mm2", "area_mm2"), ("--memory-bytes", "memory_bytes"),
+                 ("--cost-usd", "cost_usd"))
 # The SLA metrics: budget field -> (name, p50 field and p99 field of /serving_curves, of the records).
 SLA_METRICS = {"ttft_p99_s": ("TTFT", ("ttft_p50_s", "ttft_p99_s"), ("ttft_p50_s", "ttft_p99_s")),
                "tpot_p99_s": ("TPOT", ("tpot_p50_s", "tpot_p99_s"), ("tpot_p50_s", "tpot_p99_s")),
@@ -231,7 +232,8 @@ class Data:
                                       ("p99_latency_s", "p99 end-to-end latency", "ms", 1e3),
                                       ("power_w", "power at the wall", "W", 1.0),
                                       ("area_mm2", "area", "mm²", 1.0),
-                                      ("memory_bytes", "memory per chip", "GB", 1e-9)):
+                                      ("memory_bytes", "memory per chip", "GB", 1e-9),
+                                      ("cost_usd", "system cost", "USD", 1.0)):
             if f in self.budgets:
                 out.append((label, f"≤ {self.budgets[f] * scale:g} {unit}"))
         return out

@@ -170,6 +170,92 @@ ElementwiseShape gelu_shape(std::int64_t elements, Precision p) noexcept {
 
 namespace {
 
+// A GEMM's grid of output tiles on one tile shape: tiles per dimension, k-steps, waves over
+// the cores, and the bytes a tile loads per k-step (real rows and columns: the padded part of a
+// tile loads nothing).
+struct GemmGrid {
+  std::int64_t tiles_m, tiles_n, k_steps, tiles, full_waves, last_wave;
+  std::int64_t group;  // rows of tiles in a rasterisation group (t.group_m, at most all)
+  std::int64_t rows_of_tiles;  // tiles_m x batch
+  double rows, cols, k_step_bytes, e;
+};
+
+GemmGrid gemm_grid(const GpuHardware& hw, const GemmShape& s, const GemmTile& t) noexcept {
+  GemmGrid g{};
+  g.tiles_m = ceil_div(s.m, t.m);
+  g.tiles_n = ceil_div(s.n, t.n);
+  g.k_steps = ceil_div(s.k, t.k);
+  g.tiles = g.tiles_m * g.tiles_n * s.batch;
+  g.full_waves = g.tiles / hw.core_count;
+  g.last_wave = g.tiles % hw.core_count;
+  g.rows_of_tiles = g.tiles_m * s.batch;
+  g.group = std::min(std::max<std::int64_t>(1, t.group_m), g.rows_of_tiles);
+  g.e = bytes_per_element(s.precision);
+  g.rows = d(std::min(t.m, s.m));
+  g.cols = d(std::min(t.n, s.n));
+  g.k_step_bytes = d(t.k) * g.e;
+  return g;
+}
+
+// The A and B panel bytes a wave of `active` tiles loads per k-step. The kernel's tile order
+// (t.group_m) sets which panels a wave shares: row by row, a wave of `active` tiles spans
+// ceil(active / tiles_n) rows of tiles; in groups of g rows, a wave within one group spans g rows
+// and ceil(active / g) columns.
+inline double wave_panel_bytes_per_step(const GemmGrid& g, std::int64_t active) noexcept {
+  std::int64_t dn = std::min(active, g.tiles_n);
+  std::int64_t dm = std::min(ceil_div(active, g.tiles_n), g.rows_of_tiles);
+  if (g.group > 1 && active <= g.group * g.tiles_n) {
+    dm = g.group;
+    dn = std::min(g.tiles_n, ceil_div(active, g.group));
+  } else if (g.group > 1) {
+    dm = std::min(g.rows_of_tiles, g.group * ceil_div(active, g.group * g.tiles_n));
+  }
+  return (d(dm) * g.rows + d(dn) * g.cols) * g.k_step_bytes;
+}
+
+// The A and B bytes the kernel reads from HBM (`panel_total`: the panels its waves load,
+// summed). L2 reuse: within a wave, tiles that share an A row panel or a B column panel fetch it
+// from HBM once (rasterisation along n). When both operands fit in L2 together, each is fetched
+// from HBM once for the whole kernel. L2 blocking across waves (grouped rasterisation: CUTLASS's
+// threadblock swizzle, Triton's GROUP_SIZE_M ordering): tiles are visited in g x g groups whose
+// g A row panels and g B column panels (each the whole k) fit in L2 together, so each group reads
+// its panels from HBM once. Matters where a wave is a few tiles (a chip with a few large matrix
+// engines) and the L2 holds several panels; g = 1 gives no reuse beyond the wave's.
+inline double operand_hbm_bytes(const GpuHardware& hw, const GemmShape& s, const GemmGrid& g,
+                                double panel_total) noexcept {
+  const double a_bytes = d(s.m) * d(s.k) * g.e * d(s.batch);
+  const double b_bytes = d(s.k) * d(s.n) * g.e * d(s.batch);
+  const bool operands_resident = a_bytes + b_bytes <= hw.l2_bytes;
+  const double panel_pair_bytes = (g.rows + g.cols) * d(g.k_steps) * g.k_step_bytes;
+  const double groups = std::clamp(std::floor(hw.l2_bytes / panel_pair_bytes), 1.0,
+                                   d(std::max<std::int64_t>(1, std::min(g.tiles_m, g.tiles_n))));
+  const double grouped_total = d(g.tiles) * panel_pair_bytes / groups;
+  const double reuse_total = std::min(panel_total, grouped_total);
+  return operands_resident ? std::min(a_bytes + b_bytes, reuse_total) : reuse_total;
+}
+
+// One wave of `active` tiles: a prologue that fills the first pipeline stage (not overlapped),
+// k-steps each bounded by the slowest of matrix engine, L2, HBM and the load stream, and an
+// epilogue that writes the C tiles. The load stream: a core keeps stages - 1 k-steps of loads in
+// flight, and one k-step's loads complete a round trip plus their own transfer after issue (the
+// wave's active cores share the HBM bandwidth, so a core's share of one step moves in hbm_step).
+// By Little's law a step then takes at least (latency + hbm_step) / (stages - 1): with one step
+// in flight, latency and transfer add, which is what a single wave of memory-bound tiles waits
+// for (a skinny GEMM with one block per core); deeper pipelines hide the latency. `hbm_scale`:
+// the HBM bytes per panel byte loaded (L2 reuse).
+inline double gemm_wave_time(const GpuHardware& hw, const GemmGrid& g, std::int64_t active, double step_compute_s,
+                             double hbm_scale, std::int64_t stages) noexcept {
+  const double hbm_bw = hw.hbm_bandwidth_bytes_per_s();
+  const double a = d(active);
+  const double l2_step = a * (g.rows + g.cols) * g.k_step_bytes / hw.l2_bandwidth_bytes_per_s;
+  const double hbm_step = wave_panel_bytes_per_step(g, active) * hbm_scale / hbm_bw;
+  const double latency_step = (hw.hbm_latency_s + hbm_step) / d(stages - 1);
+  const double step = std::max({step_compute_s, l2_step, hbm_step, latency_step});
+  const double prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
+  const double epilogue = a * g.rows * g.cols * g.e / hbm_bw;
+  return prologue + d(g.k_steps) * step + epilogue;
+}
+
 // evaluate_gemm_with_tile for a description that passed check() (evaluate_gemm
 // checks once for all its tiles).
 GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTile& t) noexcept {
@@ -177,99 +263,33 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
   if (!(macs_per_cycle > 0.0) || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || t.m <= 0 ||
       t.n <= 0 || t.k <= 0)
     return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
-  const double e = bytes_per_element(s.precision);
   // The pipelined k-steps of both operand tiles must fit the core's SRAM.
   const std::int64_t stages = gemm_stages(hw, t, s.precision);
   if (stages == 0) return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
 
+  const GemmGrid g = gemm_grid(hw, s, t);
   GpuKernelCost c;
   c.kind = GpuKernelKind::gemm;
   c.tile = t;
-  const std::int64_t tiles_m = ceil_div(s.m, t.m);
-  const std::int64_t tiles_n = ceil_div(s.n, t.n);
-  const std::int64_t k_steps = ceil_div(s.k, t.k);
-  const std::int64_t tiles = tiles_m * tiles_n * s.batch;
-  const std::int64_t full_waves = tiles / hw.core_count;
-  const std::int64_t last_wave = tiles % hw.core_count;
-  c.tile_count = tiles;
-  c.waves = full_waves + (last_wave > 0 ? 1 : 0);
-
+  c.tile_count = g.tiles;
+  c.waves = g.full_waves + (g.last_wave > 0 ? 1 : 0);
   // Tile quantisation: a core computes the whole padded tile.
   const double step_compute_s =
       d(t.m) * d(t.n) * d(t.k) / (macs_per_cycle * hw.sustained_fraction(s.precision)) / hw.clock_hz;
-  const double rows = d(std::min(t.m, s.m));  // real rows / columns a tile loads
-  const double cols = d(std::min(t.n, s.n));
-  const double k_step_bytes = d(t.k) * e;
-  const double hbm_bw = hw.hbm_bandwidth_bytes_per_s();
-
-  // L2 reuse: within a wave, tiles that share an A row panel or a B column
-  // panel fetch it from HBM once (rasterisation along n). When both operands
-  // fit in L2 together, each is fetched from HBM once for the whole kernel.
-  const double a_bytes = d(s.m) * d(s.k) * e * d(s.batch);
-  const double b_bytes = d(s.k) * d(s.n) * e * d(s.batch);
-  const double c_bytes = d(s.m) * d(s.n) * e * d(s.batch);
-  const bool operands_resident = a_bytes + b_bytes <= hw.l2_bytes;
-  // The kernel's tile order (t.group_m) sets which panels a wave shares: row by
-  // row, a wave of `active` tiles spans ceil(active / tiles_n) rows of tiles;
-  // in groups of g rows, a wave within one group spans g rows and
-  // ceil(active / g) columns.
-  const std::int64_t group = std::min(std::max<std::int64_t>(1, t.group_m), tiles_m * s.batch);
-  auto wave_panel_bytes_per_step = [&](std::int64_t active) {
-    std::int64_t dn = std::min(active, tiles_n);
-    std::int64_t dm = std::min(ceil_div(active, tiles_n), tiles_m * s.batch);
-    if (group > 1 && active <= group * tiles_n) {
-      dm = group;
-      dn = std::min(tiles_n, ceil_div(active, group));
-    } else if (group > 1) {
-      dm = std::min(tiles_m * s.batch, group * ceil_div(active, group * tiles_n));
-    }
-    return (d(dm) * rows + d(dn) * cols) * k_step_bytes;
-  };
-  const double panel_total = d(full_waves) * d(k_steps) * wave_panel_bytes_per_step(hw.core_count) +
-                             (last_wave > 0 ? d(k_steps) * wave_panel_bytes_per_step(last_wave) : 0.0);
-  // L2 blocking across waves (grouped rasterisation: CUTLASS's threadblock swizzle, Triton's
-  // GROUP_SIZE_M ordering): tiles are visited in g x g groups whose g A row panels and g B
-  // column panels (each the whole k) fit in L2 together, so each group reads its panels
-  // from HBM once. Matters where a wave is a few tiles (a chip with a few large matrix
-  // engines) and the L2 holds several panels; g = 1 gives no reuse beyond the wave's.
-  const double panel_pair_bytes = (rows + cols) * d(k_steps) * k_step_bytes;
-  const double g = std::clamp(std::floor(hw.l2_bytes / panel_pair_bytes), 1.0,
-                              d(std::max<std::int64_t>(1, std::min(tiles_m, tiles_n))));
-  const double grouped_total = d(tiles) * panel_pair_bytes / g;
-  const double reuse_total = std::min(panel_total, grouped_total);
-  const double ab_hbm_total = operands_resident ? std::min(a_bytes + b_bytes, reuse_total) : reuse_total;
+  const double panel_total = d(g.full_waves) * d(g.k_steps) * wave_panel_bytes_per_step(g, hw.core_count) +
+                             (g.last_wave > 0 ? d(g.k_steps) * wave_panel_bytes_per_step(g, g.last_wave) : 0.0);
+  const double ab_hbm_total = operand_hbm_bytes(hw, s, g, panel_total);
   const double hbm_scale = panel_total > 0.0 ? ab_hbm_total / panel_total : 0.0;
-
-  // One wave of `active` tiles: a prologue that fills the first pipeline stage
-  // (not overlapped), k-steps each bounded by the slowest of matrix engine, L2,
-  // HBM and the load stream, and an epilogue that writes the C tiles.
-  // The load stream: a core keeps stages - 1 k-steps of loads in flight, and one
-  // k-step's loads complete a round trip plus their own transfer after issue (the
-  // wave's active cores share the HBM bandwidth, so a core's share of one step
-  // moves in hbm_step). By Little's law a step then takes at least
-  // (latency + hbm_step) / (stages - 1): with one step in flight, latency and
-  // transfer add, which is what a single wave of memory-bound tiles waits for
-  // (a skinny GEMM with one block per core); deeper pipelines hide the latency.
-  auto wave_time = [&](std::int64_t active) {
-    const double a = d(active);
-    const double l2_step = a * (rows + cols) * k_step_bytes / hw.l2_bandwidth_bytes_per_s;
-    const double hbm_step = wave_panel_bytes_per_step(active) * hbm_scale / hbm_bw;
-    const double latency_step = (hw.hbm_latency_s + hbm_step) / d(stages - 1);
-    const double step = std::max({step_compute_s, l2_step, hbm_step, latency_step});
-    const double prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
-    const double epilogue = a * rows * cols * e / hbm_bw;
-    return prologue + d(k_steps) * step + epilogue;
-  };
   double busy = 0.0;
-  if (full_waves > 0) busy += d(full_waves) * wave_time(hw.core_count);
-  if (last_wave > 0) busy += wave_time(last_wave);
+  if (g.full_waves > 0) busy += d(g.full_waves) * gemm_wave_time(hw, g, hw.core_count, step_compute_s, hbm_scale, stages);
+  if (g.last_wave > 0) busy += gemm_wave_time(hw, g, g.last_wave, step_compute_s, hbm_scale, stages);
 
-  const double waves = d(c.waves);
-  c.compute_time_s = waves * d(k_steps) * step_compute_s;
-  c.l2_bytes = d(tiles) * d(k_steps) * (rows + cols) * k_step_bytes;
+  const double c_bytes = d(s.m) * d(s.n) * g.e * d(s.batch);
+  c.compute_time_s = d(c.waves) * d(g.k_steps) * step_compute_s;
+  c.l2_bytes = d(g.tiles) * d(g.k_steps) * (g.rows + g.cols) * g.k_step_bytes;
   c.hbm_bytes = ab_hbm_total + c_bytes;
   c.l2_time_s = c.l2_bytes / hw.l2_bandwidth_bytes_per_s;
-  c.hbm_time_s = c.hbm_bytes / hbm_bw;
+  c.hbm_time_s = c.hbm_bytes / hw.hbm_bandwidth_bytes_per_s();
   c.flops = 2.0 * d(s.m) * d(s.n) * d(s.k) * d(s.batch);
   finish(busy, hw.launch_overhead_s(s.dispatch), hw.peak_matrix_flops_per_s(s.precision), c);
   return c;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,105 @@ double causal_schedule_factor(std::int64_t s, std::int64_t groups, const FlashFo
   return causal / full;
 }
 
+// The softmax work of a fused forward (s): per score kFlashForwardScoreFlops and an exp, with O's
+// rescale once per key block of the kernel's grid where the grid is known; a native kernel's
+// kFlashForwardFlopsPerScore and one exp.
+double flash_forward_score_s(const GpuHardware& hw, bool known_grid, const FlashForwardGrid& grid,
+                             std::int64_t head_dim, double scores) {
+  const double block_n = static_cast<double>(grid.block_n);
+  const double score_flops = known_grid ? kFlashForwardScoreFlops + (static_cast<double>(head_dim) + 2.0) / block_n
+                                        : kFlashForwardFlopsPerScore;
+  const double score_exps = known_grid ? kFlashExpsPerScore + 1.0 / block_n : kFlashExpsPerScore;
+  return fused_score_work_time_s(hw, scores, score_flops, score_exps);
+}
+
+// Causal mask (prefill, training): the kernel skips the (query block, key block) tiles wholly
+// above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1), so the matrix and softmax work
+// is that of the tiles it keeps. The kernels whose grid is known from their source (flash2,
+// flash1) keep the tiles of that grid and take the time of their work as their thread blocks are
+// scheduled (causal_schedule_factor); a native kernel, whose grid and scheduler are not modelled,
+// keeps the standalone GEMM's tiles (`standalone`) and takes their share of the unmasked time.
+struct FlashCausal {
+  double kept = 1.0;         // the share of the score tiles computed
+  double time_factor = 1.0;  // the forward's time over the unmasked one
+};
+FlashCausal flash_forward_causal(const GpuHardware& hw, const wl::Operator& op, bool causal, bool known_grid,
+                                 const FlashForwardGrid& grid, const GemmTile& standalone) {
+  if (!causal) return {};
+  FlashCausal c;
+  c.kept = known_grid ? causal_tile_fraction(op.m, GemmTile{grid.block_m, grid.block_n, 0, 1})
+                      : causal_tile_fraction(op.m, standalone);
+  if (!known_grid) {
+    c.time_factor = c.kept;
+    return c;
+  }
+  const std::int64_t slots = hw.core_count * flash_resident_blocks(hw, grid, op.k);
+  c.time_factor = causal_schedule_factor(op.m, op.batch, grid, slots);
+  return c;
+}
+
+// Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM XQA kernels pack the
+// query heads that share a KV head (GQA group g = query heads / KV heads, read off the K tensor)
+// into the M dimension and pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
+// thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k x (batch / g) per
+// product, qk and av, at the sustained matrix peak. A kernel that streams K once per query head
+// (PhaseSpec::kv_read_per_query_head) carries K elements per query head, so g reads 1: nothing
+// is packed. None where the shape or the chip's peak gives no time.
+std::optional<double> decode_attention_matrix_s(const GpuHardware& hw, const wl::Operator& op, Precision p) {
+  if (op.n <= 0 || op.k <= 0) return std::nullopt;
+  const double k_el = static_cast<double>(op.tensors.at(1).elements);
+  const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
+  const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;
+  const double mma_m = static_cast<double>(std::max<std::int64_t>(1, hw.mma_shape[0]));
+  const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
+  const double groups = static_cast<double>(op.batch) / g;
+  const double peak = hw.peak_matrix_flops_per_s(p) * hw.sustained_fraction(p);
+  if (!(peak > 0)) return std::nullopt;
+  return 2.0 * 2.0 * groups * rows * per_q / peak;
+}
+
+// The backward chain of a fused attention kernel (workload::append_backward's nodes): dP = dO V^T
+// (its first product), dV = P^T dO, the dropout's backward where there is one, dS (the softmax
+// backward), dQ = dS K and dK = dS^T Q; each the only consumer of the one before.
+struct FlashBackwardChain {
+  std::size_t dv, drop, sm, dq, dk;  // drop: the block's node count without a dropout
+  bool with_drop;
+};
+std::optional<FlashBackwardChain> flash_backward_chain(const wl::Block& b,
+                                                       const std::vector<std::vector<std::size_t>>& cons,
+                                                       std::size_t i) {
+  const wl::Operator& op = b.nodes[i].op;
+  if (op.kind != wl::OpKind::batched_gemm || op.pass != wl::Pass::backward_data || op.tensors.size() != 3)
+    return std::nullopt;
+  const std::size_t none = b.nodes.size();
+  const auto next = [&](std::size_t x) { return cons[x].size() == 1 ? cons[x][0] : none; };
+  const auto bwd = [&](std::size_t x, wl::OpKind kind) {
+    return x < none && b.nodes[x].op.pass == wl::Pass::backward_data && b.nodes[x].op.kind == kind &&
+           (kind != wl::OpKind::batched_gemm || b.nodes[x].op.tensors.size() == 3);
+  };
+  const auto dropout_bwd = [&](std::size_t x) {
+    if (!bwd(x, wl::OpKind::elementwise)) return false;
+    for (const auto& t : b.nodes[x].op.tensors)
+      if (t.role == wl::TensorRole::input && t.name == "mask") return true;
+    return false;
+  };
+  FlashBackwardChain c{};
+  c.dv = next(i);
+  c.sm = c.dv < none ? next(c.dv) : none;
+  c.drop = none;
+  if (dropout_bwd(c.sm)) {
+    c.drop = c.sm;
+    c.sm = next(c.sm);
+  }
+  c.dq = bwd(c.sm, wl::OpKind::softmax) ? next(c.sm) : none;
+  c.dk = bwd(c.dq, wl::OpKind::batched_gemm) ? next(c.dq) : none;
+  if (!bwd(c.dv, wl::OpKind::batched_gemm) || !bwd(c.sm, wl::OpKind::softmax) ||
+      !bwd(c.dq, wl::OpKind::batched_gemm) || !bwd(c.dk, wl::OpKind::batched_gemm))
+    return std::nullopt;
+  c.with_drop = c.drop < none;
+  return c;
+}
+
 }  // namespace
 
 double flash_block_startup_s(const GpuHardware& hw, AttentionKernel k, bool backward, std::int64_t seq_q,
@@ -310,35 +410,11 @@ double BlockWalk::fused_matrix_s(std::size_t x) const {
 // dQ, dK and dV out (O has dO's size), no score-sized tensor. Causal: the masked
 // tiles are skipped as in the forward.
 std::optional<LayerResult> BlockWalk::fuse_flash_backward(std::size_t i) {
+  const auto chain = flash_backward_chain(b, cons, i);
+  if (!chain) return std::nullopt;
   const wl::Operator& op = b.nodes[i].op;
-  if (op.kind != wl::OpKind::batched_gemm || op.pass != wl::Pass::backward_data || op.tensors.size() != 3)
-    return std::nullopt;
-
-  const auto next = [&](std::size_t x) { return cons[x].size() == 1 ? cons[x][0] : b.nodes.size(); };
-  const auto bwd = [&](std::size_t x, wl::OpKind kind) {
-    return x < b.nodes.size() && b.nodes[x].op.pass == wl::Pass::backward_data && b.nodes[x].op.kind == kind &&
-           (kind != wl::OpKind::batched_gemm || b.nodes[x].op.tensors.size() == 3);
-  };
-  const auto dropout_bwd = [&](std::size_t x) {
-    if (!bwd(x, wl::OpKind::elementwise)) return false;
-    for (const auto& t : b.nodes[x].op.tensors)
-      if (t.role == wl::TensorRole::input && t.name == "mask") return true;
-    return false;
-  };
-  const std::size_t dv = next(i);
-  std::size_t sm = dv < b.nodes.size() ? next(dv) : b.nodes.size();
-  std::size_t drop = b.nodes.size();
-  if (dropout_bwd(sm)) {
-    drop = sm;
-    sm = next(sm);
-  }
-  const std::size_t dq = bwd(sm, wl::OpKind::softmax) ? next(sm) : b.nodes.size();
-  const std::size_t dk = bwd(dq, wl::OpKind::batched_gemm) ? next(dq) : b.nodes.size();
-  if (!bwd(dv, wl::OpKind::batched_gemm) || !bwd(sm, wl::OpKind::softmax) || !bwd(dq, wl::OpKind::batched_gemm) ||
-      !bwd(dk, wl::OpKind::batched_gemm))
-    return std::nullopt;
+  const auto& [dv, drop, sm, dq, dk, with_drop] = *chain;
   const auto& n = b.nodes;
-  const bool with_drop = drop < n.size();
   const double d_o = wl::bytes(op.tensors.at(0));
   const double traffic = d_o /* dO */ + wl::bytes(op.tensors.at(1)) /* V */ + d_o /* O */ +
                          wl::bytes(n[dv].op.tensors.at(2)) /* dV */ + wl::bytes(n[dq].op.tensors.at(1)) /* K */ +
@@ -423,12 +499,8 @@ std::optional<LayerResult> BlockWalk::fuse_flash_forward(std::size_t i) {
   // block of the kernel's grid where the grid is known (kFlashForwardScoreFlops).
   const bool known_grid = options.attention_kernel != AttentionKernel::native;
   const FlashForwardGrid grid = flash_forward_grid(options.attention_kernel, op.k, platform.gpu);
-  const double block_n = static_cast<double>(grid.block_n);
-  const double score_flops =
-      known_grid ? kFlashForwardScoreFlops + (static_cast<double>(op.k) + 2.0) / block_n : kFlashForwardFlopsPerScore;
-  const double score_exps = known_grid ? kFlashExpsPerScore + 1.0 / block_n : kFlashExpsPerScore;
-  const double score_s = fused_score_work_time_s(
-      platform.gpu, static_cast<double>(sop.rows) * static_cast<double>(sop.cols), score_flops, score_exps);
+  const double score_s = flash_forward_score_s(platform.gpu, known_grid, grid, op.k,
+                                               static_cast<double>(sop.rows) * static_cast<double>(sop.cols));
   // FlashAttention-2's products wait on shared memory where it cannot feed them
   // (flash_forward_smem_factor: head dim 256 on Hopper).
   const double smem_factor = prefill_shaped ? flash_forward_smem_factor(platform.gpu, options.attention_kernel, grid,
@@ -436,46 +508,15 @@ std::optional<LayerResult> BlockWalk::fuse_flash_forward(std::size_t i) {
                                             : 1.0;
   double compute =
       (fused_matrix_s(i) + fused_matrix_s(a)) / (prefill_shaped ? attention_matrix_share : 1.0) * smem_factor + score_s;
-  // Causal mask (prefill, training): the kernel skips the (query block, key block)
-  // tiles wholly above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1),
-  // so the matrix and softmax work is that of the tiles it keeps. The kernels whose
-  // grid is known from their source (flash2, flash1) keep the tiles of that grid and
-  // take the time of their work as their thread blocks are scheduled
-  // (causal_schedule_factor); a native kernel, whose grid and scheduler are not
-  // modelled, keeps the standalone GEMM's tiles and takes their share of the
-  // unmasked time.
-  const bool causal = op.causal && prefill_shaped;
-  const double kept = !causal      ? 1.0
-                      : known_grid ? causal_tile_fraction(op.m, GemmTile{grid.block_m, grid.block_n, 0, 1})
-                                   : causal_tile_fraction(op.m, ks[i].cost.tile);
-  if (causal && known_grid) {
-    const std::int64_t slots = platform.gpu.core_count * flash_resident_blocks(platform.gpu, grid, op.k);
-    compute *= causal_schedule_factor(op.m, op.batch, grid, slots);
-  } else {
-    compute *= kept;
-  }
-  // Decode-shaped attention (few query rows): FlashDecoding / TensorRT-LLM
-  // XQA kernels pack the query heads that share a KV head (GQA group g =
-  // query heads / KV heads, read off the K tensor) into the M dimension and
-  // pad only to the MMA instruction's m (mma_shape[0]), not to a GEMM
-  // thread-block tile. Matrix time = 2 x (m g rounded up to mma m) x n x k
-  // x (batch / g) per product, qk and av, at the sustained matrix peak.
-  // A kernel that streams K once per query head (PhaseSpec::kv_read_per_query_head)
-  // carries K elements per query head, so g reads 1: nothing is packed.
-  if (!prefill_shaped && op.n > 0 && op.k > 0) {
-    const double k_el = static_cast<double>(op.tensors.at(1).elements);
-    const double per_q = static_cast<double>(op.n) * static_cast<double>(op.k);
-    const double g = k_el > 0 ? std::max(1.0, std::round(static_cast<double>(op.batch) * per_q / k_el)) : 1.0;
-    const double mma_m = static_cast<double>(std::max<std::int64_t>(1, platform.gpu.mma_shape[0]));
-    const double rows = std::ceil(static_cast<double>(op.m) * g / mma_m) * mma_m;
-    const double groups = static_cast<double>(op.batch) / g;
-    const double peak =
-        platform.gpu.peak_matrix_flops_per_s(ks[i].precision) * platform.gpu.sustained_fraction(ks[i].precision);
-    if (peak > 0) {
-      const double mm = 2.0 * 2.0 * groups * rows * per_q / peak;
-      compute = std::min(compute, mm + score_s);
-    }
-  }
+  const FlashCausal mask = flash_forward_causal(platform.gpu, op, op.causal && prefill_shaped, known_grid, grid,
+                                                ks[i].cost.tile);
+  const double kept = mask.kept;
+  compute *= mask.time_factor;
+  // Decode-shaped attention: the query heads of a GQA group packed into the MMA's m
+  // (decode_attention_matrix_s), where that is faster.
+  if (!prefill_shaped)
+    if (const auto mm = decode_attention_matrix_s(platform.gpu, op, ks[i].precision))
+      compute = std::min(compute, *mm + score_s);
   LayerResult r = layer_of(platform, op, b.repeat, ks[i]);
   r.type = "fused_attention";
   const double drop_flops = kept * (with_drop ? wl::flops(b.nodes[drop].op) : 0.0);

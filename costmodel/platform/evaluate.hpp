@@ -181,6 +181,10 @@ struct Platform {
   double graph_kernel_overhead_s = 0.0;  // per kernel under graph launch
   system::Interconnect links;            // the chip's links (a switch of 1 by default)
   double stack_maturity = 1.0;           // [0, 1] for the risk assessment
+  // Silicon (a platform file's `area:` and energy.process_nm): the die area of one chip (all
+  // of its dies), for the point's area and the build-cost model of system/cost.hpp; 0 unknown.
+  double die_area_mm2 = 0.0;
+  double process_nm = 0.0;
 };
 
 struct EvalOptions {

@@ -152,6 +152,117 @@ Bottleneck dominant_class(const GraphEval& chip, double interconnect_s) {
   return by_class.dominant();
 }
 
+// One chip's tokens (its 1/cp of the sequence under context parallelism), and the bytes of an
+// activation element (bf16 under FP8 training: workload/spec.hpp apply_fp8_training).
+double chip_tokens(const wl::PhaseSpec& ph) { return static_cast<double>(ph.batch * (ph.seq / ph.context_parallel)); }
+double activation_bytes(const wl::PhaseSpec& ph) {
+  return ph.phase == wl::Phase::training && ph.precision == wl::Precision::fp8 ? 2.0
+                                                                               : wl::bytes_per_element(ph.precision);
+}
+
+// Each layer's work for the parallel step (a block repeated is that many layers): its time on the
+// chip, its attention's time, the MoE blocks' (those with a router) token exchange over the EP
+// group and the ring CP sends.
+void block_work(const wl::OperatorGraph& g, const GraphEval& chip, const wl::WorkloadSpec& spec,
+                const SystemRequest& r, const wl::PhaseSpec& ph, sys::StepWork& work) {
+  const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
+  const double tokens = chip_tokens(ph);
+  const double act_bytes = activation_bytes(ph);
+  for (std::size_t b = 0; b < g.blocks.size(); ++b) {
+    double a2a = 0.0;
+    if (tspec != nullptr && tspec->experts > 0 && r.degrees.ep > 1)
+      for (const auto& n : g.blocks[b].nodes)
+        if (n.op.name == "moe_router")
+          a2a = sys::moe_all_to_all_bytes(tokens, static_cast<double>(tspec->hidden), static_cast<int>(tspec->top_k),
+                                          act_bytes);
+    sys::BlockWork w{chip.block_latency_s[b], 0.0, a2a};
+    w.attention_s = chip.block_attention_s[b];
+    ring_sends(g, g.blocks[b], r.degrees.cp, w);
+    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i) work.blocks.push_back(w);
+  }
+}
+
+// A training step's per-chip state work: the gradients each chip reduces (its stage's 1/pp of the
+// parameters), the optimizer update on this chip's own parameters (OptimizerKernel, system.hpp),
+// under sharded states the copies around the collectives (shard_copy_bytes), and FP8 training's
+// weight casts: the FP8 GEMMs' weights read in bf16 and written row-wise and column-wise in FP8
+// once per step (workload/spec.hpp apply_fp8_training): 2 + 2 x 1 B per element. Returns their
+// HBM traffic (bytes), for the step's energy.
+double training_state_work(const Platform& p, const SystemRequest& r, const wl::PhaseSpec& phase,
+                           const wl::OperatorGraph& g, double act_bytes, sys::StepWork& work) {
+  const wl::GraphTotals totals = wl::totals(g);
+  const double stages = static_cast<double>(std::max(1, r.degrees.pp));
+  work.gradient_bytes = totals.parameter_bytes / stages;
+  if (r.gradient_reduce_precision)
+    work.gradient_reduce_bytes = totals.parameters / stages * wl::bytes_per_element(*r.gradient_reduce_precision);
+  const bool shard = r.shard_states && shard_degree(r) > 1;
+  const bool mixed = phase.precision != wl::Precision::fp32;
+  const double chip_params = totals.parameters / stages;
+  const double local = chip_params / (shard ? static_cast<double>(shard_degree(r)) : 1.0);
+  const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
+  const ShardCopyBytes copies = shard && r.flat_parameter
+                                    ? shard_copy_bytes(chip_params, shard_degree(r), act_bytes, mixed, r.micro_batches)
+                                    : ShardCopyBytes{};
+  const double casts = 4.0 * g.fp8_weight_elements / stages;
+  const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
+  if (bw > 0.0) {
+    work.optimizer_s = update / bw;
+    work.weight_cast_s = casts / bw;
+    work.shard_copies_s = copies.compute_stream / bw;
+    work.shard_side_copies_s = copies.beside_collectives / bw;
+  }
+  return update + casts + copies.compute_stream + copies.beside_collectives;
+}
+
+// What the parallel step costs of the chip's graph: its blocks, micro-batches and virtual stages,
+// the activation a stage hands on (under sequence parallelism each TP rank holds 1/tp of it, the
+// layer boundary being sequence-sharded: Korthikanti et al. 2022, section 4.2.2, and sends only
+// that share), state sharding and, in training, the state work. `state_bytes`: that work's HBM
+// traffic (0 outside training).
+sys::StepWork step_work(const Platform& p, const SystemRequest& r, const wl::PhaseSpec& phase,
+                        const wl::PhaseSpec& ph, const wl::WorkloadSpec& spec, const wl::OperatorGraph& g,
+                        const GraphEval& chip, double& state_bytes) {
+  sys::StepWork work;
+  block_work(g, chip, spec, r, ph, work);
+  const double act_bytes = activation_bytes(ph);
+  work.micro_batches = std::max(1, r.micro_batches);
+  work.virtual_stages = r.virtual_stages;
+  work.compute_bottleneck = dominant_class(chip, 0.0);
+  work.stage_boundary_bytes = chip_tokens(ph) * hidden_of(spec) * act_bytes /
+                              (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
+  work.shard_states = r.shard_states;
+  work.shard_group = r.shard_group;
+  state_bytes = phase.phase == wl::Phase::training ? training_state_work(p, r, phase, g, act_bytes, work) : 0.0;
+  return work;
+}
+
+// Power: the step's dynamic energy on all chips (chip graph energy x tp x dp per micro-batch, m of
+// them; with PP each chip runs its share of the same graph; and every chip's optimizer update and
+// shard copies) over the step, plus static power, capped at the TDP (power.hpp). The step runs at
+// the clock the cap allows; a cap it cannot meet makes the step infeasible (no TDP given, or an
+// empty step: invalid_input, no cap applies).
+void step_power(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
+                double state_bytes, StepOut& o) {
+  const auto& d = r.degrees;
+  const double micro = static_cast<double>(std::max(1, r.micro_batches));
+  sys::PowerInput pin;
+  pin.busy_time_s = o.step.step_time_s;
+  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.cp * d.dp) * micro +
+                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.cp * d.pp * d.dp);
+  pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
+                                                : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
+  pin.requests = static_cast<double>(phase.batch * d.dp);
+  pin.chips = d.tp * d.cp * d.pp * d.dp;
+  o.power = sys::evaluate_power(system.power, pin);
+  o.time_s = o.step.step_time_s;
+  if (o.power.feasible) {
+    o.time_s = o.power.latency_s;
+  } else if (o.power.status != sys::PowerStatus::invalid_input) {
+    o.ok = false;
+    o.reason = "power: " + std::string(sys::to_string(o.power.status));
+  }
+}
+
 StepOut run_step(const Platform& p, const SystemSpec& system, const SystemRequest& r, const wl::PhaseSpec& phase,
                  KernelCache& cache) {
   StepOut o;
@@ -171,69 +282,8 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   opt.sequence_parallel = r.sequence_parallel;
   o.chip = evaluate_graph(p, g, opt, &cache);
   stage_memory(o.chip, g, ph, r);
-  sys::StepWork work;
-  const auto* tspec = std::get_if<wl::TransformerSpec>(&spec);
-  // One chip's tokens (its 1/cp of the sequence under context parallelism), and the bytes of an
-  // activation element (bf16 under FP8 training: workload/spec.hpp apply_fp8_training).
-  const double tokens = static_cast<double>(ph.batch * (ph.seq / ph.context_parallel));
-  const double act_bytes = ph.phase == wl::Phase::training && ph.precision == wl::Precision::fp8
-                               ? 2.0
-                               : wl::bytes_per_element(ph.precision);
-  for (std::size_t b = 0; b < g.blocks.size(); ++b) {
-    // MoE blocks (those with a router) exchange tokens over the EP group.
-    double a2a = 0.0;
-    if (tspec != nullptr && tspec->experts > 0 && r.degrees.ep > 1)
-      for (const auto& n : g.blocks[b].nodes)
-        if (n.op.name == "moe_router")
-          a2a = sys::moe_all_to_all_bytes(tokens, static_cast<double>(tspec->hidden), static_cast<int>(tspec->top_k),
-                                          act_bytes);
-    sys::BlockWork w{o.chip.block_latency_s[b], 0.0, a2a};
-    w.attention_s = o.chip.block_attention_s[b];
-    ring_sends(g, g.blocks[b], r.degrees.cp, w);
-    for (std::int64_t i = 0; i < g.blocks[b].repeat; ++i) work.blocks.push_back(w);
-  }
-  work.micro_batches = std::max(1, r.micro_batches);
-  work.virtual_stages = r.virtual_stages;
-  work.compute_bottleneck = dominant_class(o.chip, 0.0);
-  // The activation a stage hands on. Under sequence parallelism each TP rank holds 1/tp of it
-  // (the layer boundary is sequence-sharded: Korthikanti et al. 2022, section 4.2.2) and sends
-  // only that share.
-  work.stage_boundary_bytes = tokens * hidden_of(spec) * act_bytes /
-                              (r.sequence_parallel ? static_cast<double>(r.degrees.tp) : 1.0);
-  work.shard_states = r.shard_states;
-  work.shard_group = r.shard_group;
-  // The optimizer update on this chip's own parameters (OptimizerKernel, system.hpp) and,
-  // under sharded states, the copies around the collectives (shard_copy_bytes); state_bytes
-  // is their HBM traffic, for the step's energy below.
   double state_bytes = 0.0;
-  if (phase.phase == wl::Phase::training) {
-    // Each chip holds its stage's 1/pp of the parameters, and reduces their gradients.
-    const wl::GraphTotals totals = wl::totals(g);
-    const double stages = static_cast<double>(std::max(1, r.degrees.pp));
-    work.gradient_bytes = totals.parameter_bytes / stages;
-    if (r.gradient_reduce_precision)
-      work.gradient_reduce_bytes = totals.parameters / stages * wl::bytes_per_element(*r.gradient_reduce_precision);
-    const bool shard = r.shard_states && shard_degree(r) > 1;
-    const bool mixed = phase.precision != wl::Precision::fp32;
-    const double chip_params = totals.parameters / stages;
-    const double local = chip_params / (shard ? static_cast<double>(shard_degree(r)) : 1.0);
-    const double update = local * optimizer_update_bytes_per_parameter(r.optimizer, mixed);
-    const ShardCopyBytes copies = shard && r.flat_parameter
-                                      ? shard_copy_bytes(chip_params, shard_degree(r),
-                                                         act_bytes, mixed, r.micro_batches)
-                                      : ShardCopyBytes{};
-    // FP8 training: the FP8 GEMMs' weights read in bf16 and written row-wise and column-wise in
-    // FP8 once per step (workload/spec.hpp apply_fp8_training): 2 + 2 x 1 B per element.
-    const double casts = 4.0 * g.fp8_weight_elements / stages;
-    const double bw = p.gpu.hbm_bandwidth_bytes_per_s();
-    if (bw > 0.0) {
-      work.optimizer_s = update / bw;
-      work.weight_cast_s = casts / bw;
-      work.shard_copies_s = copies.compute_stream / bw;
-      work.shard_side_copies_s = copies.beside_collectives / bw;
-    }
-    state_bytes = update + casts + copies.compute_stream + copies.beside_collectives;
-  }
+  const sys::StepWork work = step_work(p, r, phase, ph, spec, g, o.chip, state_bytes);
   o.step = sys::evaluate_parallel_step(system.interconnect, r.degrees, work, r.overlap,
                                        sys::CollectiveAlgorithm::ring);
   if (!o.step.feasible) {
@@ -241,29 +291,7 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
     o.reason = "parallelism: " + std::string(sys::to_string(o.step.status));
     return o;
   }
-  // Power: the step's dynamic energy on all chips (chip graph energy x tp x dp per
-  // micro-batch, m of them; with PP each chip runs its share of the same graph; and every
-  // chip's optimizer update and shard copies) over the step, plus static power, capped at the TDP
-  // (power.hpp). The step runs at the clock the cap allows.
-  const auto& d = r.degrees;
-  const double micro = static_cast<double>(std::max(1, r.micro_batches));
-  sys::PowerInput pin;
-  pin.busy_time_s = o.step.step_time_s;
-  pin.dynamic_energy_j = o.chip.totals.dynamic_energy_j * static_cast<double>(d.tp * d.cp * d.dp) * micro +
-                         state_bytes * p.energy.hbm_byte_j * static_cast<double>(d.tp * d.cp * d.pp * d.dp);
-  pin.tokens = phase.phase == wl::Phase::decode ? static_cast<double>(phase.batch * phase.seq * d.dp)
-                                                : o.chip.totals.tokens * static_cast<double>(d.dp) * micro;
-  pin.requests = static_cast<double>(phase.batch * d.dp);
-  pin.chips = d.tp * d.cp * d.pp * d.dp;
-  o.power = sys::evaluate_power(system.power, pin);
-  o.time_s = o.step.step_time_s;
-  if (o.power.feasible) {
-    o.time_s = o.power.latency_s;
-  } else if (o.power.status != sys::PowerStatus::invalid_input) {
-    // invalid_input: no TDP given (or an empty step), so no cap applies.
-    o.ok = false;
-    o.reason = "power: " + std::string(sys::to_string(o.power.status));
-  }
+  step_power(p, system, r, phase, state_bytes, o);
   return o;
 }
 
@@ -503,6 +531,8 @@ SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, c
   const int idle_chips = std::max(0, system.chips - out.chips);
   out.wall = sys::wall_power(system.host, out.power.power_w, idle_chips * system.power.static_power_w,
                              system.chips * system.power.tdp_w);
+  out.cost = sys::system_cost(system.price, system.chips, out.wall.wall_w, sys::default_cost_assumptions());
+  out.area_mm2 = static_cast<double>(system.chips) * platform.die_area_mm2;
   const double step_tokens = out.power.energy_per_token_j > 0.0 ? out.power.energy_j / out.power.energy_per_token_j : 0.0;
   if (step_tokens > 0.0) out.wall_energy_per_token_j = out.wall.wall_w * out.power.latency_s / step_tokens;
 

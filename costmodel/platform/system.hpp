@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "costmodel/platform/evaluate.hpp"
+#include "costmodel/system/cost.hpp"
 #include "costmodel/system/parallelism.hpp"
 #include "costmodel/system/power.hpp"
 #include "costmodel/system/risk.hpp"
@@ -58,6 +59,8 @@ struct SystemSpec {
   // The serving stack a served model runs on unless the request names another (its
   // per-iteration runtime overhead, ServingOptions::stack).
   system::ServingStack default_stack;
+  // Its price (a system file's `cost:` section; system/cost.hpp): unknown when none is given.
+  system::SystemPrice price;
 };
 
 // A one-chip-per-degree system from a platform's own links and energy figures.
@@ -238,6 +241,10 @@ struct SystemEval {
   // their static power, the host and the power supplies' losses.
   system::WallPower wall;
   double wall_energy_per_token_j = 0.0;  // wall.wall_w x step latency / the step's tokens
+  // The whole system's price and its cost per hour at wall.wall_w (system/cost.hpp, with
+  // default_cost_assumptions); zero when the system file gives no price.
+  system::SystemCost cost;
+  double area_mm2 = 0.0;  // every chip of the system: chips x the chip's die area
   system::RiskAssessment risk;
   ServingResult serving;
   // The precision the matrix kernels run in when the platform lacks the requested one (fp8

@@ -473,60 +473,63 @@ bool scalesim_fast_path_applies(const SystolicArray& a, const ConvLayer& l) {
   return CalcRead::stays_in_first_epoch(if_words, covered_ifmap_words(l, s));
 }
 
-SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer) {
-  const I64 if_words = a.ifmap_sram_bytes / a.word_bytes;
-  const I64 fl_words = a.filter_sram_bytes / a.word_bytes;
-  const I64 of_words = a.ofmap_sram_bytes / a.word_bytes;
-  if (!scalesim_fast_path_applies(a, layer)) return simulate_scalesim_reference(a, layer);
-  // Overlapping windows or windows past the ifmap edge (taken only when the
-  // ifmap buffer stays in its first window, see scalesim_fast_path_applies):
-  // the ifmap is then fetched once, each covered word one insertion, and
-  // never stalls the array; only its first and last non-empty demand rows
-  // are searched for.
-  const bool if_repeats = !scalesim_fast_path_applies(layer);
+namespace {
 
-  const LoweredShape s = lower(layer);
-  const FoldPlan p = fold_plan(a, s);
-  const I64 fold_lines = detail::scalesim_fold_lines(a, p);
-  SystolicResult res;
-  detail::fill_fold_statistics(a, s, p, fold_lines, res);
-
-  const I64 r = a.rows, c = a.cols, rf = p.row_folds, cf = p.col_folds;
-  const I64 sr = s.ofmap_px, t_win = s.window, sc = s.filters;
-  auto ru = [&](I64 fr) { return std::min(r, p.array_rows_dim - fr * r); };
-  auto cu = [&](I64 fc) { return std::min(c, p.array_cols_dim - fc * c); };
-
-  // Request geometry of each operand (see the file comment).
+// A layer as the fold-level model walks it: the array, the lowered shape and fold plan, the
+// request geometry of each read operand (see the file comment), and the demand rows of each
+// fold that carry requests. `if_repeats`: overlapping windows or windows past the ifmap edge
+// (taken only when the ifmap buffer stays in its first window, see scalesim_fast_path_applies):
+// the ifmap is then fetched once, each covered word one insertion, and never stalls the array;
+// only its first and last non-empty demand rows are searched for.
+struct FoldWalk {
+  const SystolicArray& a;
+  const ConvLayer& layer;
+  LoweredShape s;
+  FoldPlan p;
+  I64 fold_lines;
+  I64 r, c, rf, cf, sr, t_win, sc;
+  bool if_repeats;
   ReadGeom gi, gf;
-  const FetchMatrix by_fr_h_rows_of_r = {0, rf, r, ru(rf - 1)};
-  const FetchMatrix by_fc_t_rows_of_c = {t_win, cf, c, cu(cf - 1)};
-  switch (a.dataflow) {
-    case Dataflow::weight_stationary:
-      gi = {true, by_fr_h_rows_of_r, r, true};
-      gi.fetch.h = sr;
-      gf = {false, by_fc_t_rows_of_c, 0, false};
-      break;
-    case Dataflow::output_stationary:
-      gi = {true, by_fr_h_rows_of_r, 0, true};
-      gi.fetch.h = t_win;
-      gf = {true, by_fc_t_rows_of_c, 0, false};
-      break;
-    case Dataflow::input_stationary:
-      gi = {false, by_fc_t_rows_of_c, 0, false};
-      gf = {true, by_fr_h_rows_of_r, r, true};
-      gf.fetch.h = sc;
-      break;
+
+  FoldWalk(const SystolicArray& arr, const ConvLayer& l)
+      : a(arr), layer(l), s(lower(l)), p(fold_plan(arr, s)), fold_lines(detail::scalesim_fold_lines(arr, p)),
+        r(arr.rows), c(arr.cols), rf(p.row_folds), cf(p.col_folds), sr(s.ofmap_px), t_win(s.window),
+        sc(s.filters), if_repeats(!scalesim_fast_path_applies(l)) {
+    const FetchMatrix by_fr_h_rows_of_r = {0, rf, r, ru(rf - 1)};
+    const FetchMatrix by_fc_t_rows_of_c = {t_win, cf, c, cu(cf - 1)};
+    switch (a.dataflow) {
+      case Dataflow::weight_stationary:
+        gi = {true, by_fr_h_rows_of_r, r, true};
+        gi.fetch.h = sr;
+        gf = {false, by_fc_t_rows_of_c, 0, false};
+        break;
+      case Dataflow::output_stationary:
+        gi = {true, by_fr_h_rows_of_r, 0, true};
+        gi.fetch.h = t_win;
+        gf = {true, by_fc_t_rows_of_c, 0, false};
+        break;
+      case Dataflow::input_stationary:
+        gi = {false, by_fc_t_rows_of_c, 0, false};
+        gf = {true, by_fr_h_rows_of_r, r, true};
+        gf.fetch.h = sc;
+        break;
+    }
   }
-  auto write_stream = [&](I64 fr, I64 fc) {
+
+  [[nodiscard]] I64 ru(I64 fr) const { return std::min(r, p.array_rows_dim - fr * r); }
+  [[nodiscard]] I64 cu(I64 fc) const { return std::min(c, p.array_cols_dim - fc * c); }
+  [[nodiscard]] const ReadGeom& geom(int op) const { return op == 0 ? gi : gf; }
+
+  [[nodiscard]] WriteStream write_stream(I64 fr, I64 fc) const {
     switch (a.dataflow) {
       case Dataflow::weight_stationary: return WriteStream{2 * r - 1, {sr, cu(fc)}};
       case Dataflow::output_stationary: return WriteStream{t_win - 1 + r - ru(fr), {ru(fr), cu(fc)}};
       case Dataflow::input_stationary: return WriteStream{2 * r - 1, {sc, cu(fc)}};
     }
     return WriteStream{};
-  };
+  }
   // First / last demand row with requests of an operand in fold (fr, fc).
-  auto read_rows = [&](const ReadGeom& g, I64 fr, I64 fc, I64& first, I64& last) {
+  void read_rows(const ReadGeom& g, I64 fr, I64 fc, I64& first, I64& last) const {
     if (g.diag) {
       const I64 grp = g.group_is_fr ? fr : fc;
       first = g.prefix;
@@ -535,10 +538,10 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
       first = r - ru(fr);
       last = r - 1;
     }
-  };
+  }
   // Whether ifmap demand row t of fold (fr, fc) holds a non-empty request
   // (the demand matrices of systolic.cpp's DemandGen, ifmap only).
-  auto if_row_valid = [&](I64 fr, I64 fc, I64 t) {
+  [[nodiscard]] bool if_row_valid(I64 fr, I64 fc, I64 t) const {
     switch (a.dataflow) {
       case Dataflow::weight_stationary:  // column j: window fr*r + j, pixel t - r - j
         for (I64 j = std::max<I64>(0, t - r - sr + 1); j < std::min(ru(fr), t - r + 1); ++j)
@@ -554,155 +557,207 @@ SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer)
         return false;
     }
     return false;
-  };
+  }
   // First / last demand row with a non-empty ifmap request of a fold.
-  auto if_read_rows = [&](I64 fr, I64 fc, I64& first, I64& last) {
+  void if_read_rows(I64 fr, I64 fc, I64& first, I64& last) const {
     read_rows(gi, fr, fc, first, last);
     if (!if_repeats) return;  // every request in bounds
     while (first < last && !if_row_valid(fr, fc, first)) ++first;
     while (last > first && !if_row_valid(fr, fc, last)) --last;
-  };
+  }
+};
 
-  const bool user = a.bandwidth_mode == DramBandwidthMode::limited;
-  const I64 read_bw = user ? a.dram_words_per_cycle : 10;  // CALC: SCALE-Sim's fixed 10
-  const I64 write_bw = user ? a.dram_words_per_cycle : a.cols;
-  const ReadGeom* geoms[2] = {&gi, &gf};
-  const I64 sizes[2] = {if_words, fl_words};
+// The three buffers between the array and DRAM: per read operand (0 ifmap, 1 filter) a USER
+// read buffer (a.bandwidth_mode limited) or a CALC one, and the ofmap write buffer.
+struct Buffers {
+  bool user;
   std::vector<CalcRead> calc;
   std::vector<UserRead> usr;
-  for (int op = 0; op < 2; ++op) {
-    const ReadGeom& g = *geoms[op];
-    // (windows past the edge leave empty entries in the ifmap fetch matrix)
-    const I64 n_valid = op == 0 && if_repeats ? valid_ifmap_requests(layer, s) : g.fetch.valid();
-    if (user) usr.emplace_back(sizes[op], read_bw, n_valid, detail::scalesim_prefetch_elems(a, s, p, op == 0));
-    else calc.emplace_back(sizes[op], read_bw, g.group_is_fr ? rf : cf);
+  WriteBuffer wb;
+
+  explicit Buffers(const FoldWalk& w)
+      : user(w.a.bandwidth_mode == DramBandwidthMode::limited),
+        wb(w.a.ofmap_sram_bytes / w.a.word_bytes, user ? w.a.dram_words_per_cycle : w.a.cols) {
+    const SystolicArray& a = w.a;
+    const I64 read_bw = user ? a.dram_words_per_cycle : 10;  // CALC: SCALE-Sim's fixed 10
+    const I64 sizes[2] = {a.ifmap_sram_bytes / a.word_bytes, a.filter_sram_bytes / a.word_bytes};
+    for (int op = 0; op < 2; ++op) {
+      const ReadGeom& g = w.geom(op);
+      // (windows past the edge leave empty entries in the ifmap fetch matrix)
+      const I64 n_valid = op == 0 && w.if_repeats ? valid_ifmap_requests(w.layer, w.s) : g.fetch.valid();
+      if (user) usr.emplace_back(sizes[op], read_bw, n_valid, detail::scalesim_prefetch_elems(a, w.s, w.p, op == 0));
+      else calc.emplace_back(sizes[op], read_bw, g.group_is_fr ? w.rf : w.cf);
+    }
+    if (w.if_repeats && !user) calc[0].insert_once(covered_ifmap_words(w.layer, w.s));
   }
-  if (if_repeats && !user) calc[0].insert_once(covered_ifmap_words(layer, s));
-  WriteBuffer wb(of_words, write_bw);
+};
 
-  I64 stalls = 0, last_out = 0;
-  I64 first_cycle[2] = {0, 0}, shift_cycle[2] = {0, 0};
-  std::vector<Event> events;
-  std::vector<std::pair<I64, I64>> misses;
-  for (I64 fc = 0; fc < cf; ++fc) {
-    for (I64 fr = 0; fr < rf; ++fr) {
-      const I64 f = fc * rf + fr;
-      const bool first_fold = f == 0, last_fold = f == rf * cf - 1;
-      events.clear();
-      for (int op = 0; op < 2; ++op) {
-        const ReadGeom& g = *geoms[op];
-        const unsigned bit = op == 0 ? 0U : 1U;
-        I64 row_first = 0, row_last = 0;
-        if (op == 0 && (first_fold || last_fold)) if_read_rows(fr, fc, row_first, row_last);
-        else read_rows(g, fr, fc, row_first, row_last);
-        if (first_fold) events.push_back({row_first, -1, -1, op == 0 ? kIfFirst : kFlFirst});
-        if (last_fold) events.push_back({row_last, -1, -1, op == 0 ? kIfLast : kFlLast});
-        if (op == 0 && if_repeats) continue;  // counted once above (CALC) / never rotates (USER)
-        if (user) {
-          misses.clear();
-          if (g.diag) {
-            const I64 grp = g.group_is_fr ? fr : fc;
-            auto find = [&](I64 x, I64& row, I64& pos) {
-              I64 d = 0;
-              if (!g.fetch.diag_find(grp, x, d, pos)) return false;
-              row = g.prefix + d - grp * g.fetch.h;
-              return true;
-            };
-            usr[bit].walk(0, find, misses);
-          } else {  // rows walked backwards in the window dimension, each a run of positions
-            const I64 width = cu(fc);
-            for (I64 t = r - ru(fr); t < r; ++t) {
-              const I64 start = g.fetch.row_start(fc * t_win + fr * r + r - 1 - t);
-              auto find = [&](I64 x, I64& row, I64& pos) {
-                if (x >= start + width) return false;
-                row = t;
-                pos = std::max(x, start);
-                return true;
-              };
-              usr[bit].walk(start, find, misses);
-            }
-          }
-          for (const auto& [row, rot] : misses) {
-            Event e{row, -1, -1, 0U};
-            (op == 0 ? e.if_rot : e.fl_rot) = rot;
-            events.push_back(e);
-          }
-        } else {
-          I64 block = -1, y = 0, row_of_shift = 0;
-          if (g.diag) {
-            const I64 grp = g.group_is_fr ? fr : fc;
-            const Rect rect{g.fetch.h, g.fetch.width(grp)};
-            y = rect.h * rect.w;
-            block = grp;
-            const I64 sh = calc[bit].visit(f, block, y);
-            if (sh >= 0) row_of_shift = g.prefix + rect.diag_of(sh);
-            if (sh >= 0) events.push_back({row_of_shift, -1, -1, op == 0 ? kIfShift : kFlShift});
-          } else {
-            y = ru(fr) * cu(fc);
-            const I64 sh = calc[bit].visit(f, -1, y);
-            if (sh >= 0) events.push_back({r - ru(fr) + sh / cu(fc), -1, -1, op == 0 ? kIfShift : kFlShift});
-          }
-        }
-      }
-      const WriteStream ws = write_stream(fr, fc);
-      const I64 of_first = ws.start, of_last = ws.start + ws.rect.diags() - 1;
-      if (first_fold) events.push_back({of_first, -1, -1, kOfFirst});
-      if (last_fold) {
-        events.push_back({of_last, -1, -1, kOfLast});
-        events.push_back({fold_lines - 1, -1, -1, kEnd});
-      }
-      std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) { return x.t < y.t; });
-
-      const I64 base = f * fold_lines;
-      I64 t = 0;
-      for (std::size_t k = 0; k < events.size();) {
-        Event e = events[k];
-        for (++k; k < events.size() && events[k].t == e.t; ++k) {
-          e.if_rot = std::max(e.if_rot, events[k].if_rot);
-          e.fl_rot = std::max(e.fl_rot, events[k].fl_rot);
-          e.flags |= events[k].flags;
-        }
-        wb.advance(ws, t, e.t, base, stalls);
-        const I64 cycle = base + e.t + stalls;
-        const I64 if_out = e.if_rot >= 0 ? usr[0].served(e.if_rot) : cycle + 1;
-        const I64 fl_out = e.fl_rot >= 0 ? usr[1].served(e.fl_rot) : cycle + 1;
-        const I64 of_out = wb.write_row(ws.count(e.t), cycle);
-        if (e.flags & kIfFirst) { res.sram_ifmap_start = if_out; first_cycle[0] = cycle; }
-        if (e.flags & kFlFirst) { res.sram_filter_start = fl_out; first_cycle[1] = cycle; }
-        if (e.flags & kOfFirst) res.sram_ofmap_start = of_out;
-        if (e.flags & kIfLast) res.sram_ifmap_stop = if_out;
-        if (e.flags & kFlLast) res.sram_filter_stop = fl_out;
-        if (e.flags & kOfLast) res.sram_ofmap_stop = of_out;
-        if (e.flags & kIfShift) shift_cycle[0] = cycle;
-        if (e.flags & kFlShift) shift_cycle[1] = cycle;
-        if (e.flags & kEnd) last_out = of_out;
-        stalls += std::max({if_out - cycle - 1, fl_out - cycle - 1, of_out - cycle});
-        t = e.t + 1;
-      }
-      wb.advance(ws, t, fold_lines, base, stalls);
+// USER: the demand rows of fold (fr, fc) at which operand `op`'s read buffer misses, each with
+// the rotations of its window so far. A diagonal stream's requests are searched along its
+// fetch matrix's anti-diagonals; a row stream's rows are walked backwards in the window
+// dimension, each a run of positions.
+void user_read_events(const FoldWalk& w, int op, I64 fr, I64 fc, UserRead& buffer,
+                      std::vector<std::pair<I64, I64>>& misses, std::vector<Event>& events) {
+  const ReadGeom& g = w.geom(op);
+  misses.clear();
+  if (g.diag) {
+    const I64 grp = g.group_is_fr ? fr : fc;
+    auto find = [&](I64 x, I64& row, I64& pos) {
+      I64 d = 0;
+      if (!g.fetch.diag_find(grp, x, d, pos)) return false;
+      row = g.prefix + d - grp * g.fetch.h;
+      return true;
+    };
+    buffer.walk(0, find, misses);
+  } else {
+    const I64 width = w.cu(fc);
+    for (I64 t = w.r - w.ru(fr); t < w.r; ++t) {
+      const I64 start = g.fetch.row_start(fc * w.t_win + fr * w.r + w.r - 1 - t);
+      auto find = [&](I64 x, I64& row, I64& pos) {
+        if (x >= start + width) return false;
+        row = t;
+        pos = std::max(x, start);
+        return true;
+      };
+      buffer.walk(start, find, misses);
     }
   }
-
-  if (user) {
-    res.dram_ifmap_reads = usr[0].reads();
-    res.dram_filter_reads = usr[1].reads();
-    res.dram_ifmap_start = usr[0].trace_start();
-    res.dram_ifmap_stop = usr[0].trace_stop();
-    res.dram_filter_start = usr[1].trace_start();
-    res.dram_filter_stop = usr[1].trace_stop();
-  } else {
-    calc[0].finish(first_cycle[0], shift_cycle[0], res.dram_ifmap_reads, res.dram_ifmap_start, res.dram_ifmap_stop);
-    calc[1].finish(first_cycle[1], shift_cycle[1], res.dram_filter_reads, res.dram_filter_start,
-                   res.dram_filter_stop);
+  for (const auto& [row, rot] : misses) {
+    Event e{row, -1, -1, 0U};
+    (op == 0 ? e.if_rot : e.fl_rot) = rot;
+    events.push_back(e);
   }
-  wb.empty_all(last_out);
-  res.dram_ofmap_writes = wb.writes();
-  res.dram_ofmap_start = wb.trace_start();
-  res.dram_ofmap_stop = wb.trace_stop();
-  res.total_cycles = last_out;
-  res.stall_cycles = stalls;
-  res.overall_util_pct = 100.0 * static_cast<double>(s.macs) /
-                         (static_cast<double>(res.total_cycles) * static_cast<double>(a.rows * a.cols));
+}
+
+// CALC: fold f = (fr, fc) visits operand `op`'s block (a diagonal stream's fetch group, shared
+// by the folds of that group; a row stream's own rows); the demand row at which the buffer's
+// window last shifts inside it, if it does.
+void calc_read_events(const FoldWalk& w, int op, I64 f, I64 fr, I64 fc, CalcRead& buffer,
+                      std::vector<Event>& events) {
+  const ReadGeom& g = w.geom(op);
+  const unsigned flag = op == 0 ? kIfShift : kFlShift;
+  if (g.diag) {
+    const I64 grp = g.group_is_fr ? fr : fc;
+    const Rect rect{g.fetch.h, g.fetch.width(grp)};
+    const I64 sh = buffer.visit(f, grp, rect.h * rect.w);
+    if (sh >= 0) events.push_back({g.prefix + rect.diag_of(sh), -1, -1, flag});
+  } else {
+    const I64 sh = buffer.visit(f, -1, w.ru(fr) * w.cu(fc));
+    if (sh >= 0) events.push_back({w.r - w.ru(fr) + sh / w.cu(fc), -1, -1, flag});
+  }
+}
+
+// The demand rows of fold (fr, fc) where something happens, sorted: the first and last requests
+// of each operand (first and last folds), the read buffers' misses (USER) or window shifts (CALC),
+// the first and last ofmap writes and the fold's end (last fold).
+void fold_events(const FoldWalk& w, Buffers& buf, I64 fr, I64 fc, const WriteStream& ws,
+                 std::vector<std::pair<I64, I64>>& misses, std::vector<Event>& events) {
+  const I64 f = fc * w.rf + fr;
+  const bool first_fold = f == 0, last_fold = f == w.rf * w.cf - 1;
+  events.clear();
+  for (int op = 0; op < 2; ++op) {
+    I64 row_first = 0, row_last = 0;
+    if (op == 0 && (first_fold || last_fold)) w.if_read_rows(fr, fc, row_first, row_last);
+    else w.read_rows(w.geom(op), fr, fc, row_first, row_last);
+    if (first_fold) events.push_back({row_first, -1, -1, op == 0 ? kIfFirst : kFlFirst});
+    if (last_fold) events.push_back({row_last, -1, -1, op == 0 ? kIfLast : kFlLast});
+    if (op == 0 && w.if_repeats) continue;  // counted once (CALC) / never rotates (USER)
+    if (buf.user) user_read_events(w, op, fr, fc, buf.usr[static_cast<std::size_t>(op)], misses, events);
+    else calc_read_events(w, op, f, fr, fc, buf.calc[static_cast<std::size_t>(op)], events);
+  }
+  if (first_fold) events.push_back({ws.start, -1, -1, kOfFirst});
+  if (last_fold) {
+    events.push_back({ws.start + ws.rect.diags() - 1, -1, -1, kOfLast});
+    events.push_back({w.fold_lines - 1, -1, -1, kEnd});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) { return x.t < y.t; });
+}
+
+// The cycles the walk carries from fold to fold: stalls so far, the last output's cycle, and
+// per read operand the cycle of its first request and of its buffer's last window shift (CALC).
+struct WalkClock {
+  I64 stalls = 0, last_out = 0;
+  I64 first_cycle[2] = {0, 0}, shift_cycle[2] = {0, 0};
+};
+
+// Runs fold `f`'s demand rows: the write buffer advanced between events, and at each event (the
+// events of one row merged) its reads served, its ofmap row written, the trace's first and last
+// cycles noted and the stall it causes added.
+void run_fold(const FoldWalk& w, Buffers& buf, const WriteStream& ws, const std::vector<Event>& events, I64 f,
+              WalkClock& clk, SystolicResult& res) {
+  const I64 base = f * w.fold_lines;
+  I64 t = 0;
+  for (std::size_t k = 0; k < events.size();) {
+    Event e = events[k];
+    for (++k; k < events.size() && events[k].t == e.t; ++k) {
+      e.if_rot = std::max(e.if_rot, events[k].if_rot);
+      e.fl_rot = std::max(e.fl_rot, events[k].fl_rot);
+      e.flags |= events[k].flags;
+    }
+    buf.wb.advance(ws, t, e.t, base, clk.stalls);
+    const I64 cycle = base + e.t + clk.stalls;
+    const I64 if_out = e.if_rot >= 0 ? buf.usr[0].served(e.if_rot) : cycle + 1;
+    const I64 fl_out = e.fl_rot >= 0 ? buf.usr[1].served(e.fl_rot) : cycle + 1;
+    const I64 of_out = buf.wb.write_row(ws.count(e.t), cycle);
+    if (e.flags & kIfFirst) { res.sram_ifmap_start = if_out; clk.first_cycle[0] = cycle; }
+    if (e.flags & kFlFirst) { res.sram_filter_start = fl_out; clk.first_cycle[1] = cycle; }
+    if (e.flags & kOfFirst) res.sram_ofmap_start = of_out;
+    if (e.flags & kIfLast) res.sram_ifmap_stop = if_out;
+    if (e.flags & kFlLast) res.sram_filter_stop = fl_out;
+    if (e.flags & kOfLast) res.sram_ofmap_stop = of_out;
+    if (e.flags & kIfShift) clk.shift_cycle[0] = cycle;
+    if (e.flags & kFlShift) clk.shift_cycle[1] = cycle;
+    if (e.flags & kEnd) clk.last_out = of_out;
+    clk.stalls += std::max({if_out - cycle - 1, fl_out - cycle - 1, of_out - cycle});
+    t = e.t + 1;
+  }
+  buf.wb.advance(ws, t, w.fold_lines, base, clk.stalls);
+}
+
+// DRAM traffic and traces of the three buffers, the total and stall cycles and the utilisation.
+void finish_result(const FoldWalk& w, Buffers& buf, const WalkClock& clk, SystolicResult& res) {
+  if (buf.user) {
+    res.dram_ifmap_reads = buf.usr[0].reads();
+    res.dram_filter_reads = buf.usr[1].reads();
+    res.dram_ifmap_start = buf.usr[0].trace_start();
+    res.dram_ifmap_stop = buf.usr[0].trace_stop();
+    res.dram_filter_start = buf.usr[1].trace_start();
+    res.dram_filter_stop = buf.usr[1].trace_stop();
+  } else {
+    buf.calc[0].finish(clk.first_cycle[0], clk.shift_cycle[0], res.dram_ifmap_reads, res.dram_ifmap_start,
+                       res.dram_ifmap_stop);
+    buf.calc[1].finish(clk.first_cycle[1], clk.shift_cycle[1], res.dram_filter_reads, res.dram_filter_start,
+                       res.dram_filter_stop);
+  }
+  buf.wb.empty_all(clk.last_out);
+  res.dram_ofmap_writes = buf.wb.writes();
+  res.dram_ofmap_start = buf.wb.trace_start();
+  res.dram_ofmap_stop = buf.wb.trace_stop();
+  res.total_cycles = clk.last_out;
+  res.stall_cycles = clk.stalls;
+  res.overall_util_pct = 100.0 * static_cast<double>(w.s.macs) /
+                         (static_cast<double>(res.total_cycles) * static_cast<double>(w.a.rows * w.a.cols));
+}
+
+}  // namespace
+
+SystolicResult simulate_scalesim(const SystolicArray& a, const ConvLayer& layer) {
+  if (!scalesim_fast_path_applies(a, layer)) return simulate_scalesim_reference(a, layer);
+  const FoldWalk w(a, layer);
+  SystolicResult res;
+  detail::fill_fold_statistics(a, w.s, w.p, w.fold_lines, res);
+  Buffers buf(w);
+  WalkClock clk;
+  std::vector<Event> events;
+  std::vector<std::pair<I64, I64>> misses;
+  for (I64 fc = 0; fc < w.cf; ++fc) {
+    for (I64 fr = 0; fr < w.rf; ++fr) {
+      const WriteStream ws = w.write_stream(fr, fc);
+      fold_events(w, buf, fr, fc, ws, misses, events);
+      run_fold(w, buf, ws, events, fc * w.rf + fr, clk, res);
+    }
+  }
+  finish_result(w, buf, clk, res);
   return res;
 }
 

@@ -22,6 +22,7 @@ struct BudgetArgs {
   double power_w = 0.0;
   double area_mm2 = 0.0;
   double memory_gb = 0.0;
+  double cost_usd = 0.0;
 };
 
 inline void add_budget_options(boost::program_options::options_description& named, BudgetArgs& a) {
@@ -34,7 +35,8 @@ inline void add_budget_options(boost::program_options::options_description& name
       "sla-p99-ms", po::value<double>(&a.sla_p99_ms), "the same as --sla-e2e-p99-ms")(
       "power-w", po::value<double>(&a.power_w), "budget on the power at the wall (accelerators, host, PSU losses), W")(
       "area-mm2", po::value<double>(&a.area_mm2), "budget on the area, mm^2")(
-      "memory-gb", po::value<double>(&a.memory_gb), "budget on the memory footprint per chip, GB (1e9 bytes)");
+      "memory-gb", po::value<double>(&a.memory_gb), "budget on the memory footprint per chip, GB (1e9 bytes)")(
+      "cost-usd", po::value<double>(&a.cost_usd), "budget on the system's price, USD (docs/hardware-guide.md)");
 }
 
 // The budgets given; a value that is not a finite positive number is refused, and so are
@@ -58,6 +60,7 @@ inline Budgets budgets_from(const boost::program_options::variables_map& vm, con
   if (vm.count("power-w") != 0) b.power_w = positive("power-w", a.power_w);
   if (vm.count("area-mm2") != 0) b.area_mm2 = positive("area-mm2", a.area_mm2);
   if (vm.count("memory-gb") != 0) b.memory_bytes = positive("memory-gb", a.memory_gb) * 1e9;
+  if (vm.count("cost-usd") != 0) b.cost_usd = positive("cost-usd", a.cost_usd);
   return b;
 }
 

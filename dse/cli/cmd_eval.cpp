@@ -21,6 +21,7 @@
 #include "dse/cli/commands.hpp"
 #include "dse/error.hpp"
 #include "dse/io/lengths_reader.hpp"
+#include "dse/io/overrides.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/platform_report.hpp"
 #include "dse/io/workload_reader.hpp"
@@ -46,6 +47,7 @@ struct EvalArgs {
   int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, static_kv = 0, prompt_bucket = 0, micro_batches = 1, virtual_stages = 1,
       logit_metrics = 0, max_batch = 0, requests = 2000;
   std::string prompt = "1024", output = "256", lengths_file, batching = "continuous", stack;
+  std::vector<std::string> overrides;  // --override PATH=VALUE (dse/io/overrides.hpp)
   std::int64_t batch = 1, seq = -1, context = -1;
   std::uint64_t seed = 1;
   double rate = 0.0, sla_ttft_ms = 0.0, sla_tpot_ms = 0.0, sla_e2e_ms = 0.0, sla_p99_ms = 0.0,
@@ -61,6 +63,10 @@ void add_model_options(po::options_description& named, EvalArgs& a) {
       "workload", po::value<std::string>(&a.workload)->required(), "workload preset name or workload file")(
       "system", po::value<std::string>(&a.system_name),
       "system preset name (scenarios/systems) or file; default: a switch of tp*cp*pp*dp chips on the chip's links")(
+      "override", po::value<std::vector<std::string>>(&a.overrides)->composing(),
+      "with --system, repeatable: PATH=VALUE sets a number of the system file (system.<keys>) or of its chip's "
+      "hardware file or platform sidecar (chip.<keys>), read by their own checks, as a scenario's overrides: "
+      "set it (scenarios/README.md, \"Overrides\"); e.g. --override chip.memory.hbm_peak_bandwidth_bytes_per_s=6e12")(
       "tp", po::value<int>(&a.tp)->default_value(1), "tensor-parallel degree")(
       "pp", po::value<int>(&a.pp)->default_value(1), "pipeline-parallel degree")(
       "dp", po::value<int>(&a.dp)->default_value(1), "data-parallel (replica) degree")(
@@ -304,6 +310,14 @@ pf::EvalOptions read_kernel_options(const EvalArgs& a, const po::variables_map& 
 // The chip and the system it runs on: a system preset (its chip, or --hardware's), or one
 // chip's default switch of tp*pp*dp.
 std::pair<pf::Platform, pf::SystemSpec> read_platform(const EvalArgs& a) {
+  if (!a.overrides.empty()) {
+    if (a.system_name.empty() || !a.hardware.empty())
+      throw InputError("--override: give it with --system (and without --hardware): it changes the system's files");
+    std::vector<io::OverrideValue> values;
+    for (const auto& o : a.overrides) values.push_back(io::parse_override_option(o));
+    io::SystemFile sf = io::load_system_with_overrides(io::resolve_system_path(a.system_name), values);
+    return {sf.chip, sf.system};
+  }
   if (!a.system_name.empty()) {
     io::SystemFile sf = io::resolve_system(a.system_name);
     return {a.hardware.empty() ? sf.chip : io::resolve_platform(a.hardware), sf.system};

@@ -97,6 +97,7 @@ int cmd_report(const Args& args) {
   pass("--power-w", b.power_w);
   pass("--area-mm2", b.area_mm2);
   pass("--memory-bytes", b.memory_bytes);
+  pass("--cost-usd", b.cost_usd);
   // The folder is made here, so that a path that cannot be one is a one-line error.
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw IoError("cannot create the report folder " + out_dir + ": " + ec.message());

@@ -192,7 +192,12 @@ std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const 
   const WorkloadEntry& wl = *p.wl;
   const std::int64_t batch = p.batch;
   if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
-  if (hw.kind == HardwareKind::system) return served_layers(evaluate_served(hw.system, *wl.model, batch, s.seed));
+  if (hw.kind == HardwareKind::system) {
+    // The step's layers alone: the serving sweep and simulation change none of them.
+    pf::SystemRequest req = served_request(hw.system, *wl.model, batch, s.seed);
+    req.serving.enabled = false;
+    return served_layers(pf::evaluate_system(hw.system.system->chip, hw.system.system->system, req));
+  }
   if (is_chip_point(*p.entry, hw, wl)) return chip_layer_breakdown(*p.entry, hw, wl, batch);
   return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
                                            : costmodel::layer_breakdown(hw.systolic, wl, batch);

@@ -100,6 +100,8 @@ void fill_served(const pf::SystemEval& e, std::int64_t batch, PointRecord& r) {
   r.power_w = e.wall.wall_w;
   r.accelerator_power_w = e.power.power_w;
   r.mfu = e.step_mfu;
+  r.cost_usd = e.cost.capital_usd;
+  r.cost_per_hour_usd = e.cost.per_hour_usd;
   if (r.feasible != 0) {
     const auto& load = *e.serving.at_rate;
     r.throughput_samples_per_s = at_cap->tokens_per_s_system;  // output tokens/s of the system
@@ -174,7 +176,7 @@ search::Evaluation to_evaluation(const PointRecord& r) {
   search::Evaluation e;
   e.index = r.index;
   e.objectives = {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
-  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes};
+  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes, r.cost_usd};
   e.feasible = r.feasible != 0;
   return e;
 }

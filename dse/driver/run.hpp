@@ -84,8 +84,8 @@ costmodel::platform::SystemRequest served_request(const SystemVariant& v, const 
 costmodel::platform::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
                                                 std::uint64_t seed);
 // The objectives (throughput max, latency min, energy min, risk min) and constraint
-// metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory) of a row.
-inline constexpr std::size_t kConstraintMetrics = 6;
+// metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory, cost) of a row.
+inline constexpr std::size_t kConstraintMetrics = 7;
 search::Evaluation to_evaluation(const PointRecord& r);
 // The Pareto indices over the objectives among feasible rows, per workload; ascending.
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);

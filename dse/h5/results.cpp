@@ -37,6 +37,8 @@ std::string point_figure_problem(const PointRecord& r) {
       {"tpot_p99_s", r.tpot_p99_s},
       {"power_w", r.power_w},
       {"area_mm2", r.area_mm2},
+      {"cost_usd", r.cost_usd},
+      {"cost_per_hour_usd", r.cost_per_hour_usd},
       {"ttft_p50_s", r.ttft_p50_s},
       {"ttft_p90_s", r.ttft_p90_s},
       {"tpot_p50_s", r.tpot_p50_s},
@@ -109,7 +111,7 @@ void write_run_info(hid_t file, const RunInfo& info) {
   set_double("wall_time_s", info.wall_time_s);
   set_string("objectives",
              "throughput_samples_per_s:max,latency_s:min,energy_per_sample_j:min,engineering_risk:min");
-  set_string("metrics", "p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes");
+  set_string("metrics", "p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,cost_usd");
   set_string("input_files", info.input_files);
 }
 
@@ -208,6 +210,8 @@ h5::Handle point_record_type() {
   add("tpot_p99_s", offsetof(PointRecord, tpot_p99_s), H5T_NATIVE_DOUBLE);
   add("power_w", offsetof(PointRecord, power_w), H5T_NATIVE_DOUBLE);
   add("area_mm2", offsetof(PointRecord, area_mm2), H5T_NATIVE_DOUBLE);
+  add("cost_usd", offsetof(PointRecord, cost_usd), H5T_NATIVE_DOUBLE);
+  add("cost_per_hour_usd", offsetof(PointRecord, cost_per_hour_usd), H5T_NATIVE_DOUBLE);
   add("ttft_p50_s", offsetof(PointRecord, ttft_p50_s), H5T_NATIVE_DOUBLE);
   add("ttft_p90_s", offsetof(PointRecord, ttft_p90_s), H5T_NATIVE_DOUBLE);
   add("tpot_p50_s", offsetof(PointRecord, tpot_p50_s), H5T_NATIVE_DOUBLE);

@@ -21,7 +21,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t kResultsLayoutVersion = 3;
+inline constexpr std::int64_t kResultsLayoutVersion = 4;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
@@ -45,8 +45,10 @@ struct PointRecord {
   double ttft_p99_s = 0.0;      // time to first token, p99
   double tpot_p99_s = 0.0;      // time per output token, p99
   double power_w = 0.0;         // at the wall: accelerators, host, power-supply losses
-  double area_mm2 = 0.0;
+  double area_mm2 = 0.0;        // a system: every chip's die area (its chips x die_area_mm2)
+  double cost_usd = 0.0;        // a system's price (costmodel/system/cost.hpp); 0 without one
   // Further figures (not archive metrics).
+  double cost_per_hour_usd = 0.0;  // owning (amortised price + electricity at power_w) or renting it
   double ttft_p50_s = 0.0;
   double ttft_p90_s = 0.0;
   double tpot_p50_s = 0.0;

@@ -15,6 +15,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "costmodel/system/cost.hpp"
 #include "dse/error.hpp"
 #include "dse/parallel.hpp"
 #include "search/dominance_filter.hpp"
@@ -43,6 +44,7 @@ const std::vector<Quantity>& archive_quantities() {
       {"power_w", "power", search::Sense::minimize, &PointRecord::power_w},
       {"area_mm2", "area", search::Sense::minimize, &PointRecord::area_mm2},
       {"memory_bytes", "memory", search::Sense::minimize, &PointRecord::memory_bytes},
+      {"cost_usd", "cost", search::Sense::minimize, &PointRecord::cost_usd},
   };
   return q;
 }
@@ -92,6 +94,13 @@ std::string json_string(std::string_view s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? exact(v) : "null"; }
 
+// Perf per dollar of a row (0 without a price): throughput per dollar of the system's price,
+// and the dollars a million units of throughput cost at the row's cost per hour.
+double per_usd(const PointRecord& r) { return r.cost_usd > 0.0 ? r.throughput_samples_per_s / r.cost_usd : 0.0; }
+double usd_per_million(const PointRecord& r) {
+  return costmodel::system::usd_per_million(r.cost_per_hour_usd, r.throughput_samples_per_s);
+}
+
 // A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -117,6 +126,7 @@ std::string budgets_text(const Budgets& b) {
   add("wall power", b.power_w, 1.0, "W");
   add("area", b.area_mm2, 1.0, "mm2");
   add("memory", b.memory_bytes, 1e-9, "GB");
+  add("cost", b.cost_usd, 1.0, "USD");
   return any ? s.str() : "none";
 }
 
@@ -255,7 +265,8 @@ bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
   return (!b.p99_latency_s || r.p99_latency_s <= *b.p99_latency_s) &&
          (!b.ttft_p99_s || r.ttft_p99_s <= *b.ttft_p99_s) && (!b.tpot_p99_s || r.tpot_p99_s <= *b.tpot_p99_s) &&
          (!b.power_w || r.power_w <= *b.power_w) &&
-         (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes);
+         (!b.area_mm2 || r.area_mm2 <= *b.area_mm2) && (!b.memory_bytes || r.memory_bytes <= *b.memory_bytes) &&
+         (!b.cost_usd || r.cost_usd <= *b.cost_usd);
 }
 
 std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
@@ -435,14 +446,15 @@ std::vector<std::string> table_cells(const PointRecord& r, const ResultNames& na
           std::to_string(r.batch),          fixed(r.throughput_samples_per_s, 1), printable(names.unit(r.workload_id)),
           fixed(r.latency_s * 1e3, 4),      fixed(r.ttft_p99_s * 1e3, 4),      fixed(r.tpot_p99_s * 1e3, 4),
           fixed(r.p99_latency_s * 1e3, 4),  sci(r.energy_per_sample_j * 1e3),  fixed(r.power_w, 1),
-          fixed(r.area_mm2, 1),             fixed(r.memory_bytes * 1e-9, 3),   fixed(r.mfu, 3),
+          fixed(r.area_mm2, 1),             fixed(r.cost_usd, 0),              sci(per_usd(r)),
+          fixed(usd_per_million(r), 4),     fixed(r.memory_bytes * 1e-9, 3),   fixed(r.mfu, 3),
           fixed(r.engineering_risk, 2),     printable(name_of(r.bottleneck, sizeof(r.bottleneck))),
           printable(names.knobs(r))};
 }
 
 void append_row(std::string& out, const std::vector<std::string>& row, const std::vector<std::size_t>& width) {
   for (std::size_t c = 0; c < row.size(); ++c) {
-    const bool text = c == 1 || c == 2 || c == 5 || c >= 16;
+    const bool text = c == 1 || c == 2 || c == 5 || c >= 19;
     if (c + 1 == row.size() && text) {  // the last column unpadded (no trailing blanks)
       out += "  " + row[c];
       continue;
@@ -470,7 +482,8 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   if (format == ShortlistFormat::csv) {
     t += "index,workload,hardware,batch,throughput_samples_per_s,throughput_unit,latency_s,energy_per_sample_j,"
          "engineering_risk,p99_latency_s,ttft_p99_s,tpot_p99_s,power_w,area_mm2,memory_bytes,flops,dram_bytes,"
-         "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,knobs\n";
+         "bottleneck,ttft_p50_s,ttft_p90_s,tpot_p50_s,tpot_p90_s,e2e_p50_s,accelerator_power_w,mfu,cost_usd,"
+         "cost_per_hour_usd,throughput_per_usd,usd_per_million,knobs\n";
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
       t += std::to_string(r.index) + ',' + csv_field(printable(names.workload(r))) + ',' +
@@ -481,7 +494,9 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
            exact(r.memory_bytes) + ',' + exact(r.flops) + ',' + exact(r.dram_bytes) + ',' +
            printable(name_of(r.bottleneck, sizeof(r.bottleneck))) + ',' + exact(r.ttft_p50_s) + ',' +
            exact(r.ttft_p90_s) + ',' + exact(r.tpot_p50_s) + ',' + exact(r.tpot_p90_s) + ',' + exact(r.e2e_p50_s) +
-           ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + csv_field(printable(names.knobs(r))) + '\n';
+           ',' + exact(r.accelerator_power_w) + ',' + exact(r.mfu) + ',' + exact(r.cost_usd) + ',' +
+           exact(r.cost_per_hour_usd) + ',' + exact(per_usd(r)) + ',' + exact(usd_per_million(r)) + ',' +
+           csv_field(printable(names.knobs(r))) + '\n';
       sink.row_done();
     }
     return;
@@ -492,7 +507,7 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
          opt(budgets.p99_latency_s) + ", \"ttft_p99_s\": " + opt(budgets.ttft_p99_s) +
          ", \"tpot_p99_s\": " + opt(budgets.tpot_p99_s) + ", \"power_w\": " + opt(budgets.power_w) +
          ", \"area_mm2\": " + opt(budgets.area_mm2) + ", \"memory_bytes\": " + opt(budgets.memory_bytes) +
-         "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
+         ", \"cost_usd\": " + opt(budgets.cost_usd) + "}, \"archive_rows\": " + std::to_string(rows.size()) + ", \"shortlist\": [";
     bool first = true;
     for (const auto i : selected) {
       const PointRecord& r = rows[i];
@@ -512,6 +527,9 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
            ", \"power_w\": " + json_number(r.power_w) +
            ", \"accelerator_power_w\": " + json_number(r.accelerator_power_w) + ", \"mfu\": " + json_number(r.mfu) +
            ", \"area_mm2\": " + json_number(r.area_mm2) + ", \"memory_bytes\": " + json_number(r.memory_bytes) +
+           ", \"cost_usd\": " + json_number(r.cost_usd) + ", \"cost_per_hour_usd\": " + json_number(r.cost_per_hour_usd) +
+           ", \"throughput_per_usd\": " + json_number(per_usd(r)) +
+           ", \"usd_per_million\": " + json_number(usd_per_million(r)) +
            ", \"bottleneck\": " + json_string(name_of(r.bottleneck, sizeof(r.bottleneck))) + "}";
       first = false;
       sink.row_done();
@@ -521,7 +539,8 @@ void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std
   }
   const std::vector<std::string> header = {"index",     "workload",   "hardware",  "batch",      "throughput", "unit",
                                            "latency_ms", "ttft_p99_ms", "tpot_p99_ms", "p99_ms", "energy_mj", "power_w",
-                                           "area_mm2",  "memory_gb",  "mfu",       "risk",       "bottleneck", "knobs"};
+                                           "area_mm2",  "cost_usd",   "per_usd",   "usd_per_m",  "memory_gb",  "mfu",
+                                           "risk",      "bottleneck", "knobs"};
   // Two passes over the rows (the widths, then the lines), so that the table streams.
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();

@@ -2,7 +2,7 @@
 //
 // /archive holds, per workload, every feasible point that is non-dominated over the
 // objectives AND the constraint metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power,
-// area, memory). For any budgets on those metrics, and any subset of those ten quantities taken as
+// area, memory, cost). For any budgets on those metrics, and any subset of those eleven quantities taken as
 // objectives, the front of all evaluated points that meet the budgets is therefore
 // contained in the archive up to ties: a point left out of the archive is weakly
 // dominated, in every objective and metric, by an archived point that also meets the
@@ -31,6 +31,7 @@ struct Budgets {
   std::optional<double> power_w;        // at the wall
   std::optional<double> area_mm2;
   std::optional<double> memory_bytes;
+  std::optional<double> cost_usd;       // the system's price (--cost-usd)
 };
 
 // One quantity to optimise: a double field of PointRecord and its sense.
@@ -42,8 +43,8 @@ struct ObjectiveSpec {
 
 // The four objectives of `dse run` (throughput max, latency, energy, risk min).
 std::vector<ObjectiveSpec> default_objectives();
-// A comma-separated list of the archive's ten quantities, by field name or short
-// name (throughput, latency, energy, risk, p99, ttft, tpot, power, area, memory). Their senses are
+// A comma-separated list of the archive's eleven quantities, by field name or short
+// name (throughput, latency, energy, risk, p99, ttft, tpot, power, area, memory, cost). Their senses are
 // those of the archive (throughput maximised, all else minimised), the only ones for
 // which the archive is guaranteed to hold the front. Throws InputError otherwise.
 std::vector<ObjectiveSpec> parse_objectives(std::string_view csv);
@@ -85,7 +86,10 @@ ShortlistFormat parse_shortlist_format(const std::string& s);  // throws InputEr
 
 // Writes the selected rows (positions into `rows`), streamed in blocks. `archive_rows` is the
 // number of rows the shortlist was derived from. `names`: read_result_names (without them, the
-// records' own names and samples/s). `top` (> 0) is said in the table's header. With `cancel` set
+// records' own names and samples/s). Beside the stored figures, perf per dollar: the throughput
+// per dollar of the system's price (throughput_per_usd) and the cost of a million units of it
+// (tokens for a served model: usd_per_million, costmodel/system/cost.hpp's usd_per_million of
+// cost_per_hour_usd); both 0 where the point has no price. `top` (> 0) is said in the table's header. With `cancel` set
 // (SIGINT/SIGTERM) the output stops within a few thousand rows: Interrupted. Names are printed
 // with control bytes escaped (printable()) in the table and the CSV.
 void write_shortlist(const std::vector<PointRecord>& rows, const std::vector<std::size_t>& selected,

@@ -29,8 +29,7 @@ std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bo
   // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
   constexpr std::int64_t kMaxSteps = 1'000'000;
   if (steps > kMaxSteps) {
-    fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps",
-             std::to_string(steps));
+    fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps", std::to_string(steps));
   }
   if (log && (from <= 0 || to <= 0)) fail(m.place(key), r, "expected positive bounds for a log range", describe(r));
   std::vector<double> v;
@@ -44,6 +43,14 @@ std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bo
     v.push_back(x);
   }
   return v;
+}
+
+std::string exact_number_text(double v) {
+  for (int digits = 6; digits <= 17; ++digits) {
+    const std::string t = format_number(v, digits);
+    if (std::stod(t) == v) return t;
+  }
+  return format_number(v, 17);
 }
 
 }  // namespace dse::io

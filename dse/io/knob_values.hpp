@@ -2,6 +2,7 @@
 // figure under `overrides:`): a number, or a range, each value one step of a knob.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "dse/io/yaml_reader.hpp"
@@ -12,5 +13,9 @@ namespace dse::io {
 // {log: [from, to, steps]}; `positive`: every value > 0. At most 10^6 steps, every point
 // finite. Throws ConfigError at `at`.
 std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bool positive);
+
+// The shortest text that reads back to v (6 to 17 significant digits), as a scenario writes
+// a number and as /variants, `dse eval --override` and `dse map --json` print one.
+std::string exact_number_text(double v);
 
 }  // namespace dse::io

@@ -108,14 +108,6 @@ std::string values_text(const LoopnestKnob& k, const std::vector<double>& row) {
 
 }  // namespace
 
-std::string exact_number_text(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return format_number(v, 17);
-}
-
 std::vector<std::string> loopnest_paths(const lp::Architecture& a) {
   std::vector<std::string> out;
   for (const Key& k : kChipKeys) out.emplace_back(k.name);

@@ -11,7 +11,7 @@
 // (a list element with a `name` is addressed by its name, a rate by its position; a Timeloop
 // v0.4 architecture's levels are named as the model reads them, inter_<name>_spatial for a
 // spatial fan-out). The value syntax is the one of `kind: system` overrides
-// (dse/io/overrides.hpp on the design-space-systems side): a number, {choices: [...]},
+// (dse/io/overrides.hpp): a number, {choices: [...]},
 // {linear: [from, to, steps]}, {log: [from, to, steps]} or {times: NUMBER-OR-RANGE} (the
 // architecture's value times each factor); a knob keyed by a name of its own moves several
 // paths together, {paths: [a, b], choices: [...]}, a choice being one number for every path
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "costmodel/loopnest/architecture.hpp"
+#include "dse/io/knob_values.hpp"  // exact_number_text
 #include "dse/io/yaml_reader.hpp"
 
 namespace dse::io {
@@ -52,9 +53,6 @@ struct LoopnestKnob {
   std::vector<std::string> labels;          // a group's names of its choices, or none
 };
 
-// The shortest text that reads back to v (6 to 17 significant digits), as a scenario writes
-// a number and as /variants and `dse map --json` print one.
-std::string exact_number_text(double v);
 
 // Every path of `a` (for messages and `dse presets`-style listings).
 std::vector<std::string> loopnest_paths(const costmodel::loopnest::Architecture& a);

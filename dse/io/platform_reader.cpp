@@ -37,6 +37,9 @@ std::vector<std::string> preset_names(const std::string& sub) {
 
 namespace {
 
+const std::vector<std::string> kSystemKeys = {"kind", "name",  "chip", "chips", "interconnect",
+                                              "power", "host", "stack", "cost"};
+
 bool is_top_key(const std::string& line, const std::string& key) {
   return line.rfind(key + ":", 0) == 0;
 }
@@ -118,6 +121,7 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
     p.energy.l2_byte_j = e.non_negative_or("l2_byte_j", 0.0);
     p.energy.static_power_w = e.non_negative("static_power_w");
     p.energy.tdp_w = e.non_negative("tdp_w");
+    if (e.has("process_nm")) p.process_nm = e.positive("process_nm");
     p.energy.recalled_figures.clear();
     if (e.has("confidence")) p.energy.recalled_figures = read_confidence(e, figures);
   }
@@ -139,13 +143,18 @@ void read_sections(const YAML::Node& root, const std::string& file, pf::Platform
     }
     if (m.has("links")) p.links = read_links(m.node("links"), m.place("links"));
   }
+  if (root["area"]) {  // the die area of one chip, all of its dies (docs/hardware-guide.md)
+    const MapReader a(root["area"], top.child("area"), {"die_area_mm2", "confidence"});
+    p.die_area_mm2 = a.non_negative("die_area_mm2");
+    if (a.has("confidence")) (void)read_confidence(a, {"die_area_mm2"});
+  }
 }
 
 }  // namespace
 
 pf::Platform parse_platform(const std::string& text, const std::string& file) {
   pf::Platform p;
-  p.gpu = parse_gpu_hardware(without_sections(text, {"energy", "platform"}), file);
+  p.gpu = parse_gpu_hardware(without_sections(text, {"energy", "platform", "area"}), file);
   p.links = sys::make_switch(1, 1e11, 1e-6, 1);
   read_sections(parse_yaml(text, file), file, p);
   return p;
@@ -153,15 +162,21 @@ pf::Platform parse_platform(const std::string& text, const std::string& file) {
 
 pf::Platform load_platform(const std::string& path) {
   pf::Platform p = parse_platform(read_text_file(path, "hardware file"), path);
-  const fs::path side = fs::path(path).parent_path() / "platform" / fs::path(path).filename();
-  std::error_code ec;
-  if (fs::exists(side, ec)) {
-    const std::string file = side.string();
-    const YAML::Node root = parse_yaml(read_text_file(file, "platform file"), file);
-    const MapReader check(root, Place{file, ""}, {"energy", "platform"});
-    read_sections(root, file, p);
+  if (const std::string file = platform_sidecar_path(path); !file.empty()) {
+    read_platform_sidecar(parse_yaml(read_text_file(file, "platform file"), file), file, p);
   }
   return p;
+}
+
+std::string platform_sidecar_path(const std::string& path) {
+  const fs::path side = fs::path(path).parent_path() / "platform" / fs::path(path).filename();
+  std::error_code ec;
+  return fs::exists(side, ec) ? side.string() : std::string();
+}
+
+void read_platform_sidecar(const YAML::Node& root, const std::string& file, pf::Platform& p) {
+  const MapReader check(root, Place{file, ""}, {"energy", "platform", "area"});
+  read_sections(root, file, p);
 }
 
 namespace {
@@ -229,8 +244,16 @@ std::string preset_at(const MapReader& m, const std::string& key, const std::str
   return name;
 }
 
+std::string resolve_hardware_path(const std::string& name_or_path) {
+  return resolve_preset_or_file(name_or_path, "hardware", "hardware");
+}
+
+std::string resolve_system_path(const std::string& name_or_path) {
+  return resolve_preset_or_file(name_or_path, "systems", "system");
+}
+
 pf::Platform resolve_platform(const std::string& name_or_path) {
-  return load_platform(resolve_preset_or_file(name_or_path, "hardware", "hardware"));
+  return load_platform(resolve_hardware_path(name_or_path));
 }
 
 std::string resolve_loopnest_hardware_path(const std::string& name_or_path) {
@@ -335,6 +358,29 @@ sys::HostPower read_host_power(const MapReader& m) {
   return h;
 }
 
+// The price (costmodel/system/cost.hpp): an owned system's module and per-chip host prices, or
+// a rented one's price per chip-hour; each figure's source tag in `confidence:`.
+sys::SystemPrice read_system_price(const MapReader& m) {
+  sys::SystemPrice price;
+  if (!m.has("cost")) return price;
+  const std::vector<std::string> figures{"chip_usd", "host_usd_per_chip", "rental_usd_per_chip_hour"};
+  std::vector<std::string> keys = figures;
+  keys.emplace_back("confidence");
+  const MapReader c(m.node("cost"), m.place("cost"), keys);
+  if (c.has("rental_usd_per_chip_hour")) {
+    for (const char* k : {"chip_usd", "host_usd_per_chip"})
+      if (c.has(k))
+        fail(c.place(k), c.node(k), "a rented system (rental_usd_per_chip_hour) has no purchase price: leave out " +
+                                        std::string(k), describe(c.node(k)));
+    price.rental_usd_per_chip_hour = c.positive("rental_usd_per_chip_hour");
+  } else {
+    price.chip_usd = c.non_negative("chip_usd");
+    price.host_usd_per_chip = c.non_negative_or("host_usd_per_chip", 0.0);
+  }
+  if (c.has("confidence")) (void)read_confidence(c, figures);
+  return price;
+}
+
 }  // namespace
 
 sys::ServingStack load_stack(const std::string& path) {
@@ -357,21 +403,29 @@ sys::ServingStack resolve_stack(const std::string& name_or_path) {
 }
 
 SystemFile load_system(const std::string& path) {
-  const std::string text = read_text_file(path, "system file");
-  const YAML::Node root = parse_yaml(text, path);
+  return read_system(parse_yaml(read_text_file(path, "system file"), path), path, nullptr);
+}
+
+std::string system_chip_name(const YAML::Node& root, const std::string& path) {
+  const MapReader m(root, Place{path, ""}, kSystemKeys);
+  return preset_at(m, "chip", "hardware");
+}
+
+SystemFile read_system(const YAML::Node& root, const std::string& path, const pf::Platform* chip) {
   const Place top{path, ""};
-  MapReader m(root, top, {"kind", "name", "chip", "chips", "interconnect", "power", "host", "stack"});
+  MapReader m(root, top, kSystemKeys);
   if (m.string("kind") != "system") fail(m.place("kind"), m.node("kind"), "expected system", m.string("kind"));
   SystemFile out;
   out.file = path;
   out.chip_name = preset_at(m, "chip", "hardware");
-  out.chip = resolve_platform(out.chip_name);
+  out.chip = chip != nullptr ? *chip : resolve_platform(out.chip_name);
   pf::SystemSpec& s = out.system;
   s.name = m.string("name");
   s.chips = m.positive_int("chips");
   s.interconnect = read_system_interconnect(m, s.chips);
   s.power = read_system_power(m, out.chip);
   s.host = read_host_power(m);
+  s.price = read_system_price(m);
   if (m.has("stack")) {
     const std::string st = m.string("stack");
     if (st != "none") {
@@ -382,8 +436,6 @@ SystemFile load_system(const std::string& path) {
   return out;
 }
 
-SystemFile resolve_system(const std::string& name_or_path) {
-  return load_system(resolve_preset_or_file(name_or_path, "systems", "system"));
-}
+SystemFile resolve_system(const std::string& name_or_path) { return load_system(resolve_system_path(name_or_path)); }
 
 }  // namespace dse::io

@@ -18,6 +18,9 @@
 //        fusions: [gemm_epilogue | norm_residual | flash_attention | conv_stage, ...]
 //        links: {link_bandwidth_bytes_per_s: NUMBER > 0, link_latency_s: NUMBER >= 0, links: INT,
 //                achievable_fraction: NUMBER in (0, 1]}   # sustained share in collectives, default 1
+//      area:
+//        die_area_mm2: NUMBER >= 0        # one chip, all of its dies (Platform::die_area_mm2)
+//        confidence: {die_area_mm2: P|S|D|R}
 //  * system files (scenarios/systems/*.yaml):
 //      kind: system
 //      name: STRING
@@ -31,6 +34,9 @@
 //             fans_w: NUMBER >= 0,                                              # at full load
 //             psu_efficiency: NUMBER in (0, 1], max_wall_w: NUMBER >= 0}   # power.hpp wall_power
 //      stack: PRESET-OR-PATH       # the default serving stack (scenarios/stacks), or none
+//      cost: {chip_usd: NUMBER >= 0, host_usd_per_chip: NUMBER >= 0,   # an owned system's price
+//             rental_usd_per_chip_hour: NUMBER > 0,                    # or, instead, a rented one's
+//             confidence: {FIGURE: P|S|D|R, ...}}                      # costmodel/system/cost.hpp
 //  * serving stack files (scenarios/stacks/*.yaml):
 //      kind: serving_stack
 //      name: STRING
@@ -65,8 +71,15 @@ std::string preset_at(const MapReader& m, const std::string& key, const std::str
 
 costmodel::platform::Platform parse_platform(const std::string& text, const std::string& file);
 costmodel::platform::Platform load_platform(const std::string& path);
+// The sidecar of a hardware file (platform/NAME.yaml beside it), or "" when it has none.
+std::string platform_sidecar_path(const std::string& path);
+// Reads a sidecar's sections (energy, platform, area; no other key) into p.
+void read_platform_sidecar(const YAML::Node& root, const std::string& file, costmodel::platform::Platform& p);
 // A preset name of scenarios/hardware or a file path.
 costmodel::platform::Platform resolve_platform(const std::string& name_or_path);
+// The file a hardware (resp. system) preset name or path resolves to; ConfigError as resolve_*.
+std::string resolve_hardware_path(const std::string& name_or_path);
+std::string resolve_system_path(const std::string& name_or_path);
 // The file of a loop-nest hardware preset (`dse map --hw`): scenarios/hardware/research/NAME.yaml,
 // else scenarios/hardware/NAME.yaml; a path (or a name of neither) is returned as it is.
 std::string resolve_loopnest_hardware_path(const std::string& name_or_path);
@@ -78,6 +91,11 @@ struct SystemFile {
   std::string chip_name;
 };
 SystemFile load_system(const std::string& path);
+// A system file's parsed tree read from `path`; its chip is `chip` when given (a chip whose
+// figures a scenario changed, dse/io/overrides.hpp), else the preset or file it names.
+SystemFile read_system(const YAML::Node& root, const std::string& path, const costmodel::platform::Platform* chip);
+// The chip (preset name or file) a system file's tree names, checked as read_system checks it.
+std::string system_chip_name(const YAML::Node& root, const std::string& path);
 costmodel::system::ServingStack load_stack(const std::string& path);
 // A preset name of scenarios/stacks, a file path, or "none" (no overhead).
 costmodel::system::ServingStack resolve_stack(const std::string& name_or_path);

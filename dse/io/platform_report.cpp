@@ -77,6 +77,11 @@ void print_power_text(const pf::SystemEval& e, std::ostream& os) {
      << "\nenergy/token " << eng(e.wall_energy_per_token_j) << " J at the wall (" << eng(e.power.energy_per_token_j)
      << " J accelerators), perf/W " << eng(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0)
      << " tokens/J, risk " << eng(e.risk.score, 3) << '\n';
+  if (e.cost.capital_usd > 0.0)
+    os << "cost: system " << eng(e.cost.capital_usd) << " USD, " << eng(e.cost.per_hour_usd) << " USD/h at this power, "
+       << eng(e.tokens_per_s / e.cost.capital_usd) << " tokens/s per USD, "
+       << eng(costmodel::system::usd_per_million(e.cost.per_hour_usd, e.tokens_per_s))
+       << " USD per million tokens of this step (docs/hardware-guide.md, \"Area and cost\")\n";
 }
 
 void print_serving_text(const pf::SystemEval& e, std::ostream& os) {
@@ -274,7 +279,10 @@ void power_json(const pf::SystemEval& e, std::ostream& os) {
      << (e.power.throttled ? "true" : "false") << ", \"throttle_factor\": " << json_number(e.power.throttle_factor)
      << ", \"energy_per_token_j\": " << json_number(e.wall_energy_per_token_j)
      << ", \"accelerator_energy_per_token_j\": " << json_number(e.power.energy_per_token_j)
-     << ", \"perf_per_w\": " << json_number(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0);
+     << ", \"perf_per_w\": " << json_number(e.wall.wall_w > 0 ? e.tokens_per_s / e.wall.wall_w : 0.0)
+     << ", \"area_mm2\": " << json_number(e.area_mm2) << ", \"cost_usd\": " << json_number(e.cost.capital_usd)
+     << ", \"cost_per_hour_usd\": " << json_number(e.cost.per_hour_usd) << ", \"usd_per_million_tokens\": "
+     << json_number(costmodel::system::usd_per_million(e.cost.per_hour_usd, e.tokens_per_s));
 }
 
 void risk_json(const pf::SystemEval& e, std::ostream& os) {

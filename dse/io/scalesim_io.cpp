@@ -93,32 +93,114 @@ std::string py_float(double x) {
   return s;
 }
 
+// The keys a SCALE-Sim config may give, by section (names lower-case).
+struct ConfigKey {
+  const char* section;
+  const char* name;
+};
+constexpr ConfigKey kConfigKeys[] = {
+    {"general", "run_name"},
+    {"architecture_presets", "arrayheight"},
+    {"architecture_presets", "arraywidth"},
+    {"architecture_presets", "ifmapsramszkb"},
+    {"architecture_presets", "filtersramszkb"},
+    {"architecture_presets", "ofmapsramszkb"},
+    {"architecture_presets", "ifmapoffset"},
+    {"architecture_presets", "filteroffset"},
+    {"architecture_presets", "ofmapoffset"},
+    {"architecture_presets", "dataflow"},
+    {"architecture_presets", "bandwidth"},
+    {"architecture_presets", "memorybanks"},
+    {"run_presets", "interfacebandwidth"},
+};
+
+// A [section] header line: its name, lower-case, one of the three SCALE-Sim sections.
+std::string section_of(const std::string& l, const std::string& file, int line_no) {
+  if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", excerpt(l));
+  const std::string section = lower(trim(l.substr(1, l.size() - 2)));
+  if (section != "general" && section != "architecture_presets" && section != "run_presets") {
+    throw ConfigError(file, line_no, 1, section,
+                      "unsupported section; expected one of general, architecture_presets, run_presets",
+                      excerpt(section));
+  }
+  return section;
+}
+
+// A key of `section` that the table lacks is refused, with the nearest key name it may have meant.
+void check_config_key(const std::string& section, const std::string& key, const std::string& key_raw,
+                      const std::string& file, int line_no) {
+  const bool known = std::any_of(std::begin(kConfigKeys), std::end(kConfigKeys),
+                                 [&](const ConfigKey& k) { return section == k.section && key == k.name; });
+  if (known) return;
+  std::vector<std::string> names;
+  for (const auto& k : kConfigKeys) names.emplace_back(k.name);
+  const std::string hint = did_you_mean(key, names);
+  throw ConfigError(file, line_no, 1, section + "." + key_raw,
+                    "unsupported key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"),
+                    excerpt(key_raw));
+}
+
+// The array's dataflow (ws, os, is) and the DRAM interface's mode (CALC: unconstrained, USER:
+// limited to the `Bandwidth` words per cycle), case-insensitive.
+costmodel::Dataflow dataflow_of(const std::string& value, const std::string& file, int line_no,
+                                const std::string& path) {
+  const std::string d = lower(value);
+  if (d == "ws") return costmodel::Dataflow::weight_stationary;
+  if (d == "os") return costmodel::Dataflow::output_stationary;
+  if (d == "is") return costmodel::Dataflow::input_stationary;
+  throw ConfigError(file, line_no, 1, path, "expected ws, os or is", excerpt(value));
+}
+costmodel::DramBandwidthMode interface_mode_of(const std::string& value, const std::string& file, int line_no,
+                                               const std::string& path) {
+  const std::string m = lower(value);
+  if (m == "calc") return costmodel::DramBandwidthMode::unconstrained;
+  if (m == "user") return costmodel::DramBandwidthMode::limited;
+  throw ConfigError(file, line_no, 1, path, "expected CALC or USER", excerpt(value));
+}
+
+// One known key's value read into the config (`path`: section.Key as the file spells it).
+void apply_config_key(ScalesimConfig& c, const std::string& key, const std::string& value, const std::string& path,
+                      const std::string& file, int line_no) {
+  auto& a = c.array;
+  if (key == "run_name") {
+    c.run_name = value;
+  } else if (key == "arrayheight") {
+    a.rows = parse_int(value, file, line_no, path, 1, kMaxArraySide);
+  } else if (key == "arraywidth") {
+    a.cols = parse_int(value, file, line_no, path, 1, kMaxArraySide);
+  } else if (key == "ifmapsramszkb") {
+    a.ifmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+  } else if (key == "filtersramszkb") {
+    a.filter_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+  } else if (key == "ofmapsramszkb") {
+    a.ofmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
+  } else if (key == "ifmapoffset") {
+    a.ifmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+  } else if (key == "filteroffset") {
+    a.filter_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+  } else if (key == "ofmapoffset") {
+    a.ofmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
+  } else if (key == "dataflow") {
+    a.dataflow = dataflow_of(value, file, line_no, path);
+  } else if (key == "bandwidth") {
+    if (value.find(',') != std::string::npos) {
+      throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
+                        excerpt(value));
+    }
+    a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
+  } else if (key == "memorybanks") {
+    if (parse_int(value, file, line_no, path, 1) != 1) {
+      throw ConfigError(file, line_no, 1, path, "expected 1 (multi-bank SRAM layouts are unsupported)", value);
+    }
+  } else if (key == "interfacebandwidth") {
+    a.bandwidth_mode = interface_mode_of(value, file, line_no, path);
+  }
+}
+
 }  // namespace
 
 ScalesimConfig parse_scalesim_config(const std::string& text, const std::string& file) {
   ScalesimConfig c;
-  struct Key {
-    const char* section;
-    const char* name;
-  };
-  static const Key allowed[] = {
-      {"general", "run_name"},
-      {"architecture_presets", "arrayheight"},
-      {"architecture_presets", "arraywidth"},
-      {"architecture_presets", "ifmapsramszkb"},
-      {"architecture_presets", "filtersramszkb"},
-      {"architecture_presets", "ofmapsramszkb"},
-      {"architecture_presets", "ifmapoffset"},
-      {"architecture_presets", "filteroffset"},
-      {"architecture_presets", "ofmapoffset"},
-      {"architecture_presets", "dataflow"},
-      {"architecture_presets", "bandwidth"},
-      {"architecture_presets", "memorybanks"},
-      {"run_presets", "interfacebandwidth"},
-  };
-  std::vector<std::string> names;
-  for (const auto& k : allowed) names.emplace_back(k.name);
-
   std::istringstream in(text);
   std::string raw;
   std::string section;
@@ -129,13 +211,7 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
     const std::string l = trim(raw);
     if (l.empty() || l[0] == '#' || l[0] == ';') continue;
     if (l.front() == '[') {
-      if (l.back() != ']') throw ConfigError(file, line_no, 1, l, "expected a [section] header", excerpt(l));
-      section = lower(trim(l.substr(1, l.size() - 2)));
-      if (section != "general" && section != "architecture_presets" && section != "run_presets") {
-        throw ConfigError(file, line_no, 1, section,
-                          "unsupported section; expected one of general, architecture_presets, run_presets",
-                          excerpt(section));
-      }
+      section = section_of(l, file, line_no);
       continue;
     }
     const auto sep = l.find_first_of(":=");
@@ -144,57 +220,9 @@ ScalesimConfig parse_scalesim_config(const std::string& text, const std::string&
     const std::string key = lower(key_raw);
     const std::string value = trim(l.substr(sep + 1));
     if (section.empty()) throw ConfigError(file, line_no, 1, key_raw, "expected a [section] before the key", key_raw);
-    const bool known = std::any_of(std::begin(allowed), std::end(allowed),
-                                   [&](const Key& k) { return section == k.section && key == k.name; });
-    if (!known) {
-      const std::string hint = did_you_mean(key, names);
-      throw ConfigError(file, line_no, 1, section + "." + key_raw,
-                        "unsupported key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"),
-                        excerpt(key_raw));
-    }
-    const std::string path = section + "." + key_raw;
-    auto& a = c.array;
-    if (key == "run_name") {
-      c.run_name = value;
-      have_run_name = true;
-    } else if (key == "arrayheight") {
-      a.rows = parse_int(value, file, line_no, path, 1, kMaxArraySide);
-    } else if (key == "arraywidth") {
-      a.cols = parse_int(value, file, line_no, path, 1, kMaxArraySide);
-    } else if (key == "ifmapsramszkb") {
-      a.ifmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
-    } else if (key == "filtersramszkb") {
-      a.filter_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
-    } else if (key == "ofmapsramszkb") {
-      a.ofmap_sram_bytes = 1024 * parse_kib(value, file, line_no, path);
-    } else if (key == "ifmapoffset") {
-      a.ifmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
-    } else if (key == "filteroffset") {
-      a.filter_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
-    } else if (key == "ofmapoffset") {
-      a.ofmap_offset = parse_int(value, file, line_no, path, 0, kMaxOffset);
-    } else if (key == "dataflow") {
-      const std::string d = lower(value);
-      if (d == "ws") a.dataflow = costmodel::Dataflow::weight_stationary;
-      else if (d == "os") a.dataflow = costmodel::Dataflow::output_stationary;
-      else if (d == "is") a.dataflow = costmodel::Dataflow::input_stationary;
-      else throw ConfigError(file, line_no, 1, path, "expected ws, os or is", excerpt(value));
-    } else if (key == "bandwidth") {
-      if (value.find(',') != std::string::npos) {
-        throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
-                          excerpt(value));
-      }
-      a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
-    } else if (key == "memorybanks") {
-      if (parse_int(value, file, line_no, path, 1) != 1) {
-        throw ConfigError(file, line_no, 1, path, "expected 1 (multi-bank SRAM layouts are unsupported)", value);
-      }
-    } else if (key == "interfacebandwidth") {
-      const std::string m = lower(value);
-      if (m == "calc") a.bandwidth_mode = costmodel::DramBandwidthMode::unconstrained;
-      else if (m == "user") a.bandwidth_mode = costmodel::DramBandwidthMode::limited;
-      else throw ConfigError(file, line_no, 1, path, "expected CALC or USER", excerpt(value));
-    }
+    check_config_key(section, key, key_raw, file, line_no);
+    apply_config_key(c, key, value, section + "." + key_raw, file, line_no);
+    if (key == "run_name") have_run_name = true;
   }
   if (!have_run_name || c.run_name.empty()) {
     throw ConfigError(file, 1, 1, "general.run_name", "expected a run name", "nothing");

@@ -7,7 +7,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "dse/io/knob_values.hpp"
 #include "dse/io/lengths_reader.hpp"
+#include "dse/io/overrides.hpp"
 #include "dse/io/scalesim_io.hpp"
 #include "dse/io/workload_reader.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -23,44 +25,9 @@ using io::Place;
 // control characters (a name reaches the terminal in the shortlist and the reports).
 std::string name_at(const MapReader& m) { return io::as_name(m.node("name", "a non-empty string"), m.place("name")); }
 
-// A figure that may be swept: a scalar, or one of
-//   {choices: [a, b, ...]}, {linear: [from, to, steps]}, {log: [from, to, steps]}.
+// A figure that may be swept (dse/io/knob_values.hpp).
 std::vector<double> parse_values(const YAML::Node& node, const Place& at, bool positive) {
-  auto check = [&](const YAML::Node& n, const Place& p) { return positive ? io::as_positive(n, p) : io::as_number(n, p); };
-  if (!node.IsMap()) return {check(node, at)};
-  const MapReader m(node, at, {"choices", "linear", "log"});
-  if (node.size() != 1) io::fail(at, node, "expected exactly one of choices, linear, log", io::describe(node));
-  if (m.has("choices")) {
-    const YAML::Node c = m.sequence("choices");
-    std::vector<double> v;
-    for (std::size_t i = 0; i < c.size(); ++i) v.push_back(check(c[i], m.place("choices").item(i)));
-    return v;
-  }
-  const bool log = m.has("log");
-  const char* key = log ? "log" : "linear";
-  const YAML::Node r = m.node(key);
-  if (!r.IsSequence() || r.size() != 3) io::fail(m.place(key), r, "expected [from, to, steps]", io::describe(r));
-  const double from = check(r[0], m.place(key).item(0));
-  const double to = check(r[1], m.place(key).item(1));
-  const std::int64_t steps = io::as_positive_integer(r[2], m.place(key).item(2));
-  // Every step is held in memory: a range of 10^12 steps would exhaust it, not sweep it.
-  constexpr std::int64_t kMaxSteps = 1'000'000;
-  if (steps > kMaxSteps) {
-    io::fail(m.place(key).item(2), r[2], "expected at most " + std::to_string(kMaxSteps) + " steps",
-             std::to_string(steps));
-  }
-  if (log && (from <= 0 || to <= 0)) io::fail(m.place(key), r, "expected positive bounds for a log range", io::describe(r));
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < steps; ++i) {
-    const double t = steps == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(steps - 1);
-    const double x = log ? from * std::pow(to / from, t) : from + (to - from) * t;
-    // Finite bounds can still give an infinite span (1e308 to -1e308) and NaN points.
-    if (!std::isfinite(x) || (positive && !(x > 0.0))) {
-      io::fail(m.place(key), r, "expected a range whose points are finite", io::describe(r));
-    }
-    v.push_back(x);
-  }
-  return v;
+  return io::read_knob_values(node, at, positive);
 }
 
 struct FieldDef {
@@ -189,9 +156,9 @@ std::vector<double> values_of(const HardwareEntry& e, std::size_t field) {
 // Parallelism degrees of a system entry: whole numbers, and every combination of
 // the swept values must map onto the system's chips (tp x cp x pp x dp divides the chip
 // count; ep divides tp x dp, the chips that hold experts).
-void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
-  const int chips = e.system->system.chips;
-  const std::string of = " (the " + std::to_string(chips) + " chips of system " + e.system->system.name + ")";
+void check_system_degrees(const HardwareEntry& e, const MapReader& m, const io::SystemFile& system) {
+  const int chips = system.system.chips;
+  const std::string of = " (the " + std::to_string(chips) + " chips of system " + system.system.name + ")";
   const auto str = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
   for (const std::size_t f : {kTp, kPp, kDp, kEp, kCp}) {
     const char* key = system_fields()[f].key;
@@ -235,6 +202,28 @@ void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
   if (m.has("batch_timeout_s") && !static_batching) {
     io::fail(m.place("batch_timeout_s"), m.node("batch_timeout_s"), "batch_timeout_s only with batching: static",
              "batching continuous");
+  }
+}
+
+// The same for each chip count the entry's overrides give its system (system.chips).
+void check_system_degrees(const HardwareEntry& e, const MapReader& m) {
+  if (!e.overrides) return check_system_degrees(e, m, *e.system);
+  std::set<int> seen;
+  for (const auto& sys : e.overrides->systems())
+    if (seen.insert(sys->system.chips).second) check_system_degrees(e, m, *sys);
+}
+
+// `overrides:` (dse/io/overrides.hpp): each knob of several values becomes a knob of the entry
+// over its choices (field system_fields().size() + k holds knob k's choice).
+void add_overrides(HardwareEntry& e, const MapReader& m) {
+  e.overrides = io::read_overrides(m.node("overrides"), m.place("overrides"), *e.system);
+  for (std::size_t k = 0; k < e.overrides->knobs().size(); ++k) {
+    const io::OverrideKnob& knob = e.overrides->knobs()[k];
+    e.figures.push_back(0.0);
+    if (knob.values.size() < 2) continue;
+    std::vector<double> choices(knob.values.size());
+    for (std::size_t c = 0; c < choices.size(); ++c) choices[c] = static_cast<double>(c);
+    e.knobs.push_back({"overrides." + knob.key, e.figures.size() - 1, std::move(choices)});
   }
 }
 
@@ -324,7 +313,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
   }
   const auto& defs = fields_of(e.kind);
   std::vector<std::string> allowed = {"name", "kind"};
-  if (e.kind == HardwareKind::system) allowed.emplace_back("system");
+  if (e.kind == HardwareKind::system) allowed.insert(allowed.end(), {"system", "overrides"});
   for (const auto& f : defs) allowed.emplace_back(f.key);
   const MapReader m(node, at, allowed);
   e.name = name_at(m);
@@ -363,6 +352,7 @@ HardwareEntry parse_hardware(const YAML::Node& node, const Place& at) {
     e.figures.push_back(values.front());
     if (values.size() > 1) e.knobs.push_back({f.key, i, std::move(values)});
   }
+  if (e.kind == HardwareKind::system && m.has("overrides")) add_overrides(e, m);
   if (e.kind == HardwareKind::system) check_system_degrees(e, m);
   if (e.kind == HardwareKind::systolic) check_systolic_figures(e, m);
   return e;
@@ -633,21 +623,27 @@ HardwareVariant HardwareEntry::variant(std::uint64_t v) const {
   } else if (kind == HardwareKind::loopnest) {
     out.loopnest = chips::build_loopnest(n, f, *loopnest);
   } else {
-    out.system = build_system(n, f, system, stacks);
+    out.system = build_system(n, f, system_at(f), stacks);
   }
   return out;
 }
 
+std::shared_ptr<const io::SystemFile> HardwareEntry::system_at(const std::vector<double>& f) const {
+  if (!overrides) return system;
+  return overrides->system(override_choices(f));
+}
+
+std::vector<std::size_t> HardwareEntry::override_choices(const std::vector<double>& f) const {
+  std::vector<std::size_t> choices;
+  const std::size_t base = system_fields().size();
+  for (std::size_t k = 0; overrides && k < overrides->knobs().size(); ++k)
+    choices.push_back(static_cast<std::size_t>(f[base + k]));
+  return choices;
+}
+
 namespace {
 
-// A figure as the scenario would write it: the shortest text that reads back to the same double.
-std::string figure_text(double v) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string t = io::format_number(v, digits);
-    if (std::stod(t) == v) return t;
-  }
-  return io::format_number(v, 17);
-}
+std::string figure_text(double v) { return io::exact_number_text(v); }
 
 // The text of a categorical field's value (its position in the list), else the number.
 std::string field_value_text(HardwareKind kind, const std::string& key, double v,
@@ -683,9 +679,10 @@ std::string HardwareEntry::describe(std::uint64_t v) const {
     if (kind == HardwareKind::system)
       show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
     if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
-      f[i] = system->system.chips / (f[kTp] * f[kPp]);
-    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system);
+      f[i] = system_at(f)->system.chips / (f[kTp] * f[kCp] * f[kPp]);
+    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system_at(f));
   }
+  if (overrides) out += " " + overrides->describe(override_choices(f));
   return out;
 }
 
@@ -705,7 +702,17 @@ std::string HardwareEntry::eval_arguments(std::uint64_t v) const {
     a += " --attention-kernel " + std::string(costmodel::platform::to_string(s.attention_kernel));
   if (s.batching == Batching::static_timeout)
     a += " --batching static --batch-timeout-ms " + figure_text(s.batch_timeout_s * 1e3);
+  if (overrides) a += " " + overrides->eval_arguments(override_choices(figures_of(v)));
   return a;
+}
+
+std::vector<double> HardwareEntry::figures_of(std::uint64_t v) const {
+  std::vector<double> f = figures;
+  for (const auto& k : knobs) {
+    f[k.field] = k.values[v % k.values.size()];
+    v /= k.values.size();
+  }
+  return f;
 }
 
 std::string eval_arguments(const WorkloadEntry& w, std::uint64_t seed) {
@@ -764,7 +771,8 @@ double HardwareVariant::area_mm2() const {
   switch (kind) {
     case HardwareKind::roofline: return roofline.area_mm2;
     case HardwareKind::systolic: return systolic.area_mm2();
-    case HardwareKind::system: return 0.0;  // die areas are not in the system presets
+    case HardwareKind::system:  // every chip of the system (docs/hardware-guide.md, "Area and cost")
+      return static_cast<double>(system.system->system.chips) * system.system->chip.die_area_mm2;
     case HardwareKind::loopnest: return loopnest.area_mm2();
   }
   return 0.0;

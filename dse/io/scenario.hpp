@@ -15,6 +15,7 @@
 #include "costmodel/systolic/systolic_platform.hpp"
 #include "costmodel/system/serving.hpp"
 #include "costmodel/workload/spec.hpp"
+#include "dse/io/overrides.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/scenario_chips.hpp"
 #include "dse/io/yaml_reader.hpp"
@@ -82,8 +83,12 @@ struct HardwareEntry {
   HardwareKind kind = HardwareKind::roofline;
   std::vector<double> figures;  // the base value of every field of the kind
   std::vector<HardwareKnob> knobs;
-  std::shared_ptr<const io::SystemFile> system;  // kind: system
+  std::shared_ptr<const io::SystemFile> system;  // kind: system (as its file gives it)
   std::vector<costmodel::system::ServingStack> stacks;  // kind: system, the `stack` values (field value k: stacks[k-1])
+  // kind: system with `overrides:` (dse/io/overrides.hpp): the chip and system of every
+  // combination of override values, read once. Override knob k's choice is the figure after the
+  // system fields (field system fields + k); a knob of several values is a knob of the entry.
+  std::shared_ptr<const io::SystemOverrides> overrides;
   std::shared_ptr<const LoopnestEntry> loopnest;  // kind: loopnest
   [[nodiscard]] std::uint64_t variants() const;
   // Variant v (< variants()); its name is "NAME" or "NAME#v".
@@ -93,9 +98,16 @@ struct HardwareEntry {
   // static batching, batch_timeout_s, stack) and every swept figure; another kind's swept figures.
   [[nodiscard]] std::string describe(std::uint64_t v) const;
   // For a system variant, the `dse eval` options that select the same system and strategy
-  // (--system FILE --tp ... --stack ...); for a loop-nest variant, the `dse map` options that
-  // select the same architecture and mapping strategy (chips::map_arguments); "" otherwise.
+  // (--system FILE --tp ... --stack ... --override PATH=VALUE ...); for a loop-nest variant, the
+  // `dse map` options that select the same architecture and mapping strategy
+  // (chips::map_arguments); "" otherwise.
   [[nodiscard]] std::string eval_arguments(std::uint64_t v) const;
+  // Every figure of variant v (its knobs' values set).
+  [[nodiscard]] std::vector<double> figures_of(std::uint64_t v) const;
+  // The system a variant's figures select (its override combination, else `system`), and the
+  // override knobs' choices among them.
+  [[nodiscard]] std::shared_ptr<const io::SystemFile> system_at(const std::vector<double>& f) const;
+  [[nodiscard]] std::vector<std::size_t> override_choices(const std::vector<double>& f) const;
 };
 
 // A model served under load (kind: system hardware): a workload preset or file of the

@@ -57,6 +57,8 @@ class RecordedReads {
 
 // The strings separated by ", " (for "expected one of ..." messages).
 std::string join(const std::vector<std::string>& v);
+// Levenshtein distance (insertions, deletions, substitutions).
+std::size_t edit_distance(const std::string& a, const std::string& b);
 // The closest candidate by edit distance, or "" when none is close.
 std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates);
 

@@ -1,5 +1,5 @@
-// Internal to the `dse validate` sources (dse/validate/validate_suite.cpp, dse/validate/validate_measured.cpp): the
-// suite's method block, the cases driven by measurement files, and the helpers both use.
+// Internal to the `dse validate` sources (dse/validate/validate_*.cpp): the suite's method block, the
+// case kinds each file evaluates, and the helpers they share.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +62,18 @@ wl::WorkloadSpec case_workload(const io::MapReader& c, const std::string& suite_
 
 // The list under `fusions` (fusion kind names, at least one).
 std::vector<pf::FusionKind> fusions_of(const io::MapReader& r);
+
+// The `fusion` (none, standard, aggressive) and `launch` (framework, graph) keys of a block.
+pf::FusionStrategy fusion_of(const io::MapReader& m);
+pf::LaunchMode launch_of(const io::MapReader& m);
+
+// A case's name, group, source, unit and measured value, as every model-driven kind reads them.
+CaseResult case_of(const io::MapReader& c);
+
+// A case that a workload drives through the system model (dse/validate/validate_model.cpp):
+// llm_offline, vision_offline, encoder_offline, decode_latency or training_mfu; any other kind is
+// an InputError naming it.
+CaseResult model_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
 
 void operator_cases(const io::MapReader& c, const std::string& dir, const Method& m, std::vector<CaseResult>& out);
 

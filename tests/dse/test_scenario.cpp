@@ -136,7 +136,7 @@ TEST(ScenarioErrors, UnknownPresetNamesTheNearOnesAtTheKey) {
             "edit.yaml:25:44: hardware[0].system: expected a preset of systems ('dse presets') or a readable file, "
             "did you mean 'dgx-h100-8'? (got \"dgx-h100\")");
   EXPECT_EQ(error_of_edit("model: llama3-8b,", "model: llama3-8,", "llm-serving.yaml"),
-            "edit.yaml:42:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
+            "edit.yaml:41:35: workloads[1].model: expected a workload preset or file, did you mean 'llama3-8b'? "
             "(got \"llama3-8\")");
 }
 

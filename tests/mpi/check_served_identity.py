@@ -5,10 +5,14 @@ Runs SCENARIO with --store all on one rank, then evaluates every served point ag
 `dse eval`, built from the result file's own names tables: /variants' eval_arguments (system,
 parallelism, precision, fusion, kernels, batching, stack), /workloads' (model, request lengths,
 rate, simulated requests, seed, decode context) and the point's batch as --batch and --max-batch.
+A variant whose chip or system figures a scenario's `overrides:` changed carries them as --override
+PATH=VALUE options (dse/io/overrides.hpp), so `dse eval` reads the same patched files.
 Every figure the record stores must equal the one `dse eval --json` prints, bit for bit (JSON
-numbers carry 17 significant digits, which read back to the same double).
+numbers carry 17 significant digits, which read back to the same double), the system's price and
+its cost per hour included.
 
-usage: check_served_identity.py DSE SCENARIO WORKDIR
+usage: check_served_identity.py DSE SCENARIO WORKDIR [--every N]
+  --every N: only every N-th served point (by index: 0, N, 2N, ...), for large scenarios
 """
 import concurrent.futures
 import json
@@ -20,6 +24,7 @@ import sys
 import h5py
 
 dse, scenario, work = sys.argv[1:4]
+every = int(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[4] == "--every" else 1
 os.makedirs(work, exist_ok=True)
 out = os.path.join(work, "served.h5")
 if os.path.exists(out):
@@ -58,10 +63,11 @@ def expected(e, batch):
         "tpot_p50_s": at["tpot"]["p50_s"], "tpot_p90_s": at["tpot"]["p90_s"], "tpot_p99_s": at["tpot"]["p99_s"],
         "power_w": e["power_w"], "accelerator_power_w": e["accelerator_power_w"], "mfu": e["totals"]["step_mfu"],
         "memory_bytes": e["totals"]["memory_bytes"], "flops": e["totals"]["flops"],
+        "cost_usd": e["cost_usd"], "area_mm2": e["area_mm2"], "cost_per_hour_usd": e["cost_per_hour_usd"],
     }
 
 
-served = [r for r in points if workloads.get(int(r["workload_id"]), "")]
+served = [r for r in points if workloads.get(int(r["workload_id"]), "") and int(r["index"]) % every == 0]
 bad = []
 compared = feasible = 0
 with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:

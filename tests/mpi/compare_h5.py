@@ -9,7 +9,10 @@ attempt counters checkpoint_attempt, checkpoint_state_attempt and
 checkpoint_archive_attempt (how many times the run was started or resumed), and
 checkpoint_archive_round (the round whose archive checkpoint, deleted from the
 finished output, was written last: a resume that rebuilt a lost one writes it afresh
-in its first round).
+in its first round), and checkpoint_archive_rows (the rows appended to that checkpoint:
+the points that entered a local archive in each round, which depends on how the points
+fell into rounds; seen with tests/mpi/overrides.yaml, whose few slow points make rounds
+of a few points each).
 usage: compare_h5.py REFERENCE.h5 OTHER.h5 [...]
 """
 import sys
@@ -18,7 +21,8 @@ import h5py
 import numpy as np
 
 RUN_ATTRIBUTES = {"start_time", "wall_time_s", "ranks", "threads", "checkpoint_rounds", "checkpoint_attempt",
-                  "checkpoint_state_attempt", "checkpoint_archive_attempt", "checkpoint_archive_round"}
+                  "checkpoint_state_attempt", "checkpoint_archive_attempt", "checkpoint_archive_round",
+                  "checkpoint_archive_rows"}
 
 
 def datasets(f):
