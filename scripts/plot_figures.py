@@ -121,7 +121,11 @@ def sweep_panels(d):
     for e in d.shortlisted_entries():
         by_unit = {}
         for w in d.workload_ids():
-            p = d.best_shortlisted(e, w)
+            # /serving_curves holds the Pareto points' curves: a shortlisted point off the
+            # unconstrained front has none, so the best one with a curve is drawn.
+            p = d.best_shortlisted(e, w, lambda q: bool(d.curves.of(d.archive["index"][q]))) \
+                if d.unit(w) == "tokens/s" and d.curves else None
+            p = p if p is not None else d.best_shortlisted(e, w)
             if p is not None:
                 by_unit.setdefault(d.unit(w), []).append((w, p))
         panels += [(e, u, pts) for u, pts in by_unit.items()]
@@ -214,7 +218,8 @@ def latency_sweep(d, out_dir):
         fk.place_labels(b.fig, ax, [(x, y) for x, y, _ in pts], [t for _, _, t in pts], fontsize=7.5)
     caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Per shortlisted platform and workload, its "
                "shortlisted point of most throughput (S-number as in the shortlist table). Served models: the "
-               "point's serving curve (/serving_curves), the simulation of its batching, cap, request lengths and "
+               "point's serving curve (/serving_curves, stored for the points of the unconstrained Pareto front; a "
+               "platform's best shortlisted point with one is drawn), the simulation of its batching, cap, request lengths and "
                f"seed at {len(rd_loads())} request rates from 5% to 120% of the rate full batches sustain, and at "
                "the workload's own rate (ringed); x is the throughput achieved, y the latency the SLA bounds "
                "(p50 solid, p99 dashed; one row per bounded metric, end-to-end when none is), the SLA in red. "
@@ -232,7 +237,8 @@ def rd_loads():
 
 def perf_per_watt(d, out_dir):
     a, entries, wids = d.archive, d.shortlisted_entries(), sorted({int(w) for w in d.archive["workload_id"][d.selected]})
-    has_cost = "cost_usd" in a
+    # Custom chips and layer lists carry no price (cost_usd 0): the per-dollar panel shows the priced.
+    has_cost = "cost_usd" in a and any(a["cost_usd"][p] > 0 for p in d.selected)
     panels = [("power_w", "at the wall"), ("accelerator_power_w", "accelerators only")]
     if has_cost:
         panels.append(("cost_usd", "per dollar of system cost"))
@@ -254,7 +260,7 @@ def perf_per_watt(d, out_dir):
         ys = np.arange(len(rows_y))
         vals, top = [], 0.0
         for w in wids:
-            idx = [i for i, k in enumerate(rows_y) if k[1] == w]
+            idx = [i for i, k in enumerate(rows_y) if k[1] == w and a[field][choice[k]] > 0]
             ps = [choice[rows_y[i]] for i in idx]
             v = a["throughput_samples_per_s"][ps] / a[field][ps]
             bars = ax.barh(ys[idx], v, color=colour_of(d, w), label=d.workload_name(w), height=0.7)
@@ -265,6 +271,10 @@ def perf_per_watt(d, out_dir):
         per = "$" if field == "cost_usd" else "W"
         for y, v, w in vals:
             ax.text(v, y, f" {v:,.4g} {d.unit(w)}/{per}", va="center", fontsize=8.5)
+        for i, k in enumerate(rows_y):
+            if not a[field][choice[k]] > 0:
+                ax.text(0, i, " no price" if per == "$" else " no power figure", va="center", fontsize=8.5,
+                        color="0.4")
         ax.set_xlim(0, top * 1.55 if top > 0 else 1)
         ax.set_yticks(ys, [f"{e}: {d.workload_name(w)} ({d.label[choice[(e, w)]]})" for e, w in rows_y])
         ax.invert_yaxis()
@@ -272,8 +282,9 @@ def perf_per_watt(d, out_dir):
                       (f" ({unit}/{per})" if unit else f" (each workload's unit/{per})"))
         ax.grid(True, axis="x", alpha=0.3)
         ax.set_title(f"per {'dollar' if per == '$' else 'watt'}, {what}", fontsize=11)
-    cost_note = ("" if has_cost else " Per dollar: the records carry no system cost (cost_usd) in this file, so that "
-                 "panel is left out; it appears when they do.")
+    cost_note = (" Per dollar: over the system's price (cost_usd; docs/hardware-guide.md); 'no price' where "
+                 "the record carries none (custom chips)." if has_cost else
+                 " Per dollar: no shortlisted record carries a system price (cost_usd), so that panel is left out.")
     caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Per shortlisted platform and workload, its "
                "shortlisted point of most throughput per watt at the wall (S-number as in the shortlist). Left: "
                "throughput over the power at the wall (accelerators at the clock their TDP allows, the system's "
@@ -326,7 +337,7 @@ def risk_map(d, out_dir):
         ax.set_yticks(range(len(owners)), owners)
         ax.set_xlabel("shortlisted platform")
         ax.set_ylabel("owner")
-        b.fig.colorbar(im, ax=ax, label="severity: the owner's items combined, 1 - Π(1 - weight)")
+        b.fig.colorbar(im, ax=ax, label="severity, 1 - Π(1 - weight)")
     ax = b.axes[0, 1]
     worst = [max((p for p in d.selected if d.entry(a, p) == e), key=lambda p: (a["engineering_risk"][p], -p))
              for e in entries]

@@ -179,8 +179,11 @@ def write_html(d, out_dir, figures, sheets):
             if rows:
                 o.append(f"<h3>{h(heading)}</h3>" + html_table(header, rows))
     o.append("<h2 id='mapping-sheets'>Mapping sheets of the shortlisted points</h2>")
-    if not d.sheets:
-        o.append("<p class='note'>Per-layer mapping sheets (/mapping_sheets): not in this file.</p>")
+    missing = [t for t in rd.DETAIL_TABLES if not d.present[t]]
+    if missing:
+        o.append("<p class='note'>Per-point tables " + h(", ".join(f"/{t}" for t in missing)) + ": not in this "
+                 "file (written by <code>dse run</code> since layout version 5); the figures that need them say "
+                 "so.</p>")
     for p, name in sheets:
         a = d.archive
         rows = sheet_rows(d, p)
@@ -209,6 +212,10 @@ def write_markdown(d, out_dir, figures, sheets):
             if rows:
                 md.append(f"### {heading}\n\n" + md_table(header, rows))
     md.append("## Mapping sheets\n")
+    missing = [t for t in rd.DETAIL_TABLES if not d.present[t]]
+    if missing:
+        md.append("Per-point tables " + ", ".join(f"/{t}" for t in missing) + ": not in this file (written by "
+                  "`dse run` since layout version 5); the figures that need them say so.\n")
     for p, name in sheets:
         md.append(f"- {d.label[p]}: [{name}]({name})")
     with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as out:

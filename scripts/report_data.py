@@ -211,11 +211,12 @@ class Data:
                                          dtype=object)
         return self._row_entries
 
-    def best_shortlisted(self, entry, wid):
+    def best_shortlisted(self, entry, wid, keep=None):
         """Archive position of the shortlisted point of entry and workload with the most
-        throughput, or None."""
+        throughput (among those keep(p) accepts), or None."""
         a = self.archive
-        cand = [p for p in self.selected if self.entry(a, p) == entry and a["workload_id"][p] == wid]
+        cand = [p for p in self.selected if self.entry(a, p) == entry and a["workload_id"][p] == wid
+                and (keep is None or keep(p))]
         return max(cand, key=lambda p: (a["throughput_samples_per_s"][p], -int(a["index"][p]))) if cand else None
 
     def sla_fields(self):

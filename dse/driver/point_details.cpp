@@ -163,20 +163,22 @@ std::vector<RoofRow> hardware_roofs(const HardwareVariant& hw) {
   return out;
 }
 
-PointDetails point_details(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
+PointDetails point_details(const Scenario& s, const search::DesignSpace& space, std::uint64_t index, bool curve) {
   const DecodedPoint p = decode_point(s, space, index);
   const HardwareVariant& hw = p.hw;
   const WorkloadEntry& wl = *p.wl;
   PointDetails d;
   if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return d;  // not evaluated (run.cpp)
   if (hw.kind == HardwareKind::system) {
-    const pf::SystemRequest req = served_request(hw.system, *wl.model, p.batch, s.seed);
+    // Without the curve, the step alone: the serving sweep and simulation change no layer or risk item.
+    pf::SystemRequest req = served_request(hw.system, *wl.model, p.batch, s.seed);
+    req.serving.enabled = curve;
     const pf::SystemEval e = pf::evaluate_system(hw.system.system->chip, hw.system.system->system, req);
     d.layers = served_layers(e);
     d.risk = served_risk(e.risk);
     const auto& g = hw.system.system->chip.gpu;
     d.step = step_breakdown(d.layers, g.peak_matrix_flops_per_s(pf::kernel_precision(g, req.phase.precision)));
-    d.curve = serving_curve(req, e);
+    if (curve) d.curve = serving_curve(req, e);
     return d;
   }
   d.layers = layer_breakdown(s, space, index);

@@ -76,6 +76,8 @@ struct PointDetails {
   std::vector<StepRow> step;
   std::vector<CurveRow> curve;  // served points only, ascending rate
 };
-PointDetails point_details(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
+// curve: whether to simulate the serving curve (a served point's 13 simulations; mapping_sheets.cpp
+// asks for it on the Pareto points only); the other tables do not depend on it.
+PointDetails point_details(const Scenario& s, const search::DesignSpace& space, std::uint64_t index, bool curve);
 
 }  // namespace dse

@@ -1,6 +1,7 @@
 #include "dse/driver/point_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -26,6 +27,16 @@ void PointTable::check(const std::string& name) const {
       integers_.size() != keys_.size() * count(CellKind::integer) ||
       texts_.size() != keys_.size() * count(CellKind::text)) {
     throw Error("/" + name + ": a row without every column (internal error)");
+  }
+  // Every figure finite and non-negative, as point_figure_problem asks of a record.
+  const std::size_t n_num = count(CellKind::number);
+  for (std::size_t i = 0; i < numbers_.size(); ++i) {
+    if (std::isfinite(numbers_[i]) && numbers_[i] >= 0.0) continue;
+    std::size_t c = 0;
+    for (std::size_t seen = 0; c < columns_.size(); ++c)
+      if (columns_[c].kind == CellKind::number && seen++ == i % n_num) break;
+    throw Error("/" + name + ": " + columns_[c].name + " of " + key_ + " " + std::to_string(keys_[i / n_num]) +
+                " is " + std::to_string(numbers_[i]) + " (expected a finite figure >= 0; internal error)");
   }
 }
 

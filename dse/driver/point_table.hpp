@@ -32,7 +32,8 @@ class PointTable {
   void add(const std::string& v);
   [[nodiscard]] std::size_t rows() const { return keys_.size(); }
 
-  // Error when a row has not got every column (rank 0 calls it inside its agreed stretch).
+  // Error when a row has not got every column or a number is not finite and >= 0 (rank 0 calls
+  // it inside its agreed stretch).
   void check(const std::string& name) const;
   // Collective: every rank calls it; only rank 0's rows are written (the others' are ignored;
   // rank 0's must have passed check()). Uncompressed, like every dataset written collectively.

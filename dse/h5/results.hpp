@@ -6,6 +6,8 @@
 //                   non-dominated over objectives + constraint metrics, by index
 //   /pareto         uint64 indices of the Pareto points (no budgets; per workload)
 //   /sampler_state  bytes of the sampler's checkpoint (NSGA-II)
+//   /mapping_sheets, /risk_items, /step_breakdown, /serving_curves, /roofs: the per-point
+//                   tables of dse/driver/mapping_sheets.hpp (layout version 5)
 //   root attributes: layout_version, scenario, scenario_file, seed, version, commit,
 //                    ranks, threads, start_time, wall_time_s, objectives, metrics,
 //                    store, sampler, complete, checkpoint_* counters
@@ -21,7 +23,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t kResultsLayoutVersion = 4;
+inline constexpr std::int64_t kResultsLayoutVersion = 5;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
