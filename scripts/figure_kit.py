@@ -74,9 +74,9 @@ class Builder:
         """Title, panel layout and a figure-wide legend (under the title); call before placing
         labels, which need the panels where they will stay. finish() calls it when not called."""
         fig = self.fig
-        fig.suptitle(self.title, fontsize=14, fontweight="bold", y=1 - 14 / self.height_px, va="top")
         top = 1 - (top_px or TITLE_PX) / self.height_px
-        fig.tight_layout(rect=(0, 0, 1, top))
+        fig.tight_layout(rect=(0, 0, 1, top))  # before the title, which tight_layout would make room for again
+        fig.suptitle(self.title, fontsize=14, fontweight="bold", y=1 - 14 / self.height_px, va="top")
         if legend is not None:
             handles, labels = legend
             fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), frameon=False,
@@ -90,9 +90,10 @@ class Builder:
         texts = drawn_texts(fig)
         series = [_extract(a, spec) for a, spec in self.records]
         fig.savefig(os.path.join(out_dir, self.file), dpi=DPI)  # fixed size: no bbox_inches="tight"
+        # The pixels the canvas has (its inches x DPI truncated: 5.06 in may give 505 px).
+        width_px, height_px = fig.canvas.get_width_height()
         plt.close(fig)
-        return Figure(self.file, self.title, caption, FIG_W_PX, self.height_px, series, texts, self.notes,
-                      self.tables)
+        return Figure(self.file, self.title, caption, width_px, height_px, series, texts, self.notes, self.tables)
 
 
 def _plain(r):

@@ -241,7 +241,7 @@ def perf_per_watt(d, out_dir):
     has_cost = "cost_usd" in a and any(a["cost_usd"][p] > 0 for p in d.selected)
     panels = [("power_w", "at the wall"), ("accelerator_power_w", "accelerators only")]
     if has_cost:
-        panels.append(("cost_usd", "per dollar of system cost"))
+        panels.append(("cost_usd", "system price"))
     pairs = [(e, w) for e in entries for w in wids]
     choice = {}
     for e, w in pairs:  # the shortlisted point of most throughput per wall watt
@@ -270,16 +270,18 @@ def perf_per_watt(d, out_dir):
             top = max(top, float(np.max(v)) if len(v) else 0.0)
         per = "$" if field == "cost_usd" else "W"
         for y, v, w in vals:
-            ax.text(v, y, f" {v:,.4g} {d.unit(w)}/{per}", va="center", fontsize=8.5)
+            ax.text(v, y, f" {v:,.4g}", va="center", fontsize=8.5)
         for i, k in enumerate(rows_y):
             if not a[field][choice[k]] > 0:
                 ax.text(0, i, " no price" if per == "$" else " no power figure", va="center", fontsize=8.5,
                         color="0.4")
-        ax.set_xlim(0, top * 1.55 if top > 0 else 1)
-        ax.set_yticks(ys, [f"{e}: {d.workload_name(w)} ({d.label[choice[(e, w)]]})" for e, w in rows_y])
+        ax.set_xlim(0, top * 1.3 if top > 0 else 1)
+        # The rows are the same in every panel: named once, on the left.
+        first = ax is b.axes.flat[0]
+        ax.set_yticks(ys, [f"{e}: {d.workload_name(w)} ({d.label[choice[(e, w)]]})" for e, w in rows_y]
+                      if first else [])
         ax.invert_yaxis()
-        ax.set_xlabel(f"throughput per {'dollar' if per == '$' else 'watt'} {what}" +
-                      (f" ({unit}/{per})" if unit else f" (each workload's unit/{per})"))
+        ax.set_xlabel((unit if unit else "each workload's unit") + f" per {'$' if per == '$' else 'W'}")
         ax.grid(True, axis="x", alpha=0.3)
         ax.set_title(f"per {'dollar' if per == '$' else 'watt'}, {what}", fontsize=11)
     cost_note = (" Per dollar: over the system's price (cost_usd; docs/hardware-guide.md); 'no price' where "

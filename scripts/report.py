@@ -50,7 +50,7 @@ def shortlist_table(d):
     """The shortlist as the report shows it: header and rows (strings)."""
     a = d.archive
     header = ["#", "workload", "platform", "variant", "knobs", "batch", "throughput", "p99 TTFT (ms)",
-              "p99 TPOT (ms)", "p99 e2e (ms)", "energy per unit", "power wall / accel. (W)", "memory per chip (GB)",
+              "p99 TPOT (ms)", "p99 e2e (ms)", "energy per unit", "power wall / accel. (W)", "price (USD)", "memory per chip (GB)",
               "MFU", "risk", "bottleneck", "point"]
     rows = []
     for p in d.selected:
@@ -62,6 +62,7 @@ def shortlist_table(d):
                      f"{a['tpot_p99_s'][p] * 1e3:,.4g}" if served else "-", f"{a['p99_latency_s'][p] * 1e3:,.4g}",
                      f"{a['energy_per_sample_j'][p]:.4g} J/{d.noun(w)}",
                      f"{a['power_w'][p]:,.4g} / {a['accelerator_power_w'][p]:,.4g}",
+                     f"{a['cost_usd'][p]:,.0f}" if "cost_usd" in a and a["cost_usd"][p] > 0 else "-",
                      f"{a['memory_bytes'][p] / 1e9:.4g}", f"{a['mfu'][p]:.3f}", f"{a['engineering_risk'][p]:.3f}",
                      str(a["bottleneck"][p]), int(a["index"][p])])
     return header, rows
@@ -168,7 +169,7 @@ def write_html(d, out_dir, figures, sheets):
          f"<h2 id='shortlist'>Shortlist ({len(d.selected)} points)</h2>",
          f"<p>Archived feasible points within the budgets, the Pareto front of each workload over throughput (max), "
          f"latency, energy and engineering risk (min): the set <code>dse shortlist</code> prints. Full precision: "
-         f"<a href='shortlist.csv'>shortlist.csv</a>.</p>", html_table(sh_header, sh_rows, {5, 6, 7, 8, 9, 11, 12}),
+         f"<a href='shortlist.csv'>shortlist.csv</a>.</p>", html_table(sh_header, sh_rows, {5, 6, 7, 8, 9, 11, 12, 13}),
          "<h2 id='figures'>Figures</h2><ol>"]
     o += [f"<li><a href='#{f.file}'>{h(f.title)}</a></li>" for f in figures]
     o.append("<li><a href='#mapping-sheets'>Mapping sheets of the shortlisted points</a></li></ol>")

@@ -46,13 +46,25 @@ struct Tables {
                    {"mfu", kNum},
                    {"stall_fraction", kNum}}};
   PointTable curves{"point_index",
-                    {{"load", kNum},          {"rate_per_s", kNum},     {"at_workload_rate", kInt},
-                     {"feasible", kInt},      {"tokens_per_s", kNum},   {"requests_per_s", kNum},
-                     {"utilisation", kNum},   {"mean_batch", kNum},     {"ttft_p50_s", kNum},
-                     {"ttft_p90_s", kNum},    {"ttft_p99_s", kNum},     {"tpot_p50_s", kNum},
-                     {"tpot_p90_s", kNum},    {"tpot_p99_s", kNum},     {"e2e_p50_s", kNum},
-                     {"e2e_p90_s", kNum},     {"e2e_p99_s", kNum}}};
-  PointTable roofs{"hardware_id", {{"roof", kText}, {"precision", kText}, {"flops_per_s", kNum}, {"bytes_per_s", kNum}}};
+                    {{"load", kNum},
+                     {"rate_per_s", kNum},
+                     {"at_workload_rate", kInt},
+                     {"feasible", kInt},
+                     {"tokens_per_s", kNum},
+                     {"requests_per_s", kNum},
+                     {"utilisation", kNum},
+                     {"mean_batch", kNum},
+                     {"ttft_p50_s", kNum},
+                     {"ttft_p90_s", kNum},
+                     {"ttft_p99_s", kNum},
+                     {"tpot_p50_s", kNum},
+                     {"tpot_p90_s", kNum},
+                     {"tpot_p99_s", kNum},
+                     {"e2e_p50_s", kNum},
+                     {"e2e_p90_s", kNum},
+                     {"e2e_p99_s", kNum}}};
+  PointTable roofs{"hardware_id",
+                   {{"roof", kText}, {"precision", kText}, {"flops_per_s", kNum}, {"bytes_per_s", kNum}}};
 };
 
 void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
@@ -61,7 +73,8 @@ void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
     t.sheets.add(b.name);
     t.sheets.add(b.type);
     t.sheets.add(static_cast<std::int64_t>(b.repeat));
-    for (const double v : {b.latency_s, b.energy_j, b.flops, b.dram_bytes, b.stall_fraction, b.pct_of_peak}) t.sheets.add(v);
+    for (const double v : {b.latency_s, b.energy_j, b.flops, b.dram_bytes, b.stall_fraction, b.pct_of_peak})
+      t.sheets.add(v);
     t.sheets.add(std::string(costmodel::to_string(b.bottleneck)));
     t.sheets.add(b.fusion_group);
     t.sheets.add(b.mapping);
@@ -87,9 +100,9 @@ void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
     t.curves.add(c.rate_per_s);
     t.curves.add(static_cast<std::int64_t>(c.at_workload_rate ? 1 : 0));
     t.curves.add(static_cast<std::int64_t>(r.feasible ? 1 : 0));
-    for (const double v : {r.tokens_per_s_system, r.requests_per_s_system, r.utilisation, r.mean_batch, r.ttft.p50_s,
-                           r.ttft.p90_s, r.ttft.p99_s, r.tpot.p50_s, r.tpot.p90_s, r.tpot.p99_s, r.e2e.p50_s,
-                           r.e2e.p90_s, r.e2e.p99_s})
+    for (const double v :
+         {r.tokens_per_s_system, r.requests_per_s_system, r.utilisation, r.mean_batch, r.ttft.p50_s, r.ttft.p90_s,
+          r.ttft.p99_s, r.tpot.p50_s, r.tpot.p90_s, r.tpot.p99_s, r.e2e.p50_s, r.e2e.p90_s, r.e2e.p99_s})
       t.curves.add(v);
   }
 }
@@ -97,8 +110,8 @@ void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
 // Rank 0: the points' details, computed by its threads, added in point order.
 // Serving curves for the Pareto points only (13 simulations each: llm-serving's 186 archived points
 // took 2.1 s, its 72 Pareto points take a third of it; the evaluation of all 444 points takes 1.0 s).
-void fill(Tables& t, const Scenario& scenario, const search::DesignSpace& space, const std::vector<std::uint64_t>& points,
-          const std::vector<std::uint64_t>& pareto, int threads) {
+void fill(Tables& t, const Scenario& scenario, const search::DesignSpace& space,
+          const std::vector<std::uint64_t>& points, const std::vector<std::uint64_t>& pareto, int threads) {
   std::vector<PointDetails> details(points.size());
   tbb::task_arena arena(std::max(1, threads));
   arena.execute([&] {
@@ -142,12 +155,18 @@ void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, con
     std::vector<std::uint64_t> front = pareto;
     std::sort(front.begin(), front.end());
     fill(t, scenario, space, points, front, threads);
-    for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"}, {&t.risk, "risk_items"},
-                                      {&t.step, "step_breakdown"}, {&t.curves, "serving_curves"}, {&t.roofs, "roofs"}})
+    for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"},
+                                      {&t.risk, "risk_items"},
+                                      {&t.step, "step_breakdown"},
+                                      {&t.curves, "serving_curves"},
+                                      {&t.roofs, "roofs"}})
       table->check(name);
   });
-  for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"}, {&t.risk, "risk_items"},
-                                    {&t.step, "step_breakdown"}, {&t.curves, "serving_curves"}, {&t.roofs, "roofs"}}) {
+  for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"},
+                                    {&t.risk, "risk_items"},
+                                    {&t.step, "step_breakdown"},
+                                    {&t.curves, "serving_curves"},
+                                    {&t.roofs, "roofs"}}) {
     table->write(file, ctx, name);
     h5::write_attribute(h5::open_dataset(file, name), "points", std::string(all ? "archive" : "pareto"));
   }

@@ -48,10 +48,14 @@ std::vector<RiskRow> served_risk(const sys::RiskAssessment& a) {
 
 const char* kind_name(HardwareKind k) {
   switch (k) {
-    case HardwareKind::roofline: return "roofline";
-    case HardwareKind::systolic: return "systolic";
-    case HardwareKind::system: return "system";
-    case HardwareKind::loopnest: return "loopnest";
+    case HardwareKind::roofline:
+      return "roofline";
+    case HardwareKind::systolic:
+      return "systolic";
+    case HardwareKind::system:
+      return "system";
+    case HardwareKind::loopnest:
+      return "loopnest";
   }
   return "?";
 }

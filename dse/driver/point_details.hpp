@@ -43,18 +43,18 @@ struct StepRow {
   double mfu = 0.0;
   double stall_fraction = 0.0;
 };
-std::vector<StepRow> step_breakdown(const std::vector<costmodel::LayerBreakdown>& layers, double matrix_peak_flops_per_s);
+std::vector<StepRow> step_breakdown(const std::vector<costmodel::LayerBreakdown>& layers,
+                                    double matrix_peak_flops_per_s);
 
 // The serving curve of a served point: the simulation of `dse eval --rate R` (the point's
 // batching, cap, lengths, requests and seed) at R = load x capacity for each load of kCurveLoads,
 // and at the workload's own rate (at_workload_rate). Capacity: the requests per second of full
 // static batches at the cap with nominal lengths (the serving sweep's point at the cap), the rate
 // a replica set saturates near.
-inline constexpr std::array<double, 12> kCurveLoads = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5,
-                                                       0.6,  0.7, 0.8, 0.9, 1.0, 1.2};
+inline constexpr std::array<double, 12> kCurveLoads = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2};
 struct CurveRow {
-  double load = 0.0;          // rate / capacity
-  double rate_per_s = 0.0;    // requests per second to the system
+  double load = 0.0;        // rate / capacity
+  double rate_per_s = 0.0;  // requests per second to the system
   bool at_workload_rate = false;
   costmodel::system::SimulationResult result;
 };

@@ -35,8 +35,8 @@ void PointTable::check(const std::string& name) const {
     std::size_t c = 0;
     for (std::size_t seen = 0; c < columns_.size(); ++c)
       if (columns_[c].kind == CellKind::number && seen++ == i % n_num) break;
-    throw Error("/" + name + ": " + columns_[c].name + " of " + key_ + " " + std::to_string(keys_[i / n_num]) +
-                " is " + std::to_string(numbers_[i]) + " (expected a finite figure >= 0; internal error)");
+    throw Error("/" + name + ": " + columns_[c].name + " of " + key_ + " " + std::to_string(keys_[i / n_num]) + " is " +
+                std::to_string(numbers_[i]) + " (expected a finite figure >= 0; internal error)");
   }
 }
 
@@ -89,8 +89,12 @@ void PointTable::write(hid_t file, Context& ctx, const std::string& name) const 
     std::size_t in = 0, ii = 0, it = 0;
     for (std::size_t c = 0; c < columns_.size(); ++c) {
       switch (columns_[c].kind) {
-        case CellKind::number: std::memcpy(row + offset[c], &numbers_[r * n_num + in++], 8); break;
-        case CellKind::integer: std::memcpy(row + offset[c], &integers_[r * n_int + ii++], 8); break;
+        case CellKind::number:
+          std::memcpy(row + offset[c], &numbers_[r * n_num + in++], 8);
+          break;
+        case CellKind::integer:
+          std::memcpy(row + offset[c], &integers_[r * n_int + ii++], 8);
+          break;
         case CellKind::text: {
           const std::string& s = texts_[r * n_text + it++];
           std::memcpy(row + offset[c], s.data(), s.size());

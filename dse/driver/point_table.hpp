@@ -43,9 +43,9 @@ class PointTable {
   std::string key_;
   std::vector<PointTableColumn> columns_;
   std::vector<std::uint64_t> keys_;
-  std::vector<double> numbers_;        // row-major over the number columns
-  std::vector<std::int64_t> integers_; // row-major over the integer columns
-  std::vector<std::string> texts_;     // row-major over the text columns
+  std::vector<double> numbers_;         // row-major over the number columns
+  std::vector<std::int64_t> integers_;  // row-major over the integer columns
+  std::vector<std::string> texts_;      // row-major over the text columns
   std::size_t count(CellKind k) const;
 };
 
