@@ -34,8 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figure_checks as fc  # noqa: E402
 
 WIDTH_PX = 1400
-# The tallest screenshot taken (Chromium's headless surface); a longer page is shot in its first
-# MAX_SHOT_PX and figures below are checked by the probe alone (said in the output).
+# The tallest screenshot taken; a longer page is shot in several (check_report).
 MAX_SHOT_PX = 16000
 # A figure's box on the screenshot: axes, text and marks on white give a pixel variance (0..1 scale)
 # far above this; a blank or missing image (white, or a broken-image icon) gives about 0.
@@ -120,29 +119,43 @@ def check_report(browser, rep, h5, work):
         check(i["complete"] and i["w"] > 0, f"{rep}: image {src} loads in chromium")
     check(info["width"] <= WIDTH_PX, f"{rep}: the page fits {WIDTH_PX} px (scroll width {info['width']})")
 
-    height = min(int(info["height"]), MAX_SHOT_PX)
-    shot = os.path.join(work, "screenshot.png")
-    r = browse(browser, [f"--window-size={WIDTH_PX},{height}", f"--screenshot={shot}"],
-               "file://" + os.path.join(work, "index.html"))
-    check(os.path.isfile(shot), f"{rep}: chromium wrote a screenshot ({r.stderr[-500:]})")
-    if not os.path.isfile(shot):
-        return
-    img = mpimg.imread(shot)
-    check(img.shape[1] == WIDTH_PX, f"{rep}: screenshot {WIDTH_PX} px wide ({img.shape})")
-    below = []
-    for fig in manifest["figures"]:
-        i = imgs.get(fig["file"])
-        if i is None:
-            continue
-        y0, y1 = int(i["y"]), int(i["y"] + i["ch"])
-        x0, x1 = int(i["x"]), int(i["x"] + i["cw"])
-        if y1 > img.shape[0]:
-            below.append(fig["file"])
-            continue
-        var = float(np.var(img[y0:y1, x0:x1, :3]))
-        check(var > MIN_VARIANCE, f"{rep}: {fig['file']} is not blank on the screenshot (variance {var:.3g})")
-    print(f"  chromium: {len(imgs)} images loaded, screenshot {img.shape[1]}x{img.shape[0]}"
-          + (f"; below it (probe only): {', '.join(below)}" if below else ""))
+    # Screenshots of at most MAX_SHOT_PX each: the first from the top of the page, the next ones of a
+    # copy whose body is moved up to start at the first figure not yet shot (position: relative).
+    todo = [f for f in manifest["figures"] if f["file"] in imgs]
+    shots = 0
+    while todo:
+        top = 0 if shots == 0 else max(0, int(imgs[todo[0]["file"]]["y"]) - 8)
+        page = os.path.join(work, "index.html") if top == 0 else os.path.join(work, f"shot{shots}.html")
+        if top:
+            with open(os.path.join(work, "index.html"), encoding="utf-8") as f:
+                text = f.read()
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(text.replace("</head>", f"<style>body{{position:relative;top:-{top}px}}</style></head>"))
+        height = max(1, min(int(info["height"]) - top, MAX_SHOT_PX))
+        shot = os.path.join(work, f"screenshot{shots}.png")
+        r = browse(browser, [f"--window-size={WIDTH_PX},{height}", f"--screenshot={shot}"], "file://" + page)
+        shots += 1
+        check(os.path.isfile(shot), f"{rep}: chromium wrote a screenshot ({r.stderr[-500:]})")
+        if not os.path.isfile(shot):
+            return
+        img = mpimg.imread(shot)
+        check(img.shape[1] == WIDTH_PX, f"{rep}: screenshot {WIDTH_PX} px wide ({img.shape})")
+        left = []
+        for fig in todo:
+            i = imgs[fig["file"]]
+            y0, y1 = int(i["y"]) - top, int(i["y"] + i["ch"]) - top
+            x0, x1 = int(i["x"]), int(i["x"] + i["cw"])
+            if y1 > img.shape[0]:
+                left.append(fig)
+                continue
+            var = float(np.var(img[y0:y1, x0:x1, :3]))
+            check(var > MIN_VARIANCE, f"{rep}: {fig['file']} is not blank on the screenshot (variance {var:.3g})")
+        if len(left) == len(todo) and top > 0:
+            check(False, f"{rep}: {left[0]['file']} does not fit a {MAX_SHOT_PX} px screenshot")
+            break
+        todo = left
+    print(f"  chromium: {len(imgs)} images loaded and decoded, {shots} screenshot(s) {WIDTH_PX} px wide of a "
+          f"{info['height']} px page, every figure on one and not blank")
 
 
 def main():
