@@ -136,7 +136,7 @@ def drawn_texts(fig):
     def draw(self, renderer):
         original(self, renderer)
         if self.get_visible() and self.get_text().strip():
-            bb = self.get_window_extent(renderer)
+            bb = Text.get_window_extent(self, renderer)  # the text's own box (an annotation's leader line not)
             seen.append({"text": self.get_text(), "box": [float(bb.x0), float(bb.y0), float(bb.x1), float(bb.y1)]})
 
     Text.draw = draw
@@ -176,8 +176,13 @@ def place_labels(fig, ax, points, labels, fontsize=8, avoid_points=None):
     labels that found no place (none in practice; the caller says so in its caption)."""
     renderer = fig.canvas.get_renderer()
     fig.canvas.draw()
-    taken = [t.get_window_extent(renderer) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    # Boxes as rows of an array (x0, y0, x1, y1), tested all at once: a shortlist of hundreds of
+    # points tries thousands of places.
+    taken = [tuple(t.get_window_extent(renderer).extents) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip()]
+    boxes = np.array(taken, dtype=float).reshape(-1, 4)
     pts = ax.transData.transform(np.asarray(avoid_points if avoid_points is not None else points, dtype=float))
+    pts = pts.reshape(-1, 2)
     box_ax = ax.get_window_extent(renderer)
     failed = []
     for (x, y), label in zip(points, labels):
@@ -185,25 +190,33 @@ def place_labels(fig, ax, points, labels, fontsize=8, avoid_points=None):
         for ring in (1, 2, 3, 4, 6):
             for dx, dy in OFFSETS:
                 off = (dx * ring, dy * ring)
+                # Tried without its leader line (the text's box alone; a leader's box is slow to get).
                 ann = ax.annotate(label, (x, y), xytext=off, textcoords="offset points", fontsize=fontsize,
-                                  ha="left" if dx >= 0 else "right", va="bottom",
-                                  arrowprops=dict(arrowstyle="-", lw=0.5, color="0.4") if ring > 1 else None,
-                                  zorder=5)
+                                  ha="left" if dx >= 0 else "right", va="bottom", zorder=5)
                 bb = ann.get_window_extent(renderer)
                 inside = (bb.x0 >= box_ax.x0 + 1 and bb.x1 <= box_ax.x1 - 1 and bb.y0 >= box_ax.y0 + 1
                           and bb.y1 <= box_ax.y1 - 1)
-                hit = any(bb.overlaps(t) for t in taken) or any(
-                    bb.x0 - 2 <= px <= bb.x1 + 2 and bb.y0 - 2 <= py <= bb.y1 + 2 for px, py in pts)
+                hit = inside and (
+                    bool(np.any((boxes[:, 0] < bb.x1) & (boxes[:, 2] > bb.x0) & (boxes[:, 1] < bb.y1)
+                                & (boxes[:, 3] > bb.y0)))
+                    or bool(np.any((pts[:, 0] >= bb.x0 - 2) & (pts[:, 0] <= bb.x1 + 2) & (pts[:, 1] >= bb.y0 - 2)
+                                   & (pts[:, 1] <= bb.y1 + 2))))
                 if inside and not hit:
-                    placed = ann
+                    placed = (ann, ring, off, dx, tuple(bb.extents))
                     break
                 ann.remove()
             if placed is not None:
                 break
         if placed is None:
             failed.append(label)
-        else:
-            taken.append(placed.get_window_extent(renderer))
+            continue
+        ann, ring, off, dx, box = placed
+        if ring > 1:  # the leader line back to the point
+            ann.remove()
+            ann = ax.annotate(label, (x, y), xytext=off, textcoords="offset points", fontsize=fontsize,
+                              ha="left" if dx >= 0 else "right", va="bottom",
+                              arrowprops=dict(arrowstyle="-", lw=0.5, color="0.4"), zorder=5)
+        boxes = np.vstack([boxes, box])
     return failed
 
 
@@ -223,6 +236,11 @@ def fmt(v, digits=4):
     if isinstance(v, (np.integer,)):
         return str(int(v))
     return str(v)
+
+
+def rate(v):
+    """A throughput in full: 29,740 rather than 2.974e+04 (four significant digits below 1,000)."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
 
 
 def si(v, unit, digits=3):

@@ -61,7 +61,7 @@ def workload_fit(d, out_dir):
                 letters[(i, j)] = letter
                 footnotes.append((letter, p))
                 shade = "white" if norm(vals[i]) > 0.6 else "black"
-                ax.text(j, i, f"{vals[i]:,.4g} {d.unit(w)}\nbatch {int(d.rows['batch'][p])}  [{letter}]",
+                ax.text(j, i, f"{fk.rate(vals[i])} {d.unit(w)}\nbatch {int(d.rows['batch'][p])}  [{letter}]",
                         ha="center", va="center", fontsize=10, color=shade)
             else:
                 face, hatch = MARK_STYLE[m]
@@ -89,7 +89,7 @@ def workload_fit(d, out_dir):
                      [[f"[{letter}]", d.entry(d.rows, p), d.workload_name(d.rows["workload_id"][p]),
                        int(d.rows["index"][p]), d.variant_name(d.rows, p), d.knobs(d.rows, p),
                        int(d.rows["batch"][p]),
-                       f"{d.rows['throughput_samples_per_s'][p]:,.4g} {d.unit(d.rows['workload_id'][p])}"]
+                       f"{fk.rate(d.rows['throughput_samples_per_s'][p])} {d.unit(d.rows['workload_id'][p])}"]
                       for letter, p in footnotes]))
     stored = ("every evaluated point" if d.points is not None else
               "the archived points only (run with --store all to tell why a cell has none)")

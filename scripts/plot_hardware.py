@@ -218,6 +218,14 @@ def objective_axes(d, wids):
             "engineering_risk": ("engineering risk (0-1)", 1.0, False)}
 
 
+def spans_decade(v):
+    """Whether positive values span a decade: a log axis over less labels its minor ticks, which
+    crowd (0.16, 0.18, 0.2 ... side by side), so such an axis stays linear."""
+    v = np.asarray(v, dtype=float)
+    v = v[v > 0]
+    return len(v) > 0 and v.max() >= 10 * v.min()
+
+
 def pareto_projections(d, out_dir):
     a, rows = d.archive, d.rows
     wids = d.workload_ids()
@@ -236,8 +244,8 @@ def pareto_projections(d, out_dir):
                                linewidth=0.6, marker="D", zorder=4)
                 b.record(s, f"{fx} vs {fy} {d.workload_name(w)}", "archive", m, x=fk.axis_value([(fx, 1)], sx),
                          y=fk.axis_value([(fy, 1)], sy))
-        ax.set_xscale("log" if logx else "linear")
-        ax.set_yscale("log" if logy else "linear")
+        ax.set_xscale("log" if logx and spans_decade(rows[fx][feas]) else "linear")
+        ax.set_yscale("log" if logy and spans_decade(rows[fy][feas]) else "linear")
         if not logy:
             ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel(lx)

@@ -57,7 +57,7 @@ def shortlist_table(d):
         w = a["workload_id"][p]
         served = d.served(a, p)
         rows.append([d.label[p], d.workload_name(w, a["workload"][p]), d.entry(a, p), d.variant_name(a, p),
-                     d.knobs(a, p), int(a["batch"][p]), f"{a['throughput_samples_per_s'][p]:,.4g} {d.unit(w)}",
+                     d.knobs(a, p), int(a["batch"][p]), f"{fk.rate(a['throughput_samples_per_s'][p])} {d.unit(w)}",
                      f"{a['ttft_p99_s'][p] * 1e3:,.4g}" if served else "-",
                      f"{a['tpot_p99_s'][p] * 1e3:,.4g}" if served else "-", f"{a['p99_latency_s'][p] * 1e3:,.4g}",
                      f"{a['energy_per_sample_j'][p]:.4g} J/{d.noun(w)}",
@@ -89,7 +89,8 @@ SHEET_HEADER = ["layer", "type", "repeat", "tiling or kernel", "fusion group", "
 def provenance_rows(d):
     at = d.attrs
     files = rd.input_files(at.get("input_files", ""))
-    prefix = os.path.commonpath([f[2] for f in files]) if len(files) > 1 else ""
+    absolute = [f[2] for f in files if os.path.isabs(f[2])]
+    prefix = os.path.commonpath(absolute) if len(absolute) > 1 else ""
     rows = [["scenario", f"{d.name} ({at.get('scenario_file', '?')})"], ["result file", d.source],
             ["dse version", at.get("version", "?")], ["commit", at.get("commit", "not recorded (older dse run)")],
             ["seed", at.get("seed", "?")], ["sampler", at.get("sampler", "?")],
@@ -97,7 +98,8 @@ def provenance_rows(d):
                     f"thread(s), {float(at.get('wall_time_s', 'nan')):.3g} s"],
             ["points", f"{at.get('checkpoint_evaluated', '?')} evaluated, {at.get('checkpoint_feasible', '?')} "
                        f"feasible, {len(d.archive['index'])} archived (store: {at.get('store', '?')})"]]
-    file_rows = [[os.path.relpath(path, prefix) if prefix else path, str(size), h] for h, size, path in files]
+    file_rows = [[os.path.relpath(path, prefix) if prefix and os.path.isabs(path) else path, str(size), h]
+                 for h, size, path in files]
     return rows, file_rows, prefix
 
 
