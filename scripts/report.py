@@ -118,8 +118,8 @@ STYLE = """
 body{font-family:"DejaVu Sans",Arial,sans-serif;max-width:1400px;margin:0 auto;padding:12px 16px;color:#222}
 h1{font-size:26px;margin:8px 0}h2{font-size:20px;margin:28px 0 8px;border-bottom:2px solid #ddd}
 h3{font-size:15px;margin:14px 0 6px}p,li{font-size:14px;line-height:1.45}
-table{border-collapse:collapse;font-size:12px;margin:6px 0 12px}td,th{border:1px solid #bbb;padding:2px 6px;
-vertical-align:top}th{background:#eee;text-align:left}td.n{text-align:right;white-space:nowrap}
+table{border-collapse:collapse;font-size:12px;margin:6px 0 12px;max-width:100%}td,th{border:1px solid #bbb;
+padding:2px 6px;vertical-align:top;overflow-wrap:anywhere}th{background:#eee;text-align:left}td.n{text-align:right;white-space:nowrap}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:0 24px}
 figure{margin:12px 0 24px;break-inside:avoid}figure img{width:100%;height:auto;border:1px solid #ddd}
 figcaption{font-size:13px;color:#333;margin-top:4px}details{margin:4px 0}summary{cursor:pointer;font-size:14px}
