@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """ctest report_browser: the review reports opened in headless Chromium.
 
-usage: check_browser.py SOURCE_DIR WORK_DIR REPORT_DIR...
+usage: check_browser.py SOURCE_DIR WORK_DIR [--dse DSE_BINARY] [REPORT_DIR...]
 
-For each report folder (results/<scenario>/report of every shipped scenario, and a fresh one):
+For each report folder (REPORT_DIR..., else results/<scenario>/report of every shipped scenario;
+with --dse also a fresh report of scenarios/llm-serving.yaml drawn by the current scripts):
   - Chromium (Debian's `chromium`, installed by scripts/setup.sh) loads index.html from a copy
     with a probe script added, which reports every <img>'s load state and natural size and where
     the page lays it out; each figure of figures.json must have loaded (complete, decoded to the
@@ -159,6 +160,9 @@ def check_report(browser, rep, h5, work):
 
 def main():
     src, work, reps = sys.argv[1], sys.argv[2], sys.argv[3:]
+    dse = None
+    if reps[:1] == ["--dse"]:
+        dse, reps = reps[1], reps[2:]
     browser = chromium()
     if browser is None:
         if os.environ.get("DSE_REQUIRE_CHROMIUM") == "1" or os.environ.get("CI"):
@@ -171,6 +175,18 @@ def main():
     os.makedirs(work)
     if not reps:
         reps = sorted(glob.glob(os.path.join(src, "results", "*", "report")))
+    if dse:
+        fresh = os.path.join(work, "fresh")
+        os.makedirs(fresh)
+        h5 = os.path.join(fresh, "llm-serving.h5")
+        for args in (["run", os.path.join(src, "scenarios", "llm-serving.yaml"), "-o", h5, "--no-progress"],
+                     ["report", h5, "-o", os.path.join(fresh, "report"), "--sla-ttft-ms", "2000", "--sla-tpot-ms",
+                      "100", "--power-w", "10000"]):
+            r = subprocess.run([dse] + args, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"FAIL: dse {' '.join(args)}: exit {r.returncode}: {r.stderr[-1000:]}")
+                return 1
+        reps.append(os.path.join(fresh, "report"))
     check(len(reps) > 0, "report folders to check")
     for k, rep in enumerate(reps):
         parent = os.path.dirname(os.path.abspath(rep))
