@@ -1,530 +1,407 @@
-"""The figures of the DSE report (used by scripts/report.py). Every figure is
-FIG_W_PX x FIG_H_PX pixels, with a title, labelled axes with units and a caption that
-names the scenario, SLA and budget. Data missing from the file gives a figure that
-says "not in this file" instead of a blank one."""
-import itertools
-import os
-from dataclasses import dataclass, field
+"""The figures of the DSE report that answer where each workload fits and what it costs to
+serve (used by scripts/report.py; scripts/plot_hardware.py has the hardware figures). Each
+figure answers one question (its title), is FIG_W_PX wide, takes its units from the workload
+(tokens/s, images/s, samples/s: /workloads), records what it draws (figure_kit.Builder.record)
+and says in place of a panel when the file lacks its data."""
+import numpy as np
+from matplotlib.colors import Normalize
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
-import matplotlib
+import figure_kit as fk
+import report_data as rd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
-
-FIG_W_PX, FIG_H_PX, DPI = 1400, 900, 100
-MAX_PANELS = 6
-BOTTLENECK_COLOURS = {"compute": "tab:red", "memory": "tab:blue", "overhead": "tab:orange",
-                      "interconnect": "tab:purple", "capacity": "tab:gray"}
-# Objective field -> (axis label with unit, scale to the unit, log axis).
-AXES = {"throughput_samples_per_s": ("throughput (samples/s)", 1.0, True),
-        "latency_s": ("latency (ms)", 1e3, True),
-        "energy_per_sample_j": ("energy per sample (mJ)", 1e3, True),
-        "engineering_risk": ("engineering risk (0-1, lower is better)", 1.0, False)}
+WORKLOAD_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
+                    "tab:cyan"]
+MARK_STYLE = {"memory": ("#c8c8c8", "xx"), "sla": ("#f5c99b", "//"), "power": ("#f2a5a5", "\\\\"),
+              "area": ("#d9c2e9", ".."), "infeasible": ("#e0e0e0", "--"), "unevaluated": ("#ffffff", ""),
+              "unstored": ("#ffffff", "")}
 
 
-@dataclass
-class Context:
-    name: str
-    source: str
-    sla_s: object
-    power_w: object
-    archive: dict
-    points: object
-    selected: np.ndarray
-    mapping: object
-    risk: object
-    entries: dict
-    attrs: dict
-    roof: object = None
-    budgets: dict = field(default_factory=dict)
-    knobs: list = field(default_factory=list)  # per archive row: its variant's knobs (/variants)
-
-    def budget_text(self):
-        sla = f"SLA p99 <= {self.sla_s * 1e3:g} ms" if self.sla_s is not None else "no SLA"
-        pw = f"power budget <= {self.power_w:g} W" if self.power_w is not None else "no power budget"
-        area = f", area <= {self.budgets['area_mm2']:g} mm2" if self.budgets.get("area_mm2") is not None else ""
-        return f"{sla}, {pw}{area}"
-
-    def caption(self, extra=""):
-        return f"Scenario '{self.name}' ({self.source}); {self.budget_text()}." + (f" {extra}" if extra else "")
-
-    def all_rows(self):
-        """The evaluated points when stored, else the archive."""
-        return self.points if self.points is not None else self.archive
-
-    def platforms(self):
-        """Shortlisted hardware names, best shortlisted throughput first."""
-        a, best = self.archive, {}
-        for p in self.selected:
-            hw = a["hardware"][p]
-            best[hw] = max(best.get(hw, 0.0), a["throughput_samples_per_s"][p])
-        return sorted(best, key=lambda h: -best[h])
+def colour_of(d, wid):
+    return WORKLOAD_COLOURS[d.workload_ids().index(int(wid)) % len(WORKLOAD_COLOURS)]
 
 
-@dataclass
-class Figure:
-    file: str
-    title: str
-    caption: str
-    notes: list = field(default_factory=list)
-
-
-def fmt(v):
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.4g}"
-    if isinstance(v, (np.integer,)):
-        return str(int(v))
-    return str(v)
-
-
-def new_figure(nrows=1, ncols=1):
-    fig, axes = plt.subplots(nrows, ncols, figsize=(FIG_W_PX / DPI, FIG_H_PX / DPI), dpi=DPI, squeeze=False)
-    return fig, axes
-
-
-def finish(fig, out_dir, file, title, caption):
-    fig.suptitle(title, fontsize=15, fontweight="bold")
-    fig.text(0.01, 0.01, caption, fontsize=10, style="italic", wrap=True, va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
-    fig.savefig(os.path.join(out_dir, file), dpi=DPI)  # fixed size: no bbox_inches="tight"
-    plt.close(fig)
-    return Figure(file, title, caption)
-
-
-def note_axes(ax, message, xlabel, ylabel):
-    """An axes that carries only a message (data not in the file), still labelled."""
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=14, wrap=True,
-            bbox=dict(boxstyle="round", facecolor="#fff3cd", edgecolor="#d39e00"), transform=ax.transAxes)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
-def grid_for(n):
-    n = max(1, min(n, MAX_PANELS))
-    cols = min(3, n)
+def grid(n, max_cols=4):
+    cols = max(1, min(max_cols, n))
     return (n + cols - 1) // cols, cols
 
 
 def hide_unused(axes, used):
-    for ax in axes.flat[used:]:
+    for ax in list(axes.flat)[used:]:
         ax.set_visible(False)
 
 
-def workload_colours(ctx):
-    names = sorted(set(ctx.archive["workload"]))
-    cmap = plt.get_cmap("tab10")
-    return {w: cmap(i % 10) for i, w in enumerate(names)}
+def one_unit(d, wids):
+    units = {d.unit(w) for w in wids}
+    return units.pop() if len(units) == 1 else None
 
 
-# ---- figures ------------------------------------------------------------------------------------
+# ---- 1. workload fit matrix ------------------------------------------------------------------------
 
-def pareto_projections(ctx, out_dir):
-    rows, a, sel = ctx.all_rows(), ctx.archive, ctx.selected
-    pairs = list(itertools.combinations(AXES, 2))
-    fig, axes = new_figure(2, 3)
-    colours = workload_colours(ctx)
-    feasible = rows["feasible"].astype(bool)
-    for ax, (fx, fy) in zip(axes.flat, pairs):
-        (lx, sx, logx), (ly, sy, logy) = AXES[fx], AXES[fy]
-        ax.scatter(rows[fx][feasible] * sx, rows[fy][feasible] * sy, s=10, color="0.6", alpha=0.25,
-                   label="evaluated (dominated or over budget)" if ctx.points is not None else "archived")
-        for w, c in colours.items():
-            m = [p for p in sel if a["workload"][p] == w]
-            if m:
-                ax.scatter(a[fx][m] * sx, a[fy][m] * sy, s=55, color=c, edgecolor="black", linewidth=0.6,
-                           marker="D", label=f"shortlisted: {w}", zorder=3)
-        if logx:
-            ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(lx)
-        ax.set_ylabel(ly)
-        ax.grid(True, which="major", alpha=0.3)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=9, bbox_to_anchor=(0.99, 0.995))
-    return finish(fig, out_dir, "pareto_projections.png", "Pareto front projections, each pair of objectives",
-                  ctx.caption("Diamonds: shortlisted (per-workload front within budget); grey: other feasible points."))
-
-
-def best_per_platform_workload(ctx, rows, mask):
-    """(platform, workload) -> row position with the best throughput among mask."""
-    best = {}
-    for p in np.nonzero(mask)[0]:
-        key = (rows["hardware"][p], rows["workload"][p])
-        if key not in best or rows["throughput_samples_per_s"][p] > rows["throughput_samples_per_s"][best[key]]:
-            best[key] = p
-    return best
-
-
-def trade_curve(ctx, out_dir):
-    a, sel = ctx.archive, ctx.selected
-    platforms = ctx.platforms()[:12]
-    workloads = sorted(set(a["workload"][sel])) if len(sel) else []
-    fig, axes = new_figure(1, 4)
-    if not platforms:
-        for ax, f in zip(axes.flat, AXES):
-            note_axes(ax, "no point meets\nthe budgets", "platform", AXES[f][0])
-        return finish(fig, out_dir, "trade_curve.png", "Platform trade curve (shortlisted platforms)", ctx.caption())
-    mask = np.zeros(len(a["index"]), dtype=bool)
-    mask[sel] = True
-    best = best_per_platform_workload(ctx, a, mask)
-    colours = workload_colours(ctx)
-    width = 0.8 / max(1, len(workloads))
-    x = np.arange(len(platforms))
-    for ax, f in zip(axes.flat, AXES):
-        label, scale, logy = AXES[f]
-        for j, w in enumerate(workloads):
-            vals = [a[f][best[(h, w)]] * scale if (h, w) in best else np.nan for h in platforms]
-            ax.bar(x + (j - (len(workloads) - 1) / 2) * width, vals, width, color=colours[w], label=w)
-        ax.set_xticks(x, platforms, rotation=30, ha="right")
-        ax.set_xlabel("shortlisted platform")
-        ax.set_ylabel(label)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(True, axis="y", alpha=0.3)
-    axes.flat[0].legend(title="workload", fontsize=9)
-    return finish(fig, out_dir, "trade_curve.png", "Platform trade curve: throughput, latency, energy, risk",
-                  ctx.caption("Per platform and workload: its shortlisted point of highest throughput; "
-                              "a missing bar means no shortlisted point for that workload."))
-
-
-def workload_fit(ctx, out_dir):
-    rows = ctx.all_rows()
-    shortlisted = ctx.platforms()
-    platforms = (shortlisted + sorted(set(rows["hardware"]) - set(shortlisted)))[:20]
-    workloads = sorted(set(rows["workload"]))
-    ok = rows["feasible"].astype(bool)
-    for name, bound in ctx.budgets.items():
-        ok &= rows[name] <= bound
-    best = best_per_platform_workload(ctx, rows, ok)
-    m = np.full((len(platforms), len(workloads)), np.nan)
-    for i, h in enumerate(platforms):
-        for j, w in enumerate(workloads):
-            if (h, w) in best:
-                m[i, j] = rows["throughput_samples_per_s"][best[(h, w)]]
-    fig, axes = new_figure()
-    ax = axes[0, 0]
-    finite = m[np.isfinite(m)]
-    norm = LogNorm(vmin=finite.min(), vmax=max(finite.max(), finite.min() * 1.01)) if finite.size else None
-    im = ax.imshow(np.ma.masked_invalid(m), cmap="viridis", norm=norm, aspect="auto")
-    ax.set_facecolor("#f2dede")
-    for i in range(len(platforms)):
-        for j in range(len(workloads)):
-            if np.isfinite(m[i, j]):
-                b = rows["batch"][best[(platforms[i], workloads[j])]]
-                ax.text(j, i, f"{m[i, j]:.4g} samples/s\n(batch {int(b)})", ha="center", va="center", fontsize=10,
-                        color="white" if norm is not None and norm(m[i, j]) < 0.6 else "black")
+def workload_fit(d, out_dir):
+    entries, wids = d.entries(), d.workload_ids()
+    cells = {(e, w): rd.fit_cell(d, e, w) for e in entries for w in wids}
+    b = fk.Builder("workload_fit.png", "Which platform serves each workload within the budgets, and how fast?",
+                   1, 1, row_px=max(320, 64 * len(entries) + 150), extra_px=30)
+    ax = b.axes[0, 0]
+    footnotes, letters = [], {}
+    for j, w in enumerate(wids):
+        col = [cells[(e, w)] for e in entries]
+        vals = np.array([d.rows["throughput_samples_per_s"][p] if m == "fits" else np.nan for m, p in col])
+        finite = vals[np.isfinite(vals)]
+        norm = Normalize(vmin=0.0, vmax=finite.max() if finite.size else 1.0)
+        im = ax.imshow(vals.reshape(-1, 1), cmap="YlGn", norm=norm, aspect="auto",
+                       extent=(j - 0.5, j + 0.5, len(entries) - 0.5, -0.5))
+        b.record(im, f"fit {d.workload_name(w)}", d.rows_source, [p if m == "fits" else -1 for m, p in col],
+                 y=fk.axis_value([("throughput_samples_per_s", 1)]))
+        for i, (m, p) in enumerate(col):
+            if m == "fits":
+                letter = chr(ord("a") + len(footnotes)) if len(footnotes) < 26 else str(len(footnotes) + 1)
+                letters[(i, j)] = letter
+                footnotes.append((letter, p))
+                shade = "white" if norm(vals[i]) > 0.6 else "black"
+                ax.text(j, i, f"{fk.rate(vals[i])} {d.unit(w)}\nbatch {int(d.rows['batch'][p])}  [{letter}]",
+                        ha="center", va="center", fontsize=10, color=shade)
             else:
-                ax.text(j, i, "does not fit", ha="center", va="center", fontsize=11, color="#a94442",
-                        fontweight="bold")
-    ax.set_xticks(range(len(workloads)), workloads)
-    ax.set_yticks(range(len(platforms)), [h + (" *" if h in shortlisted else "") for h in platforms])
-    ax.set_xlabel("workload")
-    ax.set_ylabel("platform (shortlisted first, * = shortlisted)")
-    if norm is not None:
-        fig.colorbar(im, ax=ax, label="best throughput within SLA and budget (samples/s, log scale)")
-    return finish(fig, out_dir, "workload_fit.png", "Workload fit: throughput at SLA, platforms x workloads",
-                  ctx.caption("Cell: highest throughput over batch sizes of a feasible point meeting the SLA and "
-                              "power budget; 'does not fit': no such point."))
+                face, hatch = MARK_STYLE[m]
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=face, hatch=hatch, edgecolor="0.55",
+                                       linewidth=0.0))
+                ax.text(j, i, rd.FIT_MARKS[m], ha="center", va="center", fontsize=10, color="#6b2222",
+                        fontweight="bold", bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none"))
+    ax.set_xlim(-0.5, len(wids) - 0.5)
+    ax.set_ylim(len(entries) - 0.5, -0.5)
+    ax.set_xticks(range(len(wids)), [f"{d.workload_name(w)}\n({d.unit(w)})" for w in wids])
+    ax.set_yticks(range(len(entries)), entries)
+    for k in range(1, len(wids)):
+        ax.axvline(k - 0.5, color="white", lw=3)
+    for k in range(1, len(entries)):
+        ax.axhline(k - 0.5, color="white", lw=3)
+    ax.set_xlabel("workload (throughput unit)")
+    ax.set_ylabel("platform (hardware entry)")
+    used = sorted({m for m, _ in cells.values()} - {"fits"})
+    handles = [Patch(facecolor=MARK_STYLE[m][0], hatch=MARK_STYLE[m][1], edgecolor="0.55", label=rd.FIT_MARKS[m])
+               for m in used]
+    handles.insert(0, Patch(facecolor="#4c9a5a", label="best throughput within the budgets (darker: nearer "
+                                                       "the column's best)"))
+    b.tables.append(("Knobs of each cell's point", ["cell", "platform", "workload", "point", "variant", "knobs",
+                                                    "batch", "throughput"],
+                     [[f"[{letter}]", d.entry(d.rows, p), d.workload_name(d.rows["workload_id"][p]),
+                       int(d.rows["index"][p]), d.variant_name(d.rows, p), d.knobs(d.rows, p),
+                       int(d.rows["batch"][p]),
+                       f"{fk.rate(d.rows['throughput_samples_per_s'][p])} {d.unit(d.rows['workload_id'][p])}"]
+                      for letter, p in footnotes]))
+    stored = ("every evaluated point" if d.points is not None else
+              "the archived points only (run with --store all to tell why a cell has none)")
+    caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Each cell: the point of highest throughput among "
+               f"{stored} of that platform (any of its variants, knobs and batch sizes) and workload that meets every "
+               "budget; its knobs are in the table under the figure ([letter]). A cell without one says why: 'does "
+               "not fit in memory' (no feasible point fits the chip's memory or the memory budget), 'misses the SLA' "
+               "(feasible points, none within the latency SLAs), 'over the power budget' (some meet the SLAs, none "
+               "also within the power budget), 'over the area budget', 'not evaluated' (the platform's kind cannot "
+               "run the workload, or no point of it was evaluated).")
+    return b.finish(out_dir, caption, top_px=86, legend=(handles, [h.get_label() for h in handles]))
 
 
-def latency_sweep(ctx, out_dir):
-    rows = ctx.all_rows()
-    platforms = ctx.platforms()
-    nr, nc = grid_for(len(platforms))
-    fig, axes = new_figure(nr, nc)
-    colours = workload_colours(ctx)
-    p50_field = "p50_latency_s" if "p50_latency_s" in rows else "latency_s"
-    if not platforms:
-        note_axes(axes[0, 0], "no point meets the budgets", "throughput (samples/s)", "latency (ms)")
-    for ax, h in zip(axes.flat, platforms[:MAX_PANELS]):
-        for w, c in colours.items():
-            m = np.nonzero((rows["hardware"] == h) & (rows["workload"] == w) & rows["feasible"].astype(bool))[0]
-            if not len(m):
+# ---- 2. latency-throughput sweep ------------------------------------------------------------------
+
+def knee(p99):
+    """The knee of a latency curve: its last point whose p99 is at most twice the p99 at the
+    lowest load (beyond it, queueing takes over); None for a curve of fewer than 3 points."""
+    if len(p99) < 3 or not p99[0] > 0:
+        return None
+    within = np.nonzero(np.asarray(p99) <= 2.0 * p99[0])[0]
+    return int(within[-1]) if len(within) else None
+
+
+def sweep_panels(d):
+    """(entry, unit, [(workload id, archive position)]) per panel: the shortlisted point of most
+    throughput of each workload on each shortlisted entry, workloads of one unit together."""
+    panels = []
+    for e in d.shortlisted_entries():
+        by_unit = {}
+        for w in d.workload_ids():
+            # /serving_curves holds the Pareto points' curves: a shortlisted point off the
+            # unconstrained front has none, so the best one with a curve is drawn.
+            p = d.best_shortlisted(e, w, lambda q: bool(d.curves.of(d.archive["index"][q]))) \
+                if d.unit(w) == "tokens/s" and d.curves else None
+            p = p if p is not None else d.best_shortlisted(e, w)
+            if p is not None:
+                by_unit.setdefault(d.unit(w), []).append((w, p))
+        panels += [(e, u, pts) for u, pts in by_unit.items()]
+    return panels
+
+
+def served_sweep(b, d, ax, w, p, metric):
+    """One workload's serving curve on ax (p50 solid, p99 dashed, knee, the workload's own rate)."""
+    key, name, (f50, f99), _ = metric
+    a, c = d.archive, d.curves.cols
+    rows = [r for r in d.curves.of(a["index"][p]) if c["feasible"][r]]
+    if not rows:
+        return False
+    x = c["tokens_per_s"][rows]
+    colour, lab = colour_of(d, w), f"{d.workload_name(w)} ({d.label[p]})"
+    for f, style in ((f50, "-"), (f99, "--")):
+        line, = ax.plot(x, c[f][rows] * 1e3, style, color=colour, marker="o" if style == "-" else "s", ms=3.5,
+                        mfc=colour if style == "-" else "none", label=lab if style == "-" else None)
+        b.record(line, f"{name} {f} {d.label[p]}", "serving_curves", rows, x=fk.axis_value([("tokens_per_s", 1)]),
+                 y=fk.axis_value([(f, 1)], 1e3))
+    k = knee(c[f99][rows])
+    if k is not None:
+        s = ax.scatter([x[k]], [c[f99][rows[k]] * 1e3], marker="*", s=160, color=colour, edgecolor="black", zorder=5)
+        b.record(s, f"knee {d.label[p]}", "serving_curves", [rows[k]], x=fk.axis_value([("tokens_per_s", 1)]),
+                 y=fk.axis_value([(f99, 1)], 1e3))
+    own = [r for r in rows if c["at_workload_rate"][r]]
+    if own:
+        s = ax.scatter(c["tokens_per_s"][own], c[f99][own] * 1e3, marker="o", s=90, facecolor="none",
+                       edgecolor="black", linewidth=1.4, zorder=6)
+        b.record(s, f"workload rate {d.label[p]}", "serving_curves", own, x=fk.axis_value([("tokens_per_s", 1)]),
+                 y=fk.axis_value([(f99, 1)], 1e3))
+    return True
+
+
+def batch_sweep(b, d, ax, w, p):
+    """A layer list's latency against throughput over the batch sizes of the shortlisted variant."""
+    a, r = d.archive, d.rows
+    m = np.nonzero((r["hardware_id"] == a["hardware_id"][p]) & (r["workload_id"] == w) & r["feasible"].astype(bool))[0]
+    m = m[np.argsort(r["batch"][m])]
+    line, = ax.plot(r["throughput_samples_per_s"][m], r["latency_s"][m] * 1e3, "-o", color=colour_of(d, w), ms=4,
+                    label=f"{d.workload_name(w)} ({d.label[p]})")
+    b.record(line, f"batch sweep {d.label[p]}", d.rows_source, m.tolist(),
+             x=fk.axis_value([("throughput_samples_per_s", 1)]), y=fk.axis_value([("latency_s", 1)], 1e3))
+    return [(r["throughput_samples_per_s"][q], r["latency_s"][q] * 1e3, f"b={int(r['batch'][q])}") for q in m]
+
+
+def latency_sweep(d, out_dir):
+    panels = sweep_panels(d)
+    served_any = any(u == "tokens/s" for _, u, _ in panels)
+    metrics = d.sla_fields() if served_any else [("p99_latency_s",) + rd.SLA_METRICS["p99_latency_s"]]
+    nr, nc = grid(max(1, len(panels)))
+    b = fk.Builder("latency_sweep.png", "How do latencies grow with load on each shortlisted platform, and where "
+                   "is the knee?", nr * len(metrics), nc, row_px=360, extra_px=20)
+    labels_to_place = []
+    if not panels:
+        fk.note_axes(b.axes[0, 0], "no point meets the budgets:\nno shortlisted platform")
+    for g, metric in enumerate(metrics):
+        key, name = metric[0], metric[1]
+        for k, (e, unit, pts) in enumerate(panels):
+            ax = b.axes[g * nr + k // nc, k % nc]
+            served = unit == "tokens/s"
+            if served:
+                drawn = [served_sweep(b, d, ax, w, p, metric) for w, p in pts]
+                if not any(drawn):
+                    fk.note_axes(ax, "serving curves (/serving_curves):\nnot in this file")
+                    continue
+            elif key == "tpot_p99_s":
+                fk.note_axes(ax, "no TPOT: a layer list\nproduces no tokens")
                 continue
-            m = m[np.argsort(rows["batch"][m])]
-            t = rows["throughput_samples_per_s"][m]
-            p50, p99 = rows[p50_field][m] * 1e3, rows["p99_latency_s"][m] * 1e3
-            if np.allclose(p50, p99, rtol=1e-12, atol=0):
-                ax.plot(t, p50, "-o", color=c, ms=4, label=f"{w} p50 = p99 (no queueing spread)")
             else:
-                ax.plot(t, p50, "-o", color=c, ms=4, label=f"{w} p50")
-                ax.plot(t, p99, "--s", color=c, ms=4, mfc="none", label=f"{w} p99")
-            for k in (0, len(m) - 1):
-                ax.annotate(f"b={int(rows['batch'][m[k]])}", (t[k], rows["p99_latency_s"][m[k]] * 1e3),
-                            fontsize=8, xytext=(3, 3), textcoords="offset points")
-        if ctx.sla_s is not None:
-            ax.axhline(ctx.sla_s * 1e3, color="red", lw=1.5, label=f"SLA {ctx.sla_s * 1e3:g} ms")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(h, fontsize=11)
-        ax.set_xlabel("throughput (samples/s)")
-        ax.set_ylabel("latency (ms)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    hide_unused(axes, max(1, min(len(platforms), MAX_PANELS)))
-    extra = "Points: batch sizes (first and last labelled b=)."
-    if p50_field == "latency_s":
-        extra += " p50 is the batch latency; p99 from p99_latency_s (equal when the file has no queueing model)."
-    if len(platforms) > MAX_PANELS:
-        extra += f" First {MAX_PANELS} of {len(platforms)} shortlisted platforms shown."
-    if ctx.points is None:
-        extra += " Only archived points (run with --store all for every batch size)."
-    return finish(fig, out_dir, "latency_sweep.png", "Latency-throughput sweep per shortlisted platform",
-                  ctx.caption(extra))
+                for w, p in pts:
+                    labels_to_place.append((ax, batch_sweep(b, d, ax, w, p)))
+            if key in d.budgets:
+                ax.axhline(d.budgets[key] * 1e3, color="red", lw=1.5)
+            ax.set_yscale("log")
+            ax.set_title(f"{e}: {name}", fontsize=11)
+            ax.set_xlabel(f"throughput ({unit})")
+            ax.set_ylabel(f"{name} latency (ms)" if served else "batch latency (ms)")
+            ax.grid(True, which="major", alpha=0.3)
+            ax.legend(loc="upper left", fontsize=8)
+    for g in range(len(metrics)):
+        hide_unused(b.axes[g * nr:(g + 1) * nr], max(1, len(panels)))
+    handles = [Line2D([], [], color="0.3", ls="-", marker="o", ms=4, label="p50"),
+               Line2D([], [], color="0.3", ls="--", marker="s", mfc="none", ms=4, label="p99"),
+               Line2D([], [], color="red", lw=1.5, label="SLA"),
+               Line2D([], [], ls="", marker="*", ms=11, color="0.6", mec="black", label="knee"),
+               Line2D([], [], ls="", marker="o", ms=8, mfc="none", mec="black", label="the workload's own rate")]
+    b.layout(top_px=90, legend=(handles, [h.get_label() for h in handles]))
+    for ax, pts in labels_to_place:
+        fk.place_labels(b.fig, ax, [(x, y) for x, y, _ in pts], [t for _, _, t in pts], fontsize=7.5)
+    caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Per shortlisted platform and workload, its "
+               "shortlisted point of most throughput (S-number as in the shortlist table). Served models: the "
+               "point's serving curve (/serving_curves, stored for the points of the unconstrained Pareto front; a "
+               "platform's best shortlisted point with one is drawn), the simulation of its batching, cap, request lengths and "
+               f"seed at {len(rd_loads())} request rates from 5% to 120% of the rate full batches sustain, and at "
+               "the workload's own rate (ringed); x is the throughput achieved, y the latency the SLA bounds "
+               "(p50 solid, p99 dashed; one row per bounded metric, end-to-end when none is), the SLA in red. "
+               "Knee (star): the last rate whose p99 is at most twice the p99 at the lowest rate; past it queueing "
+               "dominates. Layer lists have no queueing: their line runs over the batch sizes of the shortlisted "
+               "variant (b=), p50 = p99 = the batch's latency.")
+    return b.finish(out_dir, caption)
 
 
-def perf_per_watt(ctx, out_dir):
-    rows = ctx.all_rows()
-    a, sel = ctx.archive, ctx.selected
-    fig, axes = new_figure(2, 2)
-    colours = workload_colours(ctx)
-    mask = np.zeros(len(a["index"]), dtype=bool)
-    mask[sel] = True
-    best = best_per_platform_workload(ctx, a, mask)
-    platforms = ctx.platforms()[:12]
-    workloads = sorted(colours)
-    x = np.arange(len(platforms))
-    width = 0.8 / max(1, len(workloads))
-    panels = [(axes[0, 0], lambda p: a["throughput_samples_per_s"][p] / a["power_w"][p], "throughput per watt (samples/s/W)"),
-              (axes[0, 1], lambda p: a["throughput_samples_per_s"][p] / a["area_mm2"][p] if a["area_mm2"][p] > 0 else np.nan,
-               "throughput per area (samples/s/mm²)")]
-    for ax, fn, label in panels:
-        if label.startswith("throughput per area") and not np.any(a["area_mm2"] > 0):
-            note_axes(ax, "area_mm2 is 0 for every point:\nplatform area not in this file", "shortlisted platform",
-                      label)
+def rd_loads():
+    return [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2]  # dse/driver/point_details.hpp kCurveLoads
+
+
+# ---- 3. perf per watt and per dollar -------------------------------------------------------------
+
+def perf_per_watt(d, out_dir):
+    a, entries, wids = d.archive, d.shortlisted_entries(), sorted({int(w) for w in d.archive["workload_id"][d.selected]})
+    # Custom chips and layer lists carry no price (cost_usd 0): the per-dollar panel shows the priced.
+    has_cost = "cost_usd" in a and any(a["cost_usd"][p] > 0 for p in d.selected)
+    panels = [("power_w", "at the wall"), ("accelerator_power_w", "accelerators only")]
+    if has_cost:
+        panels.append(("cost_usd", "system price"))
+    pairs = [(e, w) for e in entries for w in wids]
+    choice = {}
+    for e, w in pairs:  # the shortlisted point of most throughput per wall watt
+        cand = [p for p in d.selected if d.entry(a, p) == e and a["workload_id"][p] == w and a["power_w"][p] > 0]
+        if cand:
+            choice[(e, w)] = max(cand, key=lambda p: (a["throughput_samples_per_s"][p] / a["power_w"][p], -p))
+    b = fk.Builder("perf_per_watt.png", "Which shortlisted platform gives the most throughput per watt"
+                   + (" and per dollar?" if has_cost else "?"), 1, len(panels),
+                   row_px=max(300, 34 * max(1, len(choice)) + 150))
+    unit = one_unit(d, wids)
+    rows_y = [k for k in pairs if k in choice]
+    for ax, (field, what) in zip(b.axes.flat, panels):
+        if not rows_y:
+            fk.note_axes(ax, "no point meets the budgets")
             continue
-        for j, w in enumerate(workloads):
-            vals = [fn(best[(h, w)]) if (h, w) in best else np.nan for h in platforms]
-            ax.bar(x + (j - (len(workloads) - 1) / 2) * width, vals, width, color=colours[w], label=w)
-        ax.set_xticks(x, platforms, rotation=20, ha="right")
+        ys = np.arange(len(rows_y))
+        vals, top = [], 0.0
+        for w in wids:
+            idx = [i for i, k in enumerate(rows_y) if k[1] == w and a[field][choice[k]] > 0]
+            ps = [choice[rows_y[i]] for i in idx]
+            v = a["throughput_samples_per_s"][ps] / a[field][ps]
+            bars = ax.barh(ys[idx], v, color=colour_of(d, w), label=d.workload_name(w), height=0.7)
+            b.record(bars, f"{field} {d.workload_name(w)}", "archive", ps,
+                     y=fk.axis_value([("throughput_samples_per_s", 1), (field, -1)]))
+            vals += list(zip(ys[idx], v, [w] * len(idx)))
+            top = max(top, float(np.max(v)) if len(v) else 0.0)
+        per = "$" if field == "cost_usd" else "W"
+        for y, v, w in vals:
+            ax.text(v, y, f" {v:,.4g}", va="center", fontsize=8.5)
+        for i, k in enumerate(rows_y):
+            if not a[field][choice[k]] > 0:
+                ax.text(0, i, " no price" if per == "$" else " no power figure", va="center", fontsize=8.5,
+                        color="0.4")
+        ax.set_xlim(0, top * 1.3 if top > 0 else 1)
+        # The rows are the same in every panel: named once, on the left.
+        first = ax is b.axes.flat[0]
+        ax.set_yticks(ys, [f"{e}: {d.workload_name(w)} ({d.label[choice[(e, w)]]})" for e, w in rows_y]
+                      if first else [])
+        ax.invert_yaxis()
+        ax.set_xlabel((unit if unit else "each workload's unit") + f" per {'$' if per == '$' else 'W'}")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_title(f"per {'dollar' if per == '$' else 'watt'}, {what}", fontsize=11)
+    cost_note = (" Per dollar: over the system's price (cost_usd; docs/hardware-guide.md); 'no price' where "
+                 "the record carries none (custom chips)." if has_cost else
+                 " Per dollar: no shortlisted record carries a system price (cost_usd), so that panel is left out.")
+    caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Per shortlisted platform and workload, its "
+               "shortlisted point of most throughput per watt at the wall (S-number as in the shortlist). Left: "
+               "throughput over the power at the wall (accelerators at the clock their TDP allows, the system's "
+               "host, power-supply losses); right: over the accelerators' power alone (for chips without a system "
+               "file both are the chip's power)." + cost_note)
+    return b.finish(out_dir, caption)
+
+
+# ---- 4. owner and risk map ---------------------------------------------------------------------
+
+def combined(weights):
+    return 1.0 - float(np.prod(1.0 - np.asarray(weights, dtype=float))) if len(weights) else 0.0
+
+
+def risk_map(d, out_dir):
+    a, rk = d.archive, d.risk.cols
+    entries = d.shortlisted_entries()
+    items = {int(a["index"][p]): d.risk.of(a["index"][p]) for p in d.selected}
+    owners = sorted({str(rk["owner"][r]) for rows in items.values() for r in rows})
+    b = fk.Builder("risk_map.png", "Who owns the risks of the shortlisted platforms, and how severe are they?", 1, 2,
+                   row_px=max(320, 60 * max(len(owners), len(entries)) + 170), gridspec_kw={"width_ratios": [3, 2]})
+    ax = b.axes[0, 0]
+    if not d.present["risk_items"]:
+        fk.note_axes(ax, "risk items (/risk_items):\nnot in this file")
+    elif not owners:
+        fk.note_axes(ax, "no risk items: every shortlisted point\nhas engineering risk 0")
+    else:
+        m = np.zeros((len(owners), len(entries)))
+        cell_rows, counts = [], {}
+        for i, o in enumerate(owners):
+            for j, e in enumerate(entries):
+                best, best_rows = 0.0, []
+                for p in d.selected:
+                    if d.entry(a, p) != e:
+                        continue
+                    rows = [r for r in items[int(a["index"][p])] if rk["owner"][r] == o]
+                    v = combined(rk["weight"][rows])
+                    if v > best:
+                        best, best_rows = v, rows
+                m[i, j] = best
+                cell_rows.append(best_rows)
+                counts[(i, j)] = len(best_rows)
+        im = ax.imshow(m, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+        b.record(im, "risk by owner", "risk_items", cell_rows, y=fk.axis_value([("weight", 1)], reduce="risk"))
+        for (i, j), n in counts.items():
+            ax.text(j, i, f"{m[i, j]:.2f}\n{n} item{'s' if n != 1 else ''}" if n else "none", ha="center",
+                    va="center", fontsize=10, color="white" if m[i, j] > 0.55 else "black")
+        ax.set_xticks(range(len(entries)), entries, rotation=20 if len(entries) > 4 else 0,
+                      ha="right" if len(entries) > 4 else "center")
+        ax.set_yticks(range(len(owners)), owners)
         ax.set_xlabel("shortlisted platform")
-        ax.set_ylabel(label)
-        ax.set_yscale("log")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=8, title="workload")
-    ax = axes[1, 0]
-    feas = rows["feasible"].astype(bool)
-    ax.scatter(rows["power_w"][feas], rows["throughput_samples_per_s"][feas], s=8, color="0.6", alpha=0.3,
-               label="feasible points")
-    for w in workloads:
-        m = [p for p in sel if a["workload"][p] == w]
-        if m:
-            ax.scatter(a["power_w"][m], a["throughput_samples_per_s"][m], s=50, marker="D", color=colours[w],
-                       edgecolor="black", label=f"shortlisted: {w}")
-    if ctx.power_w is not None:
-        ax.axvline(ctx.power_w, color="red", label=f"power budget {ctx.power_w:g} W")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("power (W)")
-    ax.set_ylabel("throughput (samples/s)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax = axes[1, 1]
-    for w in workloads:
-        m = [p for p in sel if a["workload"][p] == w]
-        if m:
-            x_ms = a["p99_latency_s"][m] * 1e3
-            y = a["throughput_samples_per_s"][m] / a["power_w"][m]
-            ax.scatter(x_ms, y, s=50, marker="D", color=colours[w], edgecolor="black", label=w)
-            for p, xv, yv in zip(m, x_ms, y):
-                ax.annotate(f"{a['hardware'][p]} b={int(a['batch'][p])}", (xv, yv), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
-    if ctx.sla_s is not None:
-        ax.axvline(ctx.sla_s * 1e3, color="red", label=f"SLA {ctx.sla_s * 1e3:g} ms")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("p99 latency (ms)")
-    ax.set_ylabel("throughput per watt (samples/s/W)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    for axx, t in zip(axes.flat, ["efficiency per platform", "area efficiency per platform",
-                                  "power vs throughput (all feasible points)", "efficiency vs p99 latency (shortlist)"]):
-        axx.set_title(t, fontsize=11)
-    return finish(fig, out_dir, "perf_per_watt.png", "Performance per watt dashboard",
-                  ctx.caption("Bars: each platform's shortlisted point of highest throughput per workload; "
-                              "power = energy per batch / batch latency."))
-
-
-def roofline(ctx, out_dir):
-    rows = ctx.all_rows()
-    platforms = ctx.platforms()
-    nr, nc = grid_for(len(platforms))
-    fig, axes = new_figure(nr, nc)
-    sources = []
-    if not platforms:
-        note_axes(axes[0, 0], "no point meets the budgets", "operational intensity (FLOP/byte)",
-                  "attained performance (FLOP/s)")
-    sel_idx = {int(ctx.archive["index"][p]): p for p in ctx.selected}
-    for ax, h in zip(axes.flat, platforms[:MAX_PANELS]):
-        xs, ys, cs, labels = [], [], [], []
-        layers = []
-        if ctx.mapping:
-            for i, p in sel_idx.items():
-                if ctx.archive["hardware"][p] == h:
-                    layers += ctx.mapping.get(i, [])
-        if layers:
-            sources.append("operators from /mapping_sheets")
-            for layer in layers:
-                f, b, t = float(layer.get("flops", 0)), float(layer.get("dram_bytes", 0)), float(layer.get("latency_s", 0))
-                if f > 0 and b > 0 and t > 0:
-                    xs.append(f / b)
-                    ys.append(f / t)
-                    cs.append(str(layer.get("bottleneck", "")))
-                    labels.append(str(layer.get("layer", "")))
-        else:
-            sources.append("whole-workload points (no /mapping_sheets: per-operator placement not in this file)")
-            m = np.nonzero((rows["hardware"] == h) & rows["feasible"].astype(bool))[0]
-            for p in m:
-                f, b, t = rows["flops"][p], rows["dram_bytes"][p], rows["latency_s"][p]
-                if f > 0 and b > 0 and t > 0:
-                    xs.append(f / b)
-                    ys.append(f / t)
-                    cs.append(str(rows["bottleneck"][p]))
-                    labels.append(f"{rows['workload'][p]} b={int(rows['batch'][p])}")
-        roof = ctx.roof(h) if ctx.roof else None
-        xs_arr = np.array(xs) if xs else np.array([1.0])
-        lo, hi = max(xs_arr.min() / 4, 1e-3), xs_arr.max() * 4
-        if roof:
-            peak, bw = roof
-            lo, hi = min(lo, peak / bw / 8), max(hi, peak / bw * 8)
-            oi = np.logspace(np.log10(lo), np.log10(hi), 200)
-            ax.plot(oi, np.minimum(peak, bw * oi), color="black", lw=2,
-                    label=f"roof: {peak / 1e12:.3g} TFLOP/s, {bw / 1e9:.3g} GB/s")
-            ax.axvline(peak / bw, color="black", ls=":", lw=1)
-        for cls in sorted(set(cs)):
-            k = [i for i, c in enumerate(cs) if c == cls]
-            ax.scatter(np.array(xs)[k], np.array(ys)[k], s=40, color=BOTTLENECK_COLOURS.get(cls, "tab:green"),
-                       edgecolor="black", linewidth=0.5, label=f"{cls}-bound", zorder=3)
-        for x, y, lab in list(zip(xs, ys, labels))[:16]:
-            ax.annotate(lab, (x, y), fontsize=6, xytext=(3, -8), textcoords="offset points")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        ax.set_title(h + ("" if roof else " (roof not in this file)"), fontsize=11)
-        ax.set_xlabel("operational intensity (FLOP/byte of DRAM)")
-        ax.set_ylabel("attained performance (FLOP/s)")
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
-    hide_unused(axes, max(1, min(len(platforms), MAX_PANELS)))
-    extra = "Placed: " + "; ".join(sorted(set(sources))) + "." if sources else ""
-    extra += " Roof from the scenario's peak FLOP/s and DRAM bandwidth; colour: bottleneck class."
-    return finish(fig, out_dir, "roofline.png", "Roofline per shortlisted platform", ctx.caption(extra))
-
-
-def mfu_stall(ctx, out_dir):
-    fig, axes = new_figure(1, 2)
-    layers = []
-    if ctx.mapping:
-        for p in ctx.selected:
-            layers += ctx.mapping.get(int(ctx.archive["index"][p]), [])
-    if not layers:
-        for ax, yl in zip(axes.flat, ["MFU (% of peak FLOP/s)", "memory-stall fraction (% of layer time)"]):
-            note_axes(ax, "per-layer breakdown (/mapping_sheets):\nnot in this file", "layer type", yl)
-        return finish(fig, out_dir, "mfu_stall.png", "MFU and memory-stall fraction by layer type",
-                      ctx.caption("Needs /mapping_sheets (per-layer pct_of_peak and stall_fraction)."))
-    types = sorted({str(layer.get("type", "?")) for layer in layers})
-    platforms = ctx.platforms()[:MAX_PANELS]
-    sel_hw = {int(ctx.archive["index"][p]): ctx.archive["hardware"][p] for p in ctx.selected}
-    by = {}
-    for p_idx, hw in sel_hw.items():
-        for layer in (ctx.mapping or {}).get(p_idx, []):
-            t = float(layer.get("latency_s", 0.0))
-            d = by.setdefault((hw, str(layer.get("type", "?"))), [0.0, 0.0, 0.0])
-            d[0] += t
-            d[1] += t * float(layer.get("pct_of_peak", 0.0))
-            d[2] += t * float(layer.get("stall_fraction", 0.0))
-    x = np.arange(len(types))
-    width = 0.8 / max(1, len(platforms))
-    cmap = plt.get_cmap("tab10")
-    for j, h in enumerate(platforms):
-        off = (j - (len(platforms) - 1) / 2) * width
-        mfu = [by[(h, t)][1] / by[(h, t)][0] if (h, t) in by and by[(h, t)][0] > 0 else 0 for t in types]
-        stall = [100 * by[(h, t)][2] / by[(h, t)][0] if (h, t) in by and by[(h, t)][0] > 0 else 0 for t in types]
-        axes[0, 0].bar(x + off, mfu, width, color=cmap(j), label=h)
-        axes[0, 1].bar(x + off, stall, width, color=cmap(j), label=f"{h}: memory stall")
-        axes[0, 1].bar(x + off, [100 - s for s in stall], width, bottom=stall, color=cmap(j), alpha=0.3,
-                       label=f"{h}: other")
-    for ax, yl in zip(axes.flat, ["MFU (% of peak FLOP/s, latency-weighted)", "share of layer time (%)"]):
-        ax.set_xticks(x, types, rotation=20, ha="right")
-        ax.set_xlabel("layer type")
-        ax.set_ylabel(yl)
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7)
-    return finish(fig, out_dir, "mfu_stall.png", "MFU and memory-stall fraction by layer type",
-                  ctx.caption("Stacked: memory-stall share (solid) and the rest (faint) of each layer type's time, "
-                              "over the shortlisted points of each platform."))
-
-
-def risk_map(ctx, out_dir):
-    a = ctx.archive
-    platforms = ctx.platforms()[:12]
-    fig, axes = new_figure(1, 2)
-    risk = ctx.risk
-    hw_col = next((c for c in ("platform", "hardware") if risk is not None and c in risk), None)
-    if risk is not None and hw_col and "owner" in risk:
-        owners = sorted(set(risk["owner"]))
-        sev = risk.get("severity", risk.get("risk", np.ones(len(risk["owner"]))))
-        m = np.zeros((len(platforms), len(owners)))
-        for i, h in enumerate(platforms):
-            for j, o in enumerate(owners):
-                m[i, j] = np.sum(np.asarray(sev, dtype=float)[(risk[hw_col] == h) & (risk["owner"] == o)])
-        im = axes[0, 0].imshow(m, cmap="Reds", aspect="auto")
-        axes[0, 0].set_xticks(range(len(owners)), owners, rotation=20, ha="right")
-        axes[0, 0].set_yticks(range(len(platforms)), platforms)
-        fig.colorbar(im, ax=axes[0, 0], label="summed risk severity (unitless)")
-        note = "Risk items from /risk_items."
-    else:
-        note_axes(axes[0, 0], "risk items by owner (/risk_items):\nnot in this file", "owner", "shortlisted platform")
-        note = "No /risk_items: right panel shows each platform's engineering_risk (scenario figure)."
-    axes[0, 0].set_xlabel("owner")
-    axes[0, 0].set_ylabel("shortlisted platform")
-    ax = axes[0, 1]
-    vals = [max(a["engineering_risk"][p] for p in ctx.selected if a["hardware"][p] == h) for h in platforms]
-    ax.barh(range(len(platforms)), vals, color=plt.get_cmap("RdYlGn_r")(np.array(vals) if vals else []))
-    for i, v in enumerate(vals):
-        ax.text(v, i, f" {v:.2f}", va="center", fontsize=10)
-    ax.set_yticks(range(len(platforms)), platforms)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("engineering risk (0 = proven, 1 = unproven; unitless)")
-    ax.set_ylabel("shortlisted platform")
+        ax.set_ylabel("owner")
+        b.fig.colorbar(im, ax=ax, label="severity, 1 - Π(1 - weight)")
+    ax = b.axes[0, 1]
+    worst = [max((p for p in d.selected if d.entry(a, p) == e), key=lambda p: (a["engineering_risk"][p], -p))
+             for e in entries]
+    if worst:
+        bars = ax.barh(range(len(entries)), a["engineering_risk"][worst], color="#c0504d", height=0.6)
+        b.record(bars, "risk score", "archive", worst, y=fk.axis_value([("engineering_risk", 1)]))
+        for i, p in enumerate(worst):
+            ax.text(a["engineering_risk"][p], i, f" {a['engineering_risk'][p]:.2f} ({d.label[p]})", va="center",
+                    fontsize=9)
+        ax.set_yticks(range(len(entries)), entries)
+        ax.invert_yaxis()
+    ax.set_xlim(0, 1.3)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_xlabel("engineering risk of its riskiest shortlisted point (0-1)")
     ax.grid(True, axis="x", alpha=0.3)
-    return finish(fig, out_dir, "risk_map.png", "Owner and risk map of the shortlisted platforms",
-                  ctx.caption(note))
+    distinct = {}
+    for p in d.selected:
+        for r in items[int(a["index"][p])]:
+            k = (str(rk["owner"][r]), str(rk["name"][r]), float(rk["weight"][r]), str(rk["detail"][r]),
+                 str(rk["evidence"][r]))
+            distinct.setdefault(k, []).append(d.label[p])
+    b.tables.append(("Risk items of the shortlisted points", ["owner", "item", "weight", "what triggers it",
+                                                              "evidence that would retire it", "points"],
+                     [[o, n, f"{w:.3g}", det, ev, ", ".join(labels)]
+                      for (o, n, w, det, ev), labels in sorted(distinct.items(), key=lambda kv: (kv[0][0], -kv[0][2]))]))
+    caption = (f"Scenario '{d.name}'; budgets: {d.budget_text()}. Left: per owner and shortlisted platform, the "
+               "severity of the owner's risk items on the platform's riskiest shortlisted point for that owner "
+               "(weights combined as the risk model combines them: 1 - Π(1 - w)). Right: each platform's highest "
+               "engineering risk among its shortlisted points. The items, what triggers each and the evidence "
+               "that would retire it are in the table under the figure. Served points carry the risk model's "
+               "items (costmodel/system/risk.hpp); layer lists and custom chips carry the scenario's own "
+               "engineering_risk figure as one item (owner 'scenario'), none when it is 0.")
+    return b.finish(out_dir, caption)
 
 
-def draw_all(ctx, out_dir):
-    return [f(ctx, out_dir) for f in (pareto_projections, trade_curve, workload_fit, latency_sweep, perf_per_watt,
-                                       roofline, mfu_stall, risk_map)]
+# ---- 5. search quality ----------------------------------------------------------------------------
 
-
-def search_quality(ctx, path, out_dir):
-    """Hypervolume of the front per workload against evaluations (/hypervolume, issue 59 item 5;
-    normalisation in docs/results-format.md). Kept apart from draw_all: one figure, one call."""
+def search_quality(d, out_dir):
+    """Hypervolume of each workload's front against the points evaluated (/hypervolume, one row per
+    round; normalisation in docs/results-format.md)."""
     import h5py
-    with h5py.File(path, "r") as f:
-        rows = f["hypervolume"][()] if "hypervolume" in f else None
-        sampler = f.attrs.get("sampler", b"")
-    sampler = sampler.decode() if isinstance(sampler, bytes) else str(sampler)
-    fig, axes = new_figure()
-    ax = axes[0, 0]
+    with h5py.File(d.path, "r") as f:
+        rows = f["hypervolume"][:] if "hypervolume" in f else None
+    sampler = d.attrs.get("sampler", "")
+    b = fk.Builder("search_quality.png", "How far did the search move its front, round by round?")
+    ax = b.axes[0, 0]
     if rows is None or len(rows) == 0:
-        note_axes(ax, "hypervolume per round (/hypervolume):\nnot in this file", "points evaluated",
-                  "hypervolume (normalised, unitless)")
+        fk.note_axes(ax, "no hypervolume rows in this file (/hypervolume)")
     else:
-        names = {int(i): w for i, w in zip(ctx.archive.get("workload_id", []), ctx.archive.get("workload", []))}
-        for w in sorted(set(int(x) for x in rows["workload_id"]))[:10]:
-            r = rows[rows["workload_id"] == w]
-            ax.plot(r["evaluations"], r["hypervolume"], marker="o", ms=3, label=str(names.get(w, f"workload {w}")))
-        ax.set_xscale("log" if sampler != "nsga2" else "linear")
+        for w in sorted({int(x) for x in rows["workload_id"]})[:10]:
+            idx = np.nonzero(rows["workload_id"] == w)[0]
+            line, = ax.plot(rows["evaluations"][idx], rows["hypervolume"][idx], marker="o", ms=3,
+                            color=colour_of(d, w), label=d.workload_name(w))
+            b.record(line, f"hypervolume {d.workload_name(w)}", "hypervolume", list(idx),
+                     x=fk.axis_value([("evaluations", 1)]), y=fk.axis_value([("hypervolume", 1)]))
+        if sampler != "nsga2":
+            ax.set_xscale("log")
         ax.set_xlabel("points evaluated")
-        ax.set_ylabel("hypervolume of the front (normalised objectives, unitless)")
+        ax.set_ylabel("hypervolume of the front (normalised, unitless)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    return finish(fig, out_dir, "search_quality.png", "Search quality: hypervolume of the front per round",
-                  ctx.caption(f"Sampler {sampler}. Objectives normalised by the probe bounds of /hypervolume_bounds "
-                              "(log10 where positive), reference point 1.1 in each; higher is better."))
+        ax.legend(fontsize=8, loc="lower right")
+    caption = (f"Scenario '{d.name}', sampler {sampler or 'as stored'}. Each workload's front after each round, "
+               "its objectives normalised by the probe bounds of /hypervolume_bounds (log10 where positive), "
+               "reference point 1.1 in each; higher is better, a flat line means the search stopped improving.")
+    return b.finish(out_dir, caption)

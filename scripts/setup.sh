@@ -14,6 +14,8 @@ packages=(
   # targets (scripts/fuzz_smoke.sh), llvm-symbolizer for sanitizer stack traces, and
   # util-linux's setpriv for the read-only-output fault test (tests/mpi/check_output_faults.sh).
   clang libclang-rt-dev llvm util-linux
+  # The report's browser test (ctest report_browser: headless screenshots of results/*/report).
+  chromium
 )
 
 missing=()

@@ -75,6 +75,7 @@ GraphCost sum_graph(const wl::OperatorGraph& g, const wl::PhaseSpec& phase, doub
       } else if (epilogue[i]) {
         fused(n.op, c);
         c.mapping = "vector unit, fused into " + n.inputs[0] + "'s output";
+        c.fused_into = n.inputs[0];
       } else {
         cost(n.op, c);
       }

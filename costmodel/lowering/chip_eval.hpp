@@ -74,6 +74,7 @@ struct OperatorCost {
   bool feasible = true;
   std::string reason;   // why not, when infeasible
   std::string mapping;  // how it ran: a loop nest, folds on the array, the vector unit
+  std::string fused_into;  // the operator whose output it runs on when fused as an epilogue, else ""
 };
 
 struct GraphCost {

@@ -412,6 +412,28 @@ void build_serving_table(const Platform& platform, const SystemSpec& system, con
   }
 }
 
+}  // namespace
+
+sys::SimulationConfig serving_simulation(const SystemRequest& request, const ServingResult& serving) {
+  const ServingOptions& so = request.serving;
+  const auto& d = request.degrees;
+  sys::SimulationConfig sim;
+  sim.requests = so.requests;
+  sim.warmup_requests = so.requests / 10;
+  sim.seed = so.seed;
+  sim.policy = so.policy;
+  sim.batch_timeout_s = so.batch_timeout_s;
+  sim.max_batch = serving.max_batch;
+  sim.prompt = prompt_distribution(so);
+  sim.output = output_distribution(so);
+  sim.instances = d.dp;
+  sim.chips_per_instance = d.tp * d.pp;
+  if (so.rate_per_s) sim.arrival_rate_per_s = *so.rate_per_s;
+  return sim;
+}
+
+namespace {
+
 // Serving a decoder: the latency table, the static-batch sweep over its batch sizes, the
 // simulation at the request's rate and the search for the largest rate meeting the SLA.
 void serve(const Platform& platform, const SystemSpec& system, const SystemRequest& request, KernelCache& cache,
@@ -433,21 +455,8 @@ void serve(const Platform& platform, const SystemSpec& system, const SystemReque
   sc.instances = d.dp;
   out.sweep = sys::latency_throughput_sweep(model, sc);
   out.max_batch = std::max(1, so.max_batch > 0 ? std::min(so.max_batch, out.max_batch_fitting) : out.max_batch_fitting);
-  sys::SimulationConfig sim;
-  sim.requests = so.requests;
-  sim.warmup_requests = so.requests / 10;
-  sim.seed = so.seed;
-  sim.policy = so.policy;
-  sim.batch_timeout_s = so.batch_timeout_s;
-  sim.max_batch = out.max_batch;
-  sim.prompt = prompt_distribution(so);
-  sim.output = output_distribution(so);
-  sim.instances = d.dp;
-  sim.chips_per_instance = d.tp * d.pp;
-  if (so.rate_per_s) {
-    sim.arrival_rate_per_s = *so.rate_per_s;
-    out.at_rate = sys::simulate_serving(model, sim);
-  }
+  const sys::SimulationConfig sim = serving_simulation(request, out);
+  if (so.rate_per_s) out.at_rate = sys::simulate_serving(model, sim);
   out.sla_bounds = so.sla;
   if (so.sla.any()) out.sla = sys::max_rate_meeting_sla(model, sim, so.sla, 1e-2);
 }

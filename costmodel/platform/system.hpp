@@ -263,6 +263,12 @@ workload::WorkloadSpec with_tensor_parallel(workload::WorkloadSpec spec, int tp)
 // built or the degrees do not fit the system.
 SystemEval evaluate_system(const Platform& platform, const SystemSpec& system, const SystemRequest& request);
 
+// The simulation a served evaluation runs (at the request's rate, and the SLA search's): the
+// request's lengths, batching policy, requests (a tenth of them warm-up), seed and replicas,
+// at most `serving.max_batch` requests in flight per replica. Its arrival rate is the
+// request's, or 1 per second when it names none; set arrival_rate_per_s to simulate another.
+system::SimulationConfig serving_simulation(const SystemRequest& request, const ServingResult& serving);
+
 // The step latency of (spec, phase) on the system at the clock its TDP allows
 // (used by serving tables); 0 when the step is infeasible.
 double step_latency_s(const Platform& platform, const SystemSpec& system, const SystemRequest& request,

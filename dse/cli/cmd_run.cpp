@@ -24,6 +24,7 @@
 #include "dse/error.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/driver/run.hpp"
+#include "dse/version.hpp"
 #include "dse/h5/shortlist.hpp"
 
 namespace po = boost::program_options;
@@ -100,6 +101,7 @@ void keep_freed_memory() {
 
 int cmd_run(int& argc, char**& argv, const Args& args) {
   RunOptions opt;
+  opt.commit = build_commit();
   std::string store = "all";
   std::string resume;
   po::options_description named(

@@ -1,134 +1,201 @@
 #include "dse/driver/mapping_sheets.hpp"
 
-#include "dse/driver/agree.hpp"
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
+#include <set>
 #include <string>
 
+#include "dse/driver/agree.hpp"
 #include "dse/driver/driver_archive.hpp"
+#include "dse/driver/point_details.hpp"
+#include "dse/driver/point_table.hpp"
 #include "dse/driver/run.hpp"
 
 namespace dse {
 
 namespace {
 
-// The columns: point_index, then these texts and numbers in this order.
-constexpr std::array<const char*, 4> kTexts = {"layer", "type", "bottleneck", "mapping"};
-constexpr std::array<const char*, 6> kNumbers = {"latency_s",  "energy_j",       "flops",
-                                                 "dram_bytes", "stall_fraction", "pct_of_peak"};
+using C = PointTableColumn;
+constexpr CellKind kNum = CellKind::number;
+constexpr CellKind kInt = CellKind::integer;
+constexpr CellKind kText = CellKind::text;
 
-struct Layout {
-  std::array<std::uint64_t, kTexts.size()> width{};  // each text's bytes, its NUL included
-  std::array<std::size_t, kTexts.size()> text_at{};
-  std::array<std::size_t, kNumbers.size()> number_at{};
-  std::size_t size = 0;
+struct Tables {
+  PointTable sheets{"point_index",
+                    {{"layer", kText},
+                     {"type", kText},
+                     {"repeat", kInt},
+                     {"latency_s", kNum},
+                     {"energy_j", kNum},
+                     {"flops", kNum},
+                     {"dram_bytes", kNum},
+                     {"stall_fraction", kNum},
+                     {"pct_of_peak", kNum},
+                     {"bottleneck", kText},
+                     {"fusion_group", kText},
+                     {"mapping", kText}}};
+  PointTable risk{"point_index",
+                  {{"name", kText}, {"owner", kText}, {"weight", kNum}, {"detail", kText}, {"evidence", kText}}};
+  PointTable step{"point_index",
+                  {{"type", kText},
+                   {"layers", kInt},
+                   {"time_s", kNum},
+                   {"share", kNum},
+                   {"flops", kNum},
+                   {"mfu", kNum},
+                   {"stall_fraction", kNum}}};
+  PointTable curves{"point_index",
+                    {{"load", kNum},
+                     {"rate_per_s", kNum},
+                     {"at_workload_rate", kInt},
+                     {"feasible", kInt},
+                     {"tokens_per_s", kNum},
+                     {"requests_per_s", kNum},
+                     {"utilisation", kNum},
+                     {"mean_batch", kNum},
+                     {"ttft_p50_s", kNum},
+                     {"ttft_p90_s", kNum},
+                     {"ttft_p99_s", kNum},
+                     {"tpot_p50_s", kNum},
+                     {"tpot_p90_s", kNum},
+                     {"tpot_p99_s", kNum},
+                     {"e2e_p50_s", kNum},
+                     {"e2e_p90_s", kNum},
+                     {"e2e_p99_s", kNum}}};
+  PointTable roofs{"hardware_id",
+                   {{"roof", kText}, {"precision", kText}, {"flops_per_s", kNum}, {"bytes_per_s", kNum}}};
 };
 
-Layout layout_of(const std::array<std::uint64_t, kTexts.size()>& width) {
-  Layout l;
-  l.width = width;
-  l.size = sizeof(std::uint64_t);
-  for (std::size_t c = 0; c < kNumbers.size(); ++c, l.size += sizeof(double)) l.number_at[c] = l.size;
-  for (std::size_t c = 0; c < kTexts.size(); ++c) {
-    l.text_at[c] = l.size;
-    l.size += static_cast<std::size_t>(width[c]);
+void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
+  for (const auto& b : d.layers) {
+    t.sheets.row(i);
+    t.sheets.add(b.name);
+    t.sheets.add(b.type);
+    t.sheets.add(static_cast<std::int64_t>(b.repeat));
+    for (const double v : {b.latency_s, b.energy_j, b.flops, b.dram_bytes, b.stall_fraction, b.pct_of_peak})
+      t.sheets.add(v);
+    t.sheets.add(std::string(costmodel::to_string(b.bottleneck)));
+    t.sheets.add(b.fusion_group);
+    t.sheets.add(b.mapping);
   }
-  return l;
-}
-
-h5::Handle row_type(const Layout& l) {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, l.size), "H5Tcreate"), H5Tclose);
-  const auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
-  add("point_index", 0, H5T_NATIVE_UINT64);
-  // The columns in the order they always had (layer and type first), energy_j after latency_s.
-  std::vector<h5::Handle> strings;
-  for (std::size_t c = 0; c < kTexts.size(); ++c) strings.push_back(h5::fixed_string_type(l.width[c]));
-  add("layer", l.text_at[0], strings[0]);
-  add("type", l.text_at[1], strings[1]);
-  for (std::size_t c = 0; c < kNumbers.size(); ++c) add(kNumbers[c], l.number_at[c], H5T_NATIVE_DOUBLE);
-  add("bottleneck", l.text_at[2], strings[2]);
-  add("mapping", l.text_at[3], strings[3]);
-  return t;
-}
-
-struct Row {
-  std::uint64_t point = 0;
-  costmodel::LayerBreakdown b;
-};
-
-std::array<std::string, kTexts.size()> texts_of(const Row& r) {
-  return {r.b.name, r.b.type, std::string(costmodel::to_string(r.b.bottleneck)), r.b.mapping};
-}
-
-std::vector<char> pack(const std::vector<Row>& rows, const Layout& l) {
-  std::vector<char> buf(rows.size() * l.size, 0);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    char* row = buf.data() + i * l.size;
-    std::memcpy(row, &rows[i].point, sizeof(std::uint64_t));
-    const costmodel::LayerBreakdown& b = rows[i].b;
-    const std::array<double, kNumbers.size()> numbers = {b.latency_s,  b.energy_j,       b.flops,
-                                                         b.dram_bytes, b.stall_fraction, b.pct_of_peak};
-    for (std::size_t c = 0; c < kNumbers.size(); ++c) std::memcpy(row + l.number_at[c], &numbers[c], sizeof(double));
-    const auto texts = texts_of(rows[i]);
-    for (std::size_t c = 0; c < kTexts.size(); ++c) std::memcpy(row + l.text_at[c], texts[c].data(), texts[c].size());
+  for (const auto& r : d.risk) {
+    t.risk.row(i);
+    t.risk.add(r.name);
+    t.risk.add(r.owner);
+    t.risk.add(r.weight);
+    t.risk.add(r.detail);
+    t.risk.add(r.evidence);
   }
-  return buf;
+  for (const auto& s : d.step) {
+    t.step.row(i);
+    t.step.add(s.type);
+    t.step.add(s.layers);
+    for (const double v : {s.time_s, s.share, s.flops, s.mfu, s.stall_fraction}) t.step.add(v);
+  }
+  for (const auto& c : d.curve) {
+    const auto& r = c.result;
+    t.curves.row(i);
+    t.curves.add(c.load);
+    t.curves.add(c.rate_per_s);
+    t.curves.add(static_cast<std::int64_t>(c.at_workload_rate ? 1 : 0));
+    t.curves.add(static_cast<std::int64_t>(r.feasible ? 1 : 0));
+    for (const double v :
+         {r.tokens_per_s_system, r.requests_per_s_system, r.utilisation, r.mean_batch, r.ttft.p50_s, r.ttft.p90_s,
+          r.ttft.p99_s, r.tpot.p50_s, r.tpot.p90_s, r.tpot.p99_s, r.e2e.p50_s, r.e2e.p90_s, r.e2e.p99_s})
+      t.curves.add(v);
+  }
+}
+
+// This rank's points' details, computed by its threads, added in point order; returns the hardware
+// variants of those points. Serving curves for the Pareto points only (13 simulations each:
+// llm-serving's 186 archived points took 2.1 s, its 72 Pareto points take a third of it; the
+// evaluation of all 444 points takes 1.0 s).
+std::set<std::uint64_t> fill(Tables& t, const Scenario& scenario, const search::DesignSpace& space,
+                             const std::vector<std::uint64_t>& points, const std::vector<std::uint64_t>& pareto,
+                             int threads) {
+  std::vector<PointDetails> details(points.size());
+  tbb::task_arena arena(std::max(1, threads));
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, points.size(), [&](std::size_t k) {
+      const bool curve = std::binary_search(pareto.begin(), pareto.end(), points[k]);
+      details[k] = point_details(scenario, space, points[k], curve);
+    });
+  });
+  std::set<std::uint64_t> hardware;
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    add_details(t, points[k], details[k]);
+    hardware.insert(space.decode(points[k])[0]);
+  }
+  return hardware;
+}
+
+// The roofs of the hardware variants `hardware`, in id order.
+void fill_roofs(Tables& t, const Scenario& scenario, const std::set<std::uint64_t>& hardware) {
+  for (const std::uint64_t h : hardware) {
+    const auto [entry, variant] = locate_hardware(scenario, h);
+    for (const auto& r : hardware_roofs(scenario.hardware[entry].variant(variant))) {
+      t.roofs.row(h);
+      t.roofs.add(r.roof);
+      t.roofs.add(r.precision);
+      t.roofs.add(r.flops_per_s);
+      t.roofs.add(r.bytes_per_s);
+    }
+  }
+}
+
+// Every rank's hardware ids (collective): their union.
+std::set<std::uint64_t> all_hardware(Context& ctx, const std::set<std::uint64_t>& mine) {
+  Bytes b(mine.size() * sizeof(std::uint64_t));
+  std::size_t k = 0;
+  for (const std::uint64_t h : mine) std::memcpy(b.data() + sizeof(std::uint64_t) * k++, &h, sizeof(h));
+  b = driver_detail::all_gather_bytes(ctx, std::move(b));
+  std::set<std::uint64_t> out;
+  for (std::size_t off = 0; off + sizeof(std::uint64_t) <= b.size(); off += sizeof(std::uint64_t)) {
+    std::uint64_t h = 0;
+    std::memcpy(&h, b.data() + off, sizeof(h));
+    out.insert(h);
+  }
+  return out;
 }
 
 }  // namespace
 
-void write_mapping_sheets(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                          const std::vector<PointRecord>& archive, std::uint64_t archive_size,
-                          const std::vector<std::uint64_t>& pareto) {
+void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
+                         const std::vector<PointRecord>& archive, std::uint64_t archive_size,
+                         const std::vector<std::uint64_t>& pareto, int threads) {
   const bool all = archive_size <= kSheetArchiveLimit;
-  std::vector<Row> rows;
-  // [rank, count, widths...]: what every rank needs to place its rows and make the dataset.
-  std::array<std::uint64_t, 2 + kTexts.size()> shape{};
+  Tables t;
+  std::set<std::uint64_t> hardware;
   agreed(ctx, [&] {
+    std::vector<std::uint64_t> front = pareto;
+    std::sort(front.begin(), front.end());
     // This rank's points: those of its part of the archive (all of them, or the Pareto ones).
     std::vector<std::uint64_t> points;
-    for (const auto& r : archive) {
-      if (all || std::binary_search(pareto.begin(), pareto.end(), r.index)) points.push_back(r.index);
-    }
-    for (const auto i : points)
-      for (auto& b : layer_breakdown(scenario, space, i)) rows.push_back({i, std::move(b)});
-    shape[0] = static_cast<std::uint64_t>(ctx.rank());
-    shape[1] = rows.size();
-    for (std::size_t c = 0; c < kTexts.size(); ++c) shape[2 + c] = 1;
-    for (const Row& r : rows) {
-      const auto texts = texts_of(r);
-      for (std::size_t c = 0; c < kTexts.size(); ++c)
-        shape[2 + c] = std::max<std::uint64_t>(shape[2 + c], texts[c].size() + 1);
-    }
+    for (const auto& r : archive)
+      if (all || std::binary_search(front.begin(), front.end(), r.index)) points.push_back(r.index);
+    hardware = fill(t, scenario, space, points, front, threads);
   });
-  Bytes b(sizeof(shape));
-  std::memcpy(b.data(), shape.data(), sizeof(shape));
-  b = driver_detail::all_gather_bytes(ctx, std::move(b));
-  std::uint64_t offset = 0;
-  std::uint64_t total = 0;
-  std::array<std::uint64_t, kTexts.size()> width{};
-  width.fill(1);
-  for (std::size_t off = 0; off + sizeof(shape) <= b.size(); off += sizeof(shape)) {
-    std::array<std::uint64_t, 2 + kTexts.size()> s{};
-    std::memcpy(s.data(), b.data() + off, sizeof(s));
-    if (s[0] < static_cast<std::uint64_t>(ctx.rank())) offset += s[1];
-    total += s[1];
-    for (std::size_t c = 0; c < kTexts.size(); ++c) width[c] = std::max(width[c], s[2 + c]);
+  hardware = all_hardware(ctx, hardware);
+  agreed(ctx, [&] {
+    if (ctx.rank() == 0) fill_roofs(t, scenario, hardware);
+    for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"},
+                                      {&t.risk, "risk_items"},
+                                      {&t.step, "step_breakdown"},
+                                      {&t.curves, "serving_curves"},
+                                      {&t.roofs, "roofs"}})
+      table->check(name);
+  });
+  for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"},
+                                    {&t.risk, "risk_items"},
+                                    {&t.step, "step_breakdown"},
+                                    {&t.curves, "serving_curves"},
+                                    {&t.roofs, "roofs"}}) {
+    table->write(file, ctx, name);
+    h5::write_attribute(h5::open_dataset(file, name), "points", std::string(all ? "archive" : "pareto"));
   }
-  const Layout l = layout_of(width);
-  const h5::Handle type = row_type(l);
-  const std::vector<char> buf = pack(rows, l);
-  // Uncompressed, like every dataset written collectively (see kDeflate in driver_checkpoint.hpp).
-  const h5::Handle ds = h5::create_extensible_1d(file, "mapping_sheets", type, 4096, 0);
-  h5::set_rows(ds, total);
-  std::vector<h5::RowRun> runs;
-  if (!rows.empty()) runs.push_back({offset, rows.size()});
-  h5::write_runs(ds, type, buf.data(), runs, ctx.distributed());
-  h5::write_attribute(ds, "points", std::string(all ? "archive" : "pareto"));
 }
 
 }  // namespace dse

@@ -64,29 +64,11 @@ search::DesignSpace design_space(const Scenario& s) {
                               {"batch", s.batch_sizes.size()}});
 }
 
-namespace {
-
 namespace pf = costmodel::platform;
-namespace wlib = costmodel::workload;
 
-// A model served on a system: the decode step at the point's batch (the most requests in
-// flight per replica, `dse eval --max-batch`), the latency table over every batch size up
-// to it, the static-batch sweep, and the simulation at the workload's arrival rate under
-// the variant's batching policy and stack: `dse eval` of the same configuration, which
-// tests/mpi/check_served_identity.py checks point by point.
-pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
-                               std::uint64_t seed) {
+pf::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch, std::uint64_t seed) {
   return pf::evaluate_system(v.system->chip, v.system->system, served_request(v, m, batch, seed));
 }
-
-// A point index decoded into the hardware variant, workload and batch it names.
-struct DecodedPoint {
-  std::vector<std::uint64_t> digits;
-  const HardwareEntry* entry = nullptr;
-  HardwareVariant hw;
-  const WorkloadEntry* wl = nullptr;
-  std::int64_t batch = 0;
-};
 
 DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index) {
   DecodedPoint p;
@@ -98,8 +80,6 @@ DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, s
   p.batch = s.batch_sizes[p.digits[2]];
   return p;
 }
-
-}  // namespace
 
 namespace {
 
@@ -190,41 +170,6 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   r.feasible = c.feasible ? 1 : 0;
   set_name(r.bottleneck, std::string(costmodel::to_string(c.bottleneck)));
   return r;
-}
-
-std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
-                                                       std::uint64_t index) {
-  const DecodedPoint p = decode_point(s, space, index);
-  const HardwareVariant& hw = p.hw;
-  const WorkloadEntry& wl = *p.wl;
-  const std::int64_t batch = p.batch;
-  if ((hw.kind == HardwareKind::system) != wl.model.has_value()) return {};
-  if (hw.kind == HardwareKind::system) {
-    // The step's layers alone: the serving sweep and simulation change none of them.
-    pf::SystemRequest req = served_request(hw.system, *wl.model, batch, s.seed);
-    req.serving.enabled = false;
-    const pf::SystemEval e = pf::evaluate_system(hw.system.system->chip, hw.system.system->system, req);
-    std::vector<costmodel::LayerBreakdown> out;
-    for (const auto& l : e.chip.layers) {
-      costmodel::LayerBreakdown b;
-      b.name = l.name;
-      b.type = l.layer;
-      b.latency_s = l.latency_s;
-      b.flops = l.flops;
-      b.dram_bytes = l.dram_bytes;
-      b.stall_fraction = l.stall_fraction;
-      b.pct_of_peak = 100.0 * l.pct_of_peak;
-      b.bottleneck = l.bottleneck;
-      b.mapping = l.mapping.kernel + (l.mapping.tile.empty() ? "" : " " + l.mapping.tile) +
-                  (l.mapping.fusion_group.empty() ? "" : ", fused in " + l.mapping.fusion_group) + ", " +
-                  l.mapping.precision + ", x" + std::to_string(l.repeat);
-      out.push_back(std::move(b));
-    }
-    return out;
-  }
-  if (is_chip_point(*p.entry, hw, wl)) return chip_layer_breakdown(*p.entry, hw, wl, batch);
-  return hw.kind == HardwareKind::roofline ? costmodel::layer_breakdown(hw.roofline, wl, batch)
-                                           : costmodel::layer_breakdown(hw.systolic, wl, batch);
 }
 
 search::Evaluation to_evaluation(const PointRecord& r) {

@@ -34,6 +34,8 @@ struct RunOptions {
   // Called on rank 0, when it happens, with a problem that did not fail the run: a resume
   // that rebuilt a lost checkpoint, a compression of /points that failed.
   std::function<void(const std::string&)> warn;
+  // The commit of the program's sources, stored as the attribute `commit` ("" leaves "unknown").
+  std::string commit;
 };
 
 struct RunSummary {
@@ -55,18 +57,34 @@ struct RunSummary {
 
 // Knobs in index order (fastest first): hardware, workload, batch.
 search::DesignSpace design_space(const Scenario& s);
+// A point index decoded into the hardware variant, workload and batch it names.
+struct DecodedPoint {
+  std::vector<std::uint64_t> digits;
+  const HardwareEntry* entry = nullptr;
+  HardwareVariant hw;
+  const WorkloadEntry* wl = nullptr;
+  std::int64_t batch = 0;
+};
+DecodedPoint decode_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
 PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, std::uint64_t index);
 // The driver's model of `s` (which, like `space`, must outlive it): evaluate_point, whose records
 // must have finite, non-negative figures (InputError naming the point otherwise), and the
 // objectives of to_evaluation.
 PointModel point_model(const Scenario& s, const search::DesignSpace& space);
-// The per-layer mapping sheet of point `index`.
+// The per-layer mapping sheet of point `index` (point_details.cpp).
 std::vector<costmodel::LayerBreakdown> layer_breakdown(const Scenario& s, const search::DesignSpace& space,
                                                        std::uint64_t index);
 // The request a served point evaluates (a model on a system variant at the point's batch,
 // the cap on requests in flight per replica): the same as `dse eval` builds from its options.
 costmodel::platform::SystemRequest served_request(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
                                                   std::uint64_t seed);
+// A model served on a system: the decode step at the point's batch (the most requests in
+// flight per replica, `dse eval --max-batch`), the latency table over every batch size up
+// to it, the static-batch sweep, and the simulation at the workload's arrival rate under
+// the variant's batching policy and stack: `dse eval` of the same configuration, which
+// tests/mpi/check_served_identity.py checks point by point.
+costmodel::platform::SystemEval evaluate_served(const SystemVariant& v, const ModelWorkload& m, std::int64_t batch,
+                                                std::uint64_t seed);
 // The objectives (throughput max, latency min, energy min, risk min) and constraint
 // metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory, cost) of a row.
 inline constexpr std::size_t kConstraintMetrics = 7;

@@ -1,6 +1,8 @@
 #include "dse/driver/run_chips.hpp"
 
+#include <map>
 #include <memory>
+#include <set>
 
 #include "costmodel/lowering/chip_eval.hpp"
 #include "costmodel/lowering/lowering.hpp"
@@ -89,6 +91,7 @@ std::vector<costmodel::LayerBreakdown> chip_layer_breakdown(const HardwareEntry&
     costmodel::LayerBreakdown b;
     b.name = o.name;
     b.type = o.type;
+    b.repeat = o.repeat;
     b.latency_s = o.latency_s;
     b.energy_j = o.energy_j;
     b.flops = o.flops;
@@ -98,6 +101,21 @@ std::vector<costmodel::LayerBreakdown> chip_layer_breakdown(const HardwareEntry&
     b.bottleneck = o.bottleneck;
     b.mapping = o.mapping + (o.repeat > 1 ? ", x" + std::to_string(o.repeat) : std::string());
     out.push_back(std::move(b));
+  }
+  // Fusion groups: an epilogue chain (a batch norm fused into a convolution's output, a ReLU into
+  // the batch norm's) is named after the operator it starts at, that operator included.
+  std::map<std::string, std::string> root;
+  std::set<std::string> roots;
+  for (const lw::OperatorCost& o : c.ops)
+    if (!o.fused_into.empty()) {
+      const auto it = root.find(o.fused_into);
+      root[o.name] = it != root.end() ? it->second : o.fused_into;
+      roots.insert(root[o.name]);
+    }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto it = root.find(c.ops[i].name);
+    if (!c.ops[i].fused_into.empty() && it != root.end()) out[i].fusion_group = it->second;
+    else if (roots.count(c.ops[i].name) != 0) out[i].fusion_group = c.ops[i].name;
   }
   return out;
 }

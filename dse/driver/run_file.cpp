@@ -163,13 +163,26 @@ void check_inputs_unchanged(const std::string& stored, const std::vector<io::Inp
 // knows the archive and sends its hardware ids; every rank then builds the same tables.
 constexpr std::uint64_t kAllVariantsLimit = 65536;
 
+// What one unit of a workload's throughput is: an output token of a served model, an image of a
+// model on a chip whose step has a convolution (a CNN's sample is an image), else a sample.
+std::string throughput_unit(const WorkloadEntry& e) {
+  if (e.model) return "tokens/s";
+  if (e.chip) {
+    for (const auto& [batch, graph] : e.chip->graphs)
+      for (const auto& block : graph->blocks)
+        for (const auto& node : block.nodes)
+          if (node.op.kind == costmodel::workload::OpKind::conv2d) return "images/s";
+  }
+  return "samples/s";
+}
+
 void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::vector<PointRecord>& archive) {
   TextTable w;
   w.columns = {"name", "throughput_unit", "eval_arguments"};
   for (std::size_t i = 0; i < s.workloads.size(); ++i) {
     const WorkloadEntry& e = s.workloads[i];
     w.ids.push_back(static_cast<std::uint32_t>(i));
-    w.rows.push_back({e.name, e.model ? "tokens/s" : "samples/s", eval_arguments(e, s.seed)});
+    w.rows.push_back({e.name, throughput_unit(e), eval_arguments(e, s.seed)});
   }
   write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
   std::vector<std::uint32_t> ids;
@@ -208,11 +221,11 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::
   h5::write_attribute(ds, "variants", std::string(all ? "all" : "archive"));
 }
 
-// /pareto, /mapping_sheets, the names tables and the final provenance of a run that evaluated everything
-// (collective); returns the Pareto count.
+// /pareto, the per-point tables (mapping_sheets.hpp), the names tables and the final provenance of a
+// run that evaluated everything (collective); returns the Pareto count.
 std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, const Scenario& scenario,
                         const search::DesignSpace& space, const PointModel& model, const DriverResult& result,
-                        RunInfo& info, std::chrono::steady_clock::time_point t0, double& sheets_s) {
+                        RunInfo& info, std::chrono::steady_clock::time_point t0, int threads, double& sheets_s) {
   // Each rank holds a part of the archive: the parts' fronts are merged on rank 0 along the
   // reduction tree, and its Pareto indices go to every rank. A signal here stops the run: the file
   // holds the final archive, and --resume only finishes it.
@@ -239,8 +252,9 @@ std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, con
     pareto.resize(b.size() / sizeof(std::uint64_t));
     if (!b.empty()) std::memcpy(pareto.data(), b.data(), b.size());
   }
-  // /pareto and /mapping_sheets afresh: a run killed while writing them resumes here (kFinished).
-  for (const char* name : {"pareto", "mapping_sheets"}) h5::remove_link(file, name);
+  // /pareto and the per-point tables afresh: a run killed while writing them resumes here (kFinished).
+  for (const char* name : {"pareto", "mapping_sheets", "risk_items", "step_breakdown", "serving_curves", "roofs"})
+    h5::remove_link(file, name);
   const h5::Handle par = h5::create_dataset_1d(file, "pareto", H5T_STD_U64LE, pareto.size());
   h5::write_rows(par, H5T_NATIVE_UINT64, pareto.data(), 0, ctx.rank() == 0 ? pareto.size() : 0, ctx.distributed());
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -250,7 +264,7 @@ std::size_t finish_file(Context& ctx, hid_t file, const RunOptions& options, con
   std::memcpy(&wall, w.data(), sizeof(double));
   info.wall_time_s = wall;
   const auto ts = std::chrono::steady_clock::now();
-  write_mapping_sheets(file, ctx, scenario, space, result.archive, result.archive_size, pareto);
+  write_point_details(file, ctx, scenario, space, result.archive, result.archive_size, pareto, threads);
   sheets_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
   write_names_tables(file, ctx, scenario, result.archive);
   write_run_info(file, info);
@@ -432,6 +446,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   info.scenario_file = meta.scenario_file;
   info.seed = scenario.seed;
   info.version = version_string();
+  if (!options.commit.empty()) info.commit = options.commit;
   info.ranks = ctx.size();
   info.threads = threads;
   info.start_time = meta.start_time;
@@ -466,7 +481,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
       d.rounds_committed = &rounds_committed;
       result = drive(ctx, model, scenario.search, d, file);
       if (!result.interrupted) {
-        pareto_count = finish_file(ctx, file, options, scenario, space, model, result, info, t0, sheets_s);
+        pareto_count = finish_file(ctx, file, options, scenario, space, model, result, info, t0, threads, sheets_s);
       }
     }  // the file is closed (collectively) here
     if (!result.interrupted && store == Store::all) {

@@ -104,6 +104,7 @@ void write_run_info(hid_t file, const RunInfo& info) {
   set_string("scenario_file", info.scenario_file);
   set_attribute(file, "seed", static_cast<std::int64_t>(info.seed));
   set_string("version", info.version);
+  set_string("commit", info.commit);
   set_attribute(file, "ranks", info.ranks);
   set_attribute(file, "threads", info.threads);
   set_string("start_time", info.start_time);

@@ -6,7 +6,9 @@
 //                   non-dominated over objectives + constraint metrics, by index
 //   /pareto         uint64 indices of the Pareto points (no budgets; per workload)
 //   /sampler_state  bytes of the sampler's checkpoint (NSGA-II)
-//   root attributes: layout_version, scenario, scenario_file, seed, version,
+//   /mapping_sheets, /risk_items, /step_breakdown, /serving_curves, /roofs: the per-point
+//                   tables of dse/driver/mapping_sheets.hpp (layout version 5)
+//   root attributes: layout_version, scenario, scenario_file, seed, version, commit,
 //                    ranks, threads, start_time, wall_time_s, objectives, metrics,
 //                    store, sampler, complete, checkpoint_* counters
 #pragma once
@@ -21,7 +23,7 @@ namespace dse {
 
 class Context;
 
-inline constexpr std::int64_t kResultsLayoutVersion = 4;
+inline constexpr std::int64_t kResultsLayoutVersion = 5;
 
 // One row of /points. Plain data: its HDF5 compound type mirrors it field by field.
 struct PointRecord {
@@ -90,6 +92,7 @@ struct RunInfo {
   std::string scenario_file;
   std::uint64_t seed = 0;
   std::string version;
+  std::string commit = "unknown";  // the commit of the program's sources (dse::build_commit)
   std::int64_t ranks = 1;
   std::int64_t threads = 1;
   std::string start_time;

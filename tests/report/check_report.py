@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""ctest report_quickstart: `dse report` on the quickstart output.
+"""ctest report_quickstart: `dse report` on the quickstart output, and the per-point tables of
+`dse run` on quickstart and llm-serving.
 
 usage: check_report.py DSE_BINARY SOURCE_DIR WORK_DIR
 
-Checks: every expected file exists; each PNG decodes (matplotlib.image.imread) with
-the size the report promises (scripts/plot_figures.py: FIG_W_PX x FIG_H_PX) and is not
-blank (pixel variance above a threshold); the HTML references only files that exist;
-the shortlist in the report is the one `dse shortlist` prints for the same budgets;
-with /mapping_sheets and /risk_items added to the file, the report uses them."""
+Checks: every expected file exists; each PNG decodes (matplotlib.image.imread) at the size
+figures.json gives and is not blank (pixel variance above a threshold); the HTML references
+only files and anchors that exist; the report's shortlist is the one `dse shortlist` prints for
+the same budgets, and the report states the budgets and the run's provenance; every drawn
+number equals the stored value it comes from (figure_checks.check_numbers) and no two texts of
+a figure overlap (figure_checks.check_texts); the mapping sheet CSVs hold /mapping_sheets;
+/risk_items, /step_breakdown and /serving_curves agree with the records (figure_checks.check_tables);
+without the per-point tables the report still completes and says what is missing."""
 import csv
 import io
 import os
@@ -21,13 +25,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.image as mpimg  # noqa: E402
 import numpy as np  # noqa: E402
+import h5py  # noqa: E402
 
 DSE, SRC, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(SRC, "scripts"))
-import plot_figures  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_checks as fc  # noqa: E402
 
-FIGURES = ["pareto_projections.png", "trade_curve.png", "workload_fit.png", "latency_sweep.png",
-           "perf_per_watt.png", "roofline.png", "mfu_stall.png", "risk_map.png", "search_quality.png"]
+FIGURES = ["workload_fit.png", "latency_sweep.png", "perf_per_watt.png", "risk_map.png", "roofline.png",
+           "mfu_stall.png", "pareto_projections.png", "search_quality.png"]
 # A blank (single-colour) image has variance 0; a figure with axes, text and markers on
 # white is far above this (the quickstart figures measure > 0.01 on a 0..1 scale).
 MIN_VARIANCE = 1e-3
@@ -63,26 +69,34 @@ def check_report(h5, rep, sla_ms, power_w):
     with open(os.path.join(rep, "shortlist.csv"), encoding="utf-8") as f:
         got = sorted(int(r["index"]) for r in csv.DictReader(f))
     check(got == want, f"report shortlist {got} equals dse shortlist {want}")
+    manifest = fc.load_manifest(rep)
+    size = {f["file"]: (f["height_px"], f["width_px"]) for f in manifest["figures"]}
+    check(sorted(size) == sorted(FIGURES), f"figures.json lists the figures ({sorted(size)})")
     for name in FIGURES:
         path = os.path.join(rep, name)
         if not os.path.isfile(path):
             continue
         img = mpimg.imread(path)
-        check(img.shape[:2] == (plot_figures.FIG_H_PX, plot_figures.FIG_W_PX),
-              f"{name} is {plot_figures.FIG_W_PX}x{plot_figures.FIG_H_PX} (got {img.shape})")
+        check(img.shape[:2] == size.get(name), f"{name} is {size.get(name)} (got {img.shape})")
         var = float(np.var(img[..., :3]))
         check(var > MIN_VARIANCE, f"{name} is not blank (pixel variance {var:.4g} > {MIN_VARIANCE})")
+    for f in fc.check_links(rep, manifest) + fc.check_texts(manifest):
+        check(False, f)
+    bad, n = fc.check_numbers(h5, manifest)
+    for f in bad:
+        check(False, f)
+    check(n > 0, f"some drawn numbers read back ({n})")
     with open(os.path.join(rep, "index.html"), encoding="utf-8") as f:
         page = f.read()
-    refs = re.findall(r"""(?:src|href)\s*=\s*['"]([^'"]+)['"]""", page)
-    check(len(refs) >= len(FIGURES), "the HTML references the figures")
-    for ref in refs:
-        if ref.startswith("#"):
-            continue
-        check(not re.match(r"^[a-z]+:", ref) and not ref.startswith("/"), f"HTML reference {ref} is relative")
-        check(os.path.isfile(os.path.join(rep, ref)), f"HTML reference {ref} exists")
-    for name in FIGURES:
-        check(name in refs, f"the HTML shows {name}")
+    with h5py.File(h5, "r") as f:
+        version, seed = f.attrs["version"], f.attrs["seed"]
+        commit = f.attrs["commit"]
+    version, commit = (v.decode() if isinstance(v, bytes) else str(v) for v in (version, commit))
+    for what in (version, commit, f"<td>{seed}</td>", "p99 end-to-end latency", "≤ 180 W"):
+        check(what in page, f"the report states {what!r} at the top")
+    check(page.index("id='budgets'") < page.index("id='figures'") and
+          page.index("id='provenance'") < page.index("id='figures'") and
+          page.index("id='shortlist'") < page.index("id='figures'"), "budgets, provenance, shortlist come first")
     with open(os.path.join(rep, "report.md"), encoding="utf-8") as f:
         md = f.read()
     for name in FIGURES:
@@ -113,7 +127,6 @@ def main():
           "No such file or directory\n", f"an impossible folder is refused (exit {r.returncode}, stderr {r.stderr!r})")
 
     # dse run writes /mapping_sheets: the report's per-point CSV holds that point's layers.
-    import h5py
     with h5py.File(h5, "r") as f:
         sheets = f["mapping_sheets"][:]
     layers = [r["layer"].decode() for r in sheets if int(r["point_index"]) == want[0]]
@@ -123,23 +136,30 @@ def main():
     check([r["layer"] for r in sheet] == layers, f"mapping sheet from /mapping_sheets ({sheet})")
     check("no /mapping_sheets" not in md, "with /mapping_sheets the report does not say it is missing")
 
-    # The same file without per-layer sheets: the figures that need them say so.
+    # The same file without the per-point tables: the figures that need them say so.
     h5n = os.path.join(WORK, "q_nosheets.h5")
     shutil.copy(h5, h5n)
     with h5py.File(h5n, "a") as f:
-        del f["mapping_sheets"]
+        for t in ("mapping_sheets", "risk_items", "step_breakdown", "serving_curves", "roofs"):
+            del f[t]
     _, md_n = check_report(h5n, os.path.join(WORK, "report_nosheets"), 1, 180)
     check("not in this file" in md_n, "without /mapping_sheets the report says 'not in this file'")
 
-    # With risk items added, the owner and risk map uses them.
-    h5x = os.path.join(WORK, "q_extra.h5")
-    shutil.copy(h5, h5x)
-    with h5py.File(h5x, "a") as f:
-        rt = np.dtype([("platform", "S32"), ("owner", "S32"), ("item", "S64"), ("severity", "<f8")])
-        f.create_dataset("risk_items", data=np.array([(b"datacenter-gpu", b"compiler team", b"new kernels", 0.3),
-                                                      (b"inference-asic", b"runtime team", b"driver", 0.6)], dtype=rt))
-    _, md2 = check_report(h5x, os.path.join(WORK, "report_extra"), 1, 180)
-    check("No /risk_items" not in md2 and "No /risk_items" in md, "with /risk_items the risk map uses them")
+    # The per-point tables agree with the records: quickstart (layer lists) and llm-serving
+    # (served points: the risk model's items and serving curves).
+    bad, n = fc.check_tables(h5)
+    for f in bad:
+        check(False, f"quickstart: {f}")
+    h5s = os.path.join(WORK, "llm.h5")
+    run(DSE, "run", os.path.join(SRC, "scenarios", "llm-serving.yaml"), "-o", h5s, "--no-progress")
+    bad, n2 = fc.check_tables(h5s)
+    for f in bad:
+        check(False, f"llm-serving: {f}")
+    with h5py.File(h5s, "r") as f:
+        owners = {r["owner"].decode() for r in f["risk_items"][:]}
+        curves = f["serving_curves"].shape[0]
+    check(len(owners) >= 2 and curves > 0, f"llm-serving stores risk owners {owners} and {curves} curve rows")
+    print(f"per-point tables: {n} relations on quickstart, {n2} on llm-serving hold")
 
     # A file without /points (--store archive) still gives a full report.
     h5a = os.path.join(WORK, "q_archive.h5")

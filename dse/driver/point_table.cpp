@@ -1,0 +1,123 @@
+#include "dse/driver/point_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "dse/driver/driver_archive.hpp"
+#include "dse/error.hpp"
+
+namespace dse {
+
+PointTable::PointTable(std::string key, std::vector<PointTableColumn> columns)
+    : key_(std::move(key)), columns_(std::move(columns)) {}
+
+std::size_t PointTable::count(CellKind k) const {
+  return static_cast<std::size_t>(
+      std::count_if(columns_.begin(), columns_.end(), [k](const PointTableColumn& c) { return c.kind == k; }));
+}
+
+void PointTable::row(std::uint64_t key) { keys_.push_back(key); }
+void PointTable::add(double v) { numbers_.push_back(v); }
+void PointTable::add(std::int64_t v) { integers_.push_back(v); }
+void PointTable::add(const std::string& v) { texts_.push_back(v); }
+
+void PointTable::check(const std::string& name) const {
+  if (numbers_.size() != keys_.size() * count(CellKind::number) ||
+      integers_.size() != keys_.size() * count(CellKind::integer) ||
+      texts_.size() != keys_.size() * count(CellKind::text)) {
+    throw Error("/" + name + ": a row without every column (internal error)");
+  }
+  // Every figure finite and non-negative, as point_figure_problem asks of a record.
+  const std::size_t n_num = count(CellKind::number);
+  for (std::size_t i = 0; i < numbers_.size(); ++i) {
+    if (std::isfinite(numbers_[i]) && numbers_[i] >= 0.0) continue;
+    std::size_t c = 0;
+    for (std::size_t seen = 0; c < columns_.size(); ++c)
+      if (columns_[c].kind == CellKind::number && seen++ == i % n_num) break;
+    throw Error("/" + name + ": " + columns_[c].name + " of " + key_ + " " + std::to_string(keys_[i / n_num]) + " is " +
+                std::to_string(numbers_[i]) + " (expected a finite figure >= 0; internal error)");
+  }
+}
+
+void PointTable::write(hid_t file, Context& ctx, const std::string& name) const {
+  const std::size_t n_num = count(CellKind::number);
+  const std::size_t n_int = count(CellKind::integer);
+  const std::size_t n_text = count(CellKind::text);
+  // [rank, rows, widths of the text columns...] of every rank: what each needs to place its rows
+  // (after those of the lower ranks) and make the dataset.
+  const std::size_t fields = 2 + n_text;
+  std::vector<std::uint64_t> mine(fields, 1);
+  mine[0] = static_cast<std::uint64_t>(ctx.rank());
+  mine[1] = keys_.size();
+  for (std::size_t r = 0; r < keys_.size(); ++r)
+    for (std::size_t c = 0; c < n_text; ++c)
+      mine[2 + c] = std::max<std::uint64_t>(mine[2 + c], texts_[r * n_text + c].size() + 1);
+  Bytes b(fields * sizeof(std::uint64_t));
+  std::memcpy(b.data(), mine.data(), b.size());
+  b = driver_detail::all_gather_bytes(ctx, std::move(b));
+  std::vector<std::uint64_t> shape(1 + n_text, 1);  // [total rows, widths...]
+  shape[0] = 0;
+  std::uint64_t first_row = 0;
+  for (std::size_t off = 0; off + fields * sizeof(std::uint64_t) <= b.size(); off += fields * sizeof(std::uint64_t)) {
+    std::vector<std::uint64_t> s(fields);
+    std::memcpy(s.data(), b.data() + off, fields * sizeof(std::uint64_t));
+    if (s[0] < static_cast<std::uint64_t>(ctx.rank())) first_row += s[1];
+    shape[0] += s[1];
+    for (std::size_t c = 0; c < n_text; ++c) shape[1 + c] = std::max(shape[1 + c], s[2 + c]);
+  }
+
+  // The row layout: the key, then every column in declared order.
+  std::vector<std::size_t> offset(columns_.size());
+  std::vector<h5::Handle> strings;
+  std::size_t size = sizeof(std::uint64_t);
+  for (std::size_t c = 0, t = 0; c < columns_.size(); ++c) {
+    offset[c] = size;
+    if (columns_[c].kind == CellKind::text) {
+      size += static_cast<std::size_t>(shape[1 + t++]);
+    } else {
+      size += 8;
+    }
+  }
+  const h5::Handle type(h5::check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose);
+  h5::check_status(H5Tinsert(type, key_.c_str(), 0, H5T_NATIVE_UINT64), "H5Tinsert " + key_);
+  for (std::size_t c = 0, t = 0; c < columns_.size(); ++c) {
+    hid_t member = H5T_NATIVE_DOUBLE;
+    if (columns_[c].kind == CellKind::integer) member = H5T_NATIVE_INT64;
+    if (columns_[c].kind == CellKind::text) {
+      strings.push_back(h5::fixed_string_type(static_cast<std::size_t>(shape[1 + t++])));
+      member = strings.back();
+    }
+    h5::check_status(H5Tinsert(type, columns_[c].name.c_str(), offset[c], member), "H5Tinsert " + columns_[c].name);
+  }
+
+  std::vector<char> buf(keys_.size() * size, 0);
+  for (std::size_t r = 0; r < keys_.size(); ++r) {
+    char* row = buf.data() + r * size;
+    std::memcpy(row, &keys_[r], sizeof(std::uint64_t));
+    std::size_t in = 0, ii = 0, it = 0;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      switch (columns_[c].kind) {
+        case CellKind::number:
+          std::memcpy(row + offset[c], &numbers_[r * n_num + in++], 8);
+          break;
+        case CellKind::integer:
+          std::memcpy(row + offset[c], &integers_[r * n_int + ii++], 8);
+          break;
+        case CellKind::text: {
+          const std::string& s = texts_[r * n_text + it++];
+          std::memcpy(row + offset[c], s.data(), s.size());
+          break;
+        }
+      }
+    }
+  }
+  const h5::Handle ds = h5::create_extensible_1d(file, name, type, 4096, 0);
+  h5::set_rows(ds, shape[0]);
+  std::vector<h5::RowRun> runs;
+  if (!keys_.empty()) runs.push_back({first_row, keys_.size()});
+  h5::write_runs(ds, type, buf.data(), runs, ctx.distributed());
+}
+
+}  // namespace dse
