@@ -97,13 +97,9 @@ void keep_freed_memory() {
 #endif
 }
 
-}  // namespace
 
-int cmd_run(int& argc, char**& argv, const Args& args) {
-  RunOptions opt;
-  opt.commit = build_commit();
-  std::string store = "all";
-  std::string resume;
+// The options of dse run, read into `opt`, `store` and `resume`.
+po::options_description run_options(RunOptions& opt, std::string& store, std::string& resume) {
   po::options_description named(
       "dse run SCENARIO.yaml -o OUT.h5 [options]\n"
       "dse run --resume OUT.h5 [options]\n\n"
@@ -111,9 +107,10 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       "(exhaustive, random or NSGA-II), spread over MPI ranks in dynamic chunks and over\n"
       "TBB threads inside each rank, and writes the points, the constraint-robust archive\n"
       "and the Pareto front to HDF5. Run under 'mpirun -np N' for N ranks. The output is\n"
-      "written as OUT.h5.partial with a checkpoint after every round and renamed to OUT.h5\n"
-      "when complete. SIGINT/SIGTERM stop at the next chunk, keep the last checkpoint and\n"
-      "exit with code 130; --resume continues from it with identical final results.\n\noptions");
+      "written as OUT.h5.partial, checkpointed after each round that ends --checkpoint-interval\n"
+      "seconds of work after the last checkpoint, and renamed to OUT.h5 when complete.\n"
+      "SIGINT/SIGTERM stop at the next chunk, keep the last checkpoint and exit with code 130;\n"
+      "--resume continues from it with identical final results.\n\noptions");
   named.add_options()("help,h", "print this help")(
       "scenario", po::value<std::string>(&opt.scenario_path), "scenario YAML file (positional)")(
       "output,o", po::value<std::string>(&opt.output_path),
@@ -126,12 +123,16 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
       "store", po::value<std::string>(&store)->default_value("all"),
       "what to keep: all (every point in /points), archive (only the archive), none (summary only)")(
       "checkpoint-interval", po::value<double>(&opt.checkpoint_interval_s)->default_value(2.0),
-      "target seconds between checkpoints (one round of points each)")(
+      "seconds of work between checkpoints (a round is checkpointed once this much time has passed since "
+      "the last checkpoint, and the last round always)")(
       "no-progress", "do not print progress lines on standard error");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  if (!parse_options(args, named, pos, vm)) return kExitOk;
+  return named;
+}
+
+// The options checked together (exit 2 on a bad combination); returns the output name's problem,
+// reported by rank 0 once MPI runs (empty when the name is fine).
+std::string check_run_options(RunOptions& opt, const po::variables_map& vm, const std::string& resume,
+                              const std::string& store) {
   if (!resume.empty()) {
     if (!opt.scenario_path.empty()) throw InputError("dse run: give either SCENARIO.yaml or --resume, not both");
     // --resume continues the file it names; an -o naming another file was ignored silently.
@@ -147,15 +148,6 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   } else if (vm.count("resume-changed-inputs") != 0) {
     throw InputError("dse run: --resume-changed-inputs goes with --resume");
   }
-  // The run writes OUT.h5.partial; a name MPI-IO cannot open is refused (below, by rank 0 once) before
-  // any rank opens it.
-  std::string name_problem;
-  if (const std::string leaf = std::filesystem::path(opt.output_path).filename().string();
-      leaf.size() + std::string_view(".partial").size() > kMaxFileNameBytes || opt.output_path.size() > kMaxPathBytes)
-    name_problem = "dse run: " + std::string(opt.resume ? "--resume" : "-o") + ": expected a file name of at most " +
-                   std::to_string(kMaxFileNameBytes - std::string_view(".partial").size()) +
-                   " bytes in a path of at most " + std::to_string(kMaxPathBytes) + " (got " +
-                   std::to_string(leaf.size()) + " in " + std::to_string(opt.output_path.size()) + ")";
   if (opt.threads < 0 || opt.threads > kMaxThreads)
     throw InputError("dse run: --threads: expected 0 (all cores) to " + std::to_string(kMaxThreads) + " (got " +
                      std::to_string(opt.threads) + ")");
@@ -163,6 +155,61 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
     throw InputError("dse run: --checkpoint-interval must be a finite number of seconds > 0");
   opt.store = parse_store(store);
   opt.progress = vm.count("no-progress") == 0;
+  // The run writes OUT.h5.partial; a name MPI-IO cannot open is refused before any rank opens it.
+  const std::string leaf = std::filesystem::path(opt.output_path).filename().string();
+  if (leaf.size() + std::string_view(".partial").size() <= kMaxFileNameBytes && opt.output_path.size() <= kMaxPathBytes)
+    return "";
+  return "dse run: " + std::string(opt.resume ? "--resume" : "-o") + ": expected a file name of at most " +
+         std::to_string(kMaxFileNameBytes - std::string_view(".partial").size()) + " bytes in a path of at most " +
+         std::to_string(kMaxPathBytes) + " (got " + std::to_string(leaf.size()) + " in " +
+         std::to_string(opt.output_path.size()) + ")";
+}
+
+// Rank 0's summary of a finished run: counts, times per phase, cores, and the first kSummaryTop
+// points of each workload (a front of 2 million rows printed for over 15 minutes); a signal stops
+// the printing (exit code 130, the results are complete).
+int print_run_summary(Context& ctx, const RunSummary& s) {
+  std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive << ", "
+            << s.pareto << " on the Pareto front, " << ctx.size() << " rank(s), " << s.wall_time_s << " s\nwrote "
+            << printable(s.output_path) << "\n";
+  std::array<char, 200> line{};
+  std::snprintf(line.data(), line.size(),
+                "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
+                "%.2f s, compressing /points %.2f s",
+                s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
+  std::cout << line.data() << "\n";
+  std::cout << "cores per rank (its CPU binding): " << cores_per_rank_text(s.rank_cores)
+            << "; threads per rank: " << cores_per_rank_text(s.rank_threads) << "\n\n";
+  try {
+    test_fault_point("print", ctx.rank());
+    if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout, read_result_names(s.output_path),
+                        &g_cancel)) {
+      std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
+                << printable(s.output_path) << ")\n";
+    }
+    if (g_cancel.load()) throw Interrupted("a signal came while the shortlist was printed");
+  } catch (const Interrupted&) {
+    std::cout.flush();
+    print_error_line("dse run: interrupted while printing the shortlist; the results are complete in " +
+                     s.output_path);
+    return kExitInterrupted;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_run(int& argc, char**& argv, const Args& args) {
+  RunOptions opt;
+  opt.commit = build_commit();
+  std::string store = "all";
+  std::string resume;
+  const po::options_description named = run_options(opt, store, resume);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options(args, named, pos, vm)) return kExitOk;
+  const std::string name_problem = check_run_options(opt, vm, resume, store);
 
   // OpenMPI's collective MPI-IO writes without aggregators, unless the user chose: when a
   // write fails on some ranks (a full disk), the default two-phase aggregation (fcoll
@@ -181,36 +228,7 @@ int cmd_run(int& argc, char**& argv, const Args& args) {
   try {
     if (!name_problem.empty()) throw InputError(name_problem);
     const RunSummary s = run(*ctx, opt);
-    if (ctx->rank() == 0) {
-      std::cout << "dse run: " << s.points << " points (" << s.feasible << " feasible), archive " << s.archive
-                << ", " << s.pareto << " on the Pareto front, " << ctx->size() << " rank(s), " << s.wall_time_s
-                << " s\nwrote " << printable(s.output_path) << "\n";
-      std::array<char, 200> line{};
-      std::snprintf(line.data(), line.size(),
-                    "time on rank 0: evaluation %.2f s, checkpoints %.2f s, archive merge %.2f s, mapping sheets "
-                    "%.2f s, compressing /points %.2f s",
-                    s.evaluate_s, s.checkpoint_s, s.merge_s, s.sheets_s, s.compress_s);
-      std::cout << line.data() << "\n";
-      std::cout << "cores per rank (its CPU binding): " << cores_per_rank_text(s.rank_cores)
-                << "; threads per rank: " << cores_per_rank_text(s.rank_threads) << "\n\n";
-      // The first kSummaryTop of each workload (a front of 2 million rows printed for over 15
-      // minutes); a signal stops the printing (exit code 130, the results are complete).
-      try {
-        test_fault_point("print", ctx->rank());
-        if (print_shortlist(read_archive_rows(s.output_path), kSummaryTop, std::cout,
-                            read_result_names(s.output_path), &g_cancel)) {
-          std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
-                    << printable(s.output_path) << ")\n";
-        }
-        if (g_cancel.load()) throw Interrupted("a signal came while the shortlist was printed");
-      } catch (const Interrupted&) {
-        std::cout.flush();
-        print_error_line("dse run: interrupted while printing the shortlist; the results are complete in " +
-                         s.output_path);
-        return kExitInterrupted;
-      }
-    }
-    return kExitOk;
+    return ctx->rank() == 0 ? print_run_summary(*ctx, s) : kExitOk;
   } catch (const Interrupted& e) {
     if (ctx->rank() == 0) print_error_line(std::string("dse run: ") + e.what());
     return kExitInterrupted;

@@ -425,6 +425,56 @@ Prepared prepare(Context& ctx, const RunOptions& options, const OutputPaths& pat
 
 }  // namespace
 
+namespace {
+
+// The file's provenance (root attributes) of this run.
+RunInfo run_info(Context& ctx, const RunOptions& options, const Checkpoint& meta, const Scenario& scenario,
+                 int threads) {
+  RunInfo info;
+  info.scenario_text = scenario.text;
+  info.scenario_file = meta.scenario_file;
+  info.seed = scenario.seed;
+  info.version = version_string();
+  if (!options.commit.empty()) info.commit = options.commit;
+  info.ranks = ctx.size();
+  info.threads = threads;
+  info.start_time = meta.start_time;
+  // A resumed run keeps the inputs recorded at the start (they are what it checked against).
+  info.input_files = options.resume && !meta.input_files.empty() ? meta.input_files : input_table(scenario.inputs);
+  return info;
+}
+
+DriverOptions driver_options(const RunOptions& options, int threads, Store store, std::int64_t& rounds_committed) {
+  DriverOptions d;
+  d.threads = threads;
+  d.store = store;
+  d.round_s = options.checkpoint_interval_s;
+  d.checkpoint_interval_s = options.checkpoint_interval_s;
+  d.progress = options.progress;
+  d.cancel = options.cancel;
+  d.warn = options.warn;
+  d.rounds_committed = &rounds_committed;
+  return d;
+}
+
+// The counts and times of the driver's result, with every rank's cores and threads.
+RunSummary summary_of(const DriverResult& result, const std::vector<RankCores>& rank_cores) {
+  RunSummary s;
+  s.points = result.evaluated;
+  s.feasible = result.feasible;
+  s.archive = result.archive_size;
+  s.evaluate_s = result.evaluate_s;
+  s.checkpoint_s = result.checkpoint_s;
+  s.merge_s = result.merge_s;
+  for (const RankCores& c : rank_cores) {
+    s.rank_cores.push_back(c.cores);
+    s.rank_threads.push_back(c.threads);
+  }
+  return s;
+}
+
+}  // namespace
+
 RunSummary run(Context& ctx, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const OutputPaths paths(options.output_path);
@@ -441,17 +491,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
     for (const std::string& w : binding_warnings(rank_cores, options.threads)) options.warn(w);
   }
 
-  RunInfo info;
-  info.scenario_text = scenario.text;
-  info.scenario_file = meta.scenario_file;
-  info.seed = scenario.seed;
-  info.version = version_string();
-  if (!options.commit.empty()) info.commit = options.commit;
-  info.ranks = ctx.size();
-  info.threads = threads;
-  info.start_time = meta.start_time;
-  // A resumed run keeps the inputs recorded at the start (they are what it checked against).
-  info.input_files = options.resume && !meta.input_files.empty() ? meta.input_files : input_table(scenario.inputs);
+  RunInfo info = run_info(ctx, options, meta, scenario, threads);
 
   h5::quiet_errors();
   DriverResult result;
@@ -470,16 +510,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
         init_driver_file(file, store);
         h5::flush(file);  // a failed write stops every rank (h5.hpp)
       }
-      DriverOptions d;
-      d.threads = threads;
-      d.store = store;
-      d.round_s = options.checkpoint_interval_s;
-      d.checkpoint_interval_s = options.checkpoint_interval_s;
-      d.progress = options.progress;
-      d.cancel = options.cancel;
-      d.warn = options.warn;
-      d.rounds_committed = &rounds_committed;
-      result = drive(ctx, model, scenario.search, d, file);
+      result = drive(ctx, model, scenario.search, driver_options(options, threads, store, rounds_committed), file);
       if (!result.interrupted) {
         pareto_count = finish_file(ctx, file, options, scenario, space, model, result, info, t0, threads, sheets_s);
       }
@@ -509,22 +540,12 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   });
   set_file_to_remove_before_abort("");
 
-  RunSummary s;
-  s.points = result.evaluated;
-  s.feasible = result.feasible;
-  s.archive = result.archive_size;
+  RunSummary s = summary_of(result, rank_cores);
   s.pareto = pareto_count;
   s.wall_time_s = info.wall_time_s;
-  s.evaluate_s = result.evaluate_s;
-  s.checkpoint_s = result.checkpoint_s;
-  s.merge_s = result.merge_s;
   s.sheets_s = sheets_s;
   s.compress_s = compress_s;
   s.output_path = options.output_path;
-  for (const RankCores& c : rank_cores) {
-    s.rank_cores.push_back(c.cores);
-    s.rank_threads.push_back(c.threads);
-  }
   return s;
 }
 
