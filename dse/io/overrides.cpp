@@ -394,7 +394,8 @@ std::shared_ptr<const SystemOverrides> read_overrides(const YAML::Node& node, co
 
 SystemFile load_system_with_overrides(const std::string& path, const std::vector<OverrideValue>& values) {
   const SystemTexts texts = read_texts(path);
-  for (const auto& [p, v] : values) {
+  for (const OverrideValue& value : values) {
+    const std::string& p = value.first;  // a plain reference: clang 15 refuses a lambda capturing a structured binding
     if (const std::string why = unknown_path(texts, p); !why.empty()) throw InputError("--override " + p + ": " + why);
     if (std::count_if(values.begin(), values.end(), [&](const OverrideValue& o) { return o.first == p; }) > 1)
       throw InputError("--override " + p + ": given twice");
