@@ -3,6 +3,8 @@
 #include <cstring>
 #include <functional>
 
+#include "costmodel/mapper/memo.hpp"
+
 namespace dse::costmodel::lowering {
 
 namespace lp = loopnest;
@@ -19,40 +21,14 @@ void put(std::string& k, const T& v) {
 
 constexpr std::size_t sz(int i) noexcept { return static_cast<std::size_t>(i); }
 
-// Every number of the architecture the mapper or the model reads (mapper/memo.cpp's
-// canonical_key, architecture part), names and the keep-role lists excepted: the latter
-// enter through may_keep once bound, and a native chip binds them per operator from the
-// roles, which the key holds as keep_roles.
+// Every number of the architecture the mapper or the model reads: the mapper's own key of it
+// (mapper/memo.hpp), names and the keep-role lists excepted, then the latter, which enter the
+// mapper's key through may_keep once bound (a native chip binds them per operator from the roles).
 std::string architecture_key(const lp::Architecture& a) {
   std::string k;
   k.reserve(128 + 96 * a.levels.size());
-  put(k, a.levels.size());
-  put(k, a.clock_hz);
-  for (const lp::StorageLevel& lv : a.levels) {
-    put(k, lv.capacity_words);
-    put(k, lv.word_bits);
-    put(k, lv.block_words);
-    put(k, lv.mesh_x);
-    put(k, lv.mesh_y);
-    put(k, lv.read_bandwidth_words_per_cycle);
-    put(k, lv.write_bandwidth_words_per_cycle);
-    put(k, lv.read_energy_j);
-    put(k, lv.fill_energy_j);
-    put(k, lv.update_energy_j);
-    put(k, lv.leak_energy_j_per_cycle);
-    put(k, lv.power_gated);
-    put(k, lv.may_keep);
-    put(k, lv.keep_roles);
-  }
-  put(k, a.compute.mesh_x);
-  put(k, a.compute.mesh_y);
-  put(k, a.compute.num_rates);
-  for (int i = 0; i < a.compute.num_rates && i < 4; ++i) {
-    const lp::PrecisionRate& r = a.compute.rates[sz(i)];
-    put(k, r.bits);
-    put(k, r.macs_per_cycle);
-    put(k, r.energy_per_mac_j);
-  }
+  mp::put_architecture(k, a);
+  for (const lp::StorageLevel& lv : a.levels) put(k, lv.keep_roles);
   return k;
 }
 

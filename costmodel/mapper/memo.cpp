@@ -20,36 +20,6 @@ void put(std::string& k, const T& v) {
 
 namespace {
 
-// The architecture: every storage level's figures, then the compute mesh and its rates.
-void put_architecture(std::string& k, const lp::Architecture& a) {
-  const int nl = static_cast<int>(a.levels.size());
-  put(k, nl);
-  put(k, a.clock_hz);
-  for (const lp::StorageLevel& lv : a.levels) {
-    put(k, lv.capacity_words);
-    put(k, lv.word_bits);
-    put(k, lv.block_words);
-    put(k, lv.mesh_x);
-    put(k, lv.mesh_y);
-    put(k, lv.read_bandwidth_words_per_cycle);
-    put(k, lv.write_bandwidth_words_per_cycle);
-    put(k, lv.read_energy_j);
-    put(k, lv.fill_energy_j);
-    put(k, lv.update_energy_j);
-    put(k, lv.leak_energy_j_per_cycle);
-    put(k, lv.power_gated);
-    put(k, lv.may_keep);
-  }
-  put(k, a.compute.mesh_x);
-  put(k, a.compute.mesh_y);
-  put(k, a.compute.num_rates);
-  for (int i = 0; i < a.compute.num_rates && i < 4; ++i) {
-    const lp::PrecisionRate& r = a.compute.rates[static_cast<std::size_t>(i)];
-    put(k, r.bits);
-    put(k, r.macs_per_cycle);
-    put(k, r.energy_per_mac_j);
-  }
-}
 
 // The problem: dimension sizes, then each tensor's ranks and their terms.
 void put_problem(std::string& k, const lp::Problem& p) {
@@ -100,6 +70,37 @@ void put_level_constraint(std::string& k, const LevelConstraint& lc, int num_dim
 }
 
 }  // namespace
+
+// The architecture: every storage level's figures, then the compute mesh and its rates.
+void put_architecture(std::string& k, const lp::Architecture& a) {
+  const int nl = static_cast<int>(a.levels.size());
+  put(k, nl);
+  put(k, a.clock_hz);
+  for (const lp::StorageLevel& lv : a.levels) {
+    put(k, lv.capacity_words);
+    put(k, lv.word_bits);
+    put(k, lv.block_words);
+    put(k, lv.mesh_x);
+    put(k, lv.mesh_y);
+    put(k, lv.read_bandwidth_words_per_cycle);
+    put(k, lv.write_bandwidth_words_per_cycle);
+    put(k, lv.read_energy_j);
+    put(k, lv.fill_energy_j);
+    put(k, lv.update_energy_j);
+    put(k, lv.leak_energy_j_per_cycle);
+    put(k, lv.power_gated);
+    put(k, lv.may_keep);
+  }
+  put(k, a.compute.mesh_x);
+  put(k, a.compute.mesh_y);
+  put(k, a.compute.num_rates);
+  for (int i = 0; i < a.compute.num_rates && i < 4; ++i) {
+    const lp::PrecisionRate& r = a.compute.rates[static_cast<std::size_t>(i)];
+    put(k, r.bits);
+    put(k, r.macs_per_cycle);
+    put(k, r.energy_per_mac_j);
+  }
+}
 
 std::string canonical_key(const lp::Architecture& a, const lp::Problem& p, const Constraints& c, const MapperOptions& o) {
   std::string k;

@@ -17,6 +17,11 @@
 
 namespace dse::costmodel::mapper {
 
+// Appends the architecture's part of that key to `k`: every number of every storage level (names
+// and keep_roles excepted), then the compute mesh and its rates. costmodel/lowering's memo keys
+// its architectures with it too.
+void put_architecture(std::string& k, const loopnest::Architecture& a);
+
 // The canonical key (a byte string) of one mapping request.
 std::string canonical_key(const loopnest::Architecture& a, const loopnest::Problem& p, const Constraints& c,
                           const MapperOptions& o);
