@@ -53,4 +53,15 @@ std::string exact_number_text(double v) {
   return format_number(v, 17);
 }
 
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> segs;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    segs.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return segs;
+    start = dot + 1;
+  }
+}
+
 }  // namespace dse::io

@@ -18,4 +18,8 @@ std::vector<double> read_knob_values(const YAML::Node& node, const Place& at, bo
 // a number and as /variants, `dse eval --override` and `dse map --json` print one.
 std::string exact_number_text(double v);
 
+// The segments of an override path ("levels.shared_glb.capacity_words" -> levels, shared_glb,
+// capacity_words), as both kinds of overrides (overrides.hpp, loopnest_overrides.hpp) write them.
+std::vector<std::string> split_path(const std::string& path);
+
 }  // namespace dse::io

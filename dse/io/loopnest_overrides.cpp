@@ -60,32 +60,6 @@ const Key& key_of(const LoopnestField& f) {
   return kChipKeys[0];
 }
 
-std::vector<std::string> split(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    out.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string closest(const std::string& path, const std::vector<std::string>& valid) {
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
@@ -120,7 +94,7 @@ std::vector<std::string> loopnest_paths(const lp::Architecture& a) {
 }
 
 std::optional<LoopnestField> resolve_loopnest_path(const lp::Architecture& a, const std::string& path) {
-  const std::vector<std::string> s = split(path);
+  const std::vector<std::string> s = split_path(path);
   using O = LoopnestField::Owner;
   if (s.size() == 1 && key_index(kChipKeys, s[0]) >= 0) return LoopnestField{O::chip, 0, key_index(kChipKeys, s[0])};
   if (s.size() == 3 && s[0] == "levels" && key_index(kLevelKeys, s[2]) >= 0) {

@@ -56,17 +56,6 @@ Trees parse_trees(const SystemTexts& t) {
   return r;
 }
 
-std::vector<std::string> split_path(const std::string& path) {
-  std::vector<std::string> segs;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    segs.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return segs;
-    start = dot + 1;
-  }
-}
-
 // The tree a path's keys live in, and the keys (without chip./system.).
 struct Target {
   YAML::Node root;
