@@ -258,23 +258,6 @@ std::vector<std::uint64_t> splitters(Context& ctx, const std::vector<std::uint64
   return out;
 }
 
-// Every rank's part sizes, on every rank (collective): the offset of this rank's part and the total.
-std::pair<std::uint64_t, std::uint64_t> part_offset(Context& ctx, std::uint64_t size) {
-  Bytes mine;
-  put(mine, static_cast<std::uint64_t>(ctx.rank()));
-  put(mine, size);
-  const Bytes all = all_gather_bytes(ctx, std::move(mine));
-  std::uint64_t offset = 0;
-  std::uint64_t total = 0;
-  for (std::size_t off = 0; off < all.size();) {
-    const auto r = get<std::uint64_t>(all, off);
-    const auto n = get<std::uint64_t>(all, off);
-    if (r < static_cast<std::uint64_t>(ctx.rank())) offset += n;
-    total += n;
-  }
-  return {offset, total};
-}
-
 // The survivors of every rank spread by index range: rank r gets those in [split[r-1], split[r])
 // (collective, one all-to-all), merged in index order.
 std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRecord>& local,
@@ -304,6 +287,34 @@ std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRe
 }
 
 }  // namespace
+
+// Every rank's part sizes, on every rank (collective): the offset of this rank's part and the total.
+std::pair<std::uint64_t, std::uint64_t> part_offset(Context& ctx, std::uint64_t size) {
+  Bytes mine;
+  put(mine, static_cast<std::uint64_t>(ctx.rank()));
+  put(mine, size);
+  const Bytes all = all_gather_bytes(ctx, std::move(mine));
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  for (std::size_t off = 0; off < all.size();) {
+    const auto r = get<std::uint64_t>(all, off);
+    const auto n = get<std::uint64_t>(all, off);
+    if (r < static_cast<std::uint64_t>(ctx.rank())) offset += n;
+    total += n;
+  }
+  return {offset, total};
+}
+
+std::vector<std::uint32_t> union_of_ids(Context& ctx, const std::vector<std::uint32_t>& mine) {
+  Bytes b(mine.size() * sizeof(std::uint32_t));
+  if (!b.empty()) std::memcpy(b.data(), mine.data(), b.size());
+  b = all_gather_bytes(ctx, std::move(b));
+  std::vector<std::uint32_t> ids(b.size() / sizeof(std::uint32_t));
+  if (!ids.empty()) std::memcpy(ids.data(), b.data(), ids.size() * sizeof(std::uint32_t));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
 
 ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
   ArchivePart out;

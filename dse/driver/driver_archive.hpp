@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dse/driver/context.hpp"
@@ -43,6 +44,13 @@ T get(const Bytes& b, std::size_t& off) {
 
 // Every rank's bytes, concatenated in the reduction tree's order, on every rank (collective).
 Bytes all_gather_bytes(Context& ctx, Bytes mine);
+
+// Every rank's part size, on every rank (collective): {the offset of this rank's part (the parts
+// of the lower ranks before it), the total}.
+std::pair<std::uint64_t, std::uint64_t> part_offset(Context& ctx, std::uint64_t size);
+
+// The union of every rank's ids, sorted, on every rank (collective).
+std::vector<std::uint32_t> union_of_ids(Context& ctx, const std::vector<std::uint32_t>& mine);
 
 // ---- the archive: one constraint-robust archive per workload, with the records -------------
 

@@ -4,8 +4,6 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
-#include <cstring>
-#include <set>
 #include <string>
 
 #include "dse/driver/agree.hpp"
@@ -113,7 +111,7 @@ void add_details(Tables& t, std::uint64_t i, const PointDetails& d) {
 // variants of those points. Serving curves for the Pareto points only (13 simulations each:
 // llm-serving's 186 archived points took 2.1 s, its 72 Pareto points take a third of it; the
 // evaluation of all 444 points takes 1.0 s).
-std::set<std::uint64_t> fill(Tables& t, const Scenario& scenario, const search::DesignSpace& space,
+std::vector<std::uint32_t> fill(Tables& t, const Scenario& scenario, const search::DesignSpace& space,
                              const std::vector<std::uint64_t>& points, const std::vector<std::uint64_t>& pareto,
                              int threads) {
   std::vector<PointDetails> details(points.size());
@@ -124,17 +122,17 @@ std::set<std::uint64_t> fill(Tables& t, const Scenario& scenario, const search::
       details[k] = point_details(scenario, space, points[k], curve);
     });
   });
-  std::set<std::uint64_t> hardware;
+  std::vector<std::uint32_t> hardware;
   for (std::size_t k = 0; k < points.size(); ++k) {
     add_details(t, points[k], details[k]);
-    hardware.insert(space.decode(points[k])[0]);
+    hardware.push_back(static_cast<std::uint32_t>(space.decode(points[k])[0]));
   }
   return hardware;
 }
 
-// The roofs of the hardware variants `hardware`, in id order.
-void fill_roofs(Tables& t, const Scenario& scenario, const std::set<std::uint64_t>& hardware) {
-  for (const std::uint64_t h : hardware) {
+// The roofs of the hardware variants `hardware` (sorted ids), in id order.
+void fill_roofs(Tables& t, const Scenario& scenario, const std::vector<std::uint32_t>& hardware) {
+  for (const std::uint32_t h : hardware) {
     const auto [entry, variant] = locate_hardware(scenario, h);
     for (const auto& r : hardware_roofs(scenario.hardware[entry].variant(variant))) {
       t.roofs.row(h);
@@ -146,21 +144,6 @@ void fill_roofs(Tables& t, const Scenario& scenario, const std::set<std::uint64_
   }
 }
 
-// Every rank's hardware ids (collective): their union.
-std::set<std::uint64_t> all_hardware(Context& ctx, const std::set<std::uint64_t>& mine) {
-  Bytes b(mine.size() * sizeof(std::uint64_t));
-  std::size_t k = 0;
-  for (const std::uint64_t h : mine) std::memcpy(b.data() + sizeof(std::uint64_t) * k++, &h, sizeof(h));
-  b = driver_detail::all_gather_bytes(ctx, std::move(b));
-  std::set<std::uint64_t> out;
-  for (std::size_t off = 0; off + sizeof(std::uint64_t) <= b.size(); off += sizeof(std::uint64_t)) {
-    std::uint64_t h = 0;
-    std::memcpy(&h, b.data() + off, sizeof(h));
-    out.insert(h);
-  }
-  return out;
-}
-
 }  // namespace
 
 void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
@@ -168,7 +151,7 @@ void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, con
                          const std::vector<std::uint64_t>& pareto, int threads) {
   const bool all = archive_size <= kSheetArchiveLimit;
   Tables t;
-  std::set<std::uint64_t> hardware;
+  std::vector<std::uint32_t> hardware;
   agreed(ctx, [&] {
     std::vector<std::uint64_t> front = pareto;
     std::sort(front.begin(), front.end());
@@ -178,7 +161,7 @@ void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, con
       if (all || std::binary_search(front.begin(), front.end(), r.index)) points.push_back(r.index);
     hardware = fill(t, scenario, space, points, front, threads);
   });
-  hardware = all_hardware(ctx, hardware);
+  hardware = driver_detail::union_of_ids(ctx, hardware);  // sorted
   agreed(ctx, [&] {
     if (ctx.rank() == 0) fill_roofs(t, scenario, hardware);
     for (const auto& [table, name] : {std::pair{&t.sheets, "mapping_sheets"},

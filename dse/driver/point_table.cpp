@@ -45,27 +45,15 @@ void PointTable::write(hid_t file, Context& ctx, const std::string& name) const 
   const std::size_t n_num = count(CellKind::number);
   const std::size_t n_int = count(CellKind::integer);
   const std::size_t n_text = count(CellKind::text);
-  // [rank, rows, widths of the text columns...] of every rank: what each needs to place its rows
-  // (after those of the lower ranks) and make the dataset.
-  const std::size_t fields = 2 + n_text;
-  std::vector<std::uint64_t> mine(fields, 1);
-  mine[0] = static_cast<std::uint64_t>(ctx.rank());
-  mine[1] = keys_.size();
-  for (std::size_t r = 0; r < keys_.size(); ++r)
-    for (std::size_t c = 0; c < n_text; ++c)
-      mine[2 + c] = std::max<std::uint64_t>(mine[2 + c], texts_[r * n_text + c].size() + 1);
-  Bytes b(fields * sizeof(std::uint64_t));
-  std::memcpy(b.data(), mine.data(), b.size());
-  b = driver_detail::all_gather_bytes(ctx, std::move(b));
+  // Where this rank's rows go (after those of the lower ranks), the total, and each text column's
+  // width over every rank: what each rank needs to make the dataset and place its rows.
+  const auto [first_row, total] = driver_detail::part_offset(ctx, keys_.size());
   std::vector<std::uint64_t> shape(1 + n_text, 1);  // [total rows, widths...]
-  shape[0] = 0;
-  std::uint64_t first_row = 0;
-  for (std::size_t off = 0; off + fields * sizeof(std::uint64_t) <= b.size(); off += fields * sizeof(std::uint64_t)) {
-    std::vector<std::uint64_t> s(fields);
-    std::memcpy(s.data(), b.data() + off, fields * sizeof(std::uint64_t));
-    if (s[0] < static_cast<std::uint64_t>(ctx.rank())) first_row += s[1];
-    shape[0] += s[1];
-    for (std::size_t c = 0; c < n_text; ++c) shape[1 + c] = std::max(shape[1 + c], s[2 + c]);
+  shape[0] = total;
+  for (std::size_t c = 0; c < n_text; ++c) {
+    std::size_t width = 1;
+    for (std::size_t r = 0; r < keys_.size(); ++r) width = std::max(width, texts_[r * n_text + c].size() + 1);
+    shape[1 + c] = static_cast<std::uint64_t>(ctx.max(static_cast<std::int64_t>(width)));
   }
 
   // The row layout: the key, then every column in declared order.

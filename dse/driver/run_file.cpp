@@ -187,27 +187,15 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::
   write_text_table(file, "workloads", w, ctx.distributed(), ctx.rank() == 0);
   std::vector<std::uint32_t> ids;
   const bool all = hardware_variants(s) <= kAllVariantsLimit;
-  Bytes mine;
   agreed(ctx, [&] {  // this rank's ids before the gather (agree.hpp)
     if (all) {
       for (std::uint64_t h = 0; h < hardware_variants(s); ++h) ids.push_back(static_cast<std::uint32_t>(h));
       return;
     }
-    std::vector<std::uint32_t> own;
-    for (const auto& r : archive) own.push_back(r.hardware_id);
-    std::sort(own.begin(), own.end());
-    own.erase(std::unique(own.begin(), own.end()), own.end());
-    mine.resize(own.size() * sizeof(std::uint32_t));
-    if (!own.empty()) std::memcpy(mine.data(), own.data(), mine.size());
+    for (const auto& r : archive) ids.push_back(r.hardware_id);
   });
-  if (!all) {
-    // Every rank's part of the archive has its own hardware ids: all of them, on every rank.
-    const Bytes b = driver_detail::all_gather_bytes(ctx, std::move(mine));
-    ids.resize(b.size() / sizeof(std::uint32_t));
-    if (!b.empty()) std::memcpy(ids.data(), b.data(), ids.size() * sizeof(std::uint32_t));
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
+  // Every rank's part of the archive has its own hardware ids: all of them, on every rank.
+  if (!all) ids = driver_detail::union_of_ids(ctx, ids);
   TextTable v;
   v.columns = {"entry", "name", "knobs", "eval_arguments"};
   for (const std::uint32_t h : ids) {
