@@ -103,16 +103,19 @@ namespace {
 
 // This rank's share (rows i = rank mod P) of the first `rows` rows of the archive checkpoint
 // `name`, as records: the indices it holds evaluated again, or, in a checkpoint written before
-// checkpoints held indices, its records as stored.
+// checkpoints held indices, its records as stored (and `records` set: the next checkpoint must
+// write the archive afresh, as indices).
 std::vector<PointRecord> checkpoint_share(hid_t file, Context& ctx, const std::string& name, std::uint64_t rows,
                                           const std::function<std::vector<PointRecord>(
-                                              const std::vector<std::uint64_t>&)>& evaluate) {
+                                              const std::vector<std::uint64_t>&)>& evaluate,
+                                          bool& records) {
   const h5::Handle ds = h5::open_dataset(file, name);
   if (h5::dataset_rows(ds) < rows) throw IoError("checkpoint archive is shorter than its committed rows");
   const auto p = static_cast<std::uint64_t>(ctx.size());
   const auto r = static_cast<std::uint64_t>(ctx.rank());
   const h5::Handle stored(h5::check(H5Dget_type(ds), "H5Dget_type " + name), H5Tclose);
-  if (H5Tget_class(stored) == H5T_COMPOUND) {  // records (a checkpoint of an earlier version)
+  records = H5Tget_class(stored) == H5T_COMPOUND;
+  if (records) {  // a checkpoint of an earlier version
     std::vector<PointRecord> all(static_cast<std::size_t>(rows));
     const h5::Handle type = point_record_type();
     if (!all.empty()) h5::read_rows(ds, type, 0, all.size(), all.data());
@@ -179,7 +182,8 @@ ArchiveCheckpoint restore_archive(Context& ctx, hid_t file, const DriverOptions&
     rows = h5::dataset_rows(h5::open_dataset(file, committed_archive));
   }
   out.rows = rows;  // rows past the committed count belong to an unfinished checkpoint
-  for (const PointRecord& r : checkpoint_share(file, ctx, committed_archive, rows, evaluate)) file_record(r);
+  for (const PointRecord& r : checkpoint_share(file, ctx, committed_archive, rows, evaluate, out.rewrite))
+    file_record(r);
   return out;
 }
 
