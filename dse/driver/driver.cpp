@@ -169,7 +169,7 @@ class Driver {
   std::uint64_t next_sample_ = 0;         // exhaustive and random: the next quality sample
   std::vector<std::uint64_t> since_checkpoint_;  // indices this rank evaluated since the last checkpoint
   std::vector<PointRecord> scratch_;      // checkpoint buffers, kept from one to the next
-  std::vector<PointRecord> entered_;
+  std::vector<std::uint64_t> entered_;
   std::optional<Progress> progress_;
   std::uint64_t round_points_;
   std::uint64_t archived_ = 0;  // the archive size at the last checkpoint
@@ -215,11 +215,13 @@ void Driver::restore() {
     } else {
       seek(*sampler_, plan_.sampler, rows_done_);
     }
-    saved = driver_detail::restore_archive(ctx_, file_, opt_, store_rows_, rows_done_, rounds_, archive_attempt_,
-                                           [&](const PointRecord& r) {
-                                             archive_.insert(r);
-                                             front_.insert(r);
-                                           });
+    saved = driver_detail::restore_archive(
+        ctx_, file_, opt_, store_rows_, rows_done_, rounds_, archive_attempt_,
+        [&](const std::vector<std::uint64_t>& ids) { return runner_.evaluate(ids); },
+        [&](const PointRecord& r) {
+          archive_.insert(r);
+          front_.insert(r);
+        });
     has_quality = h5::has_link(file_, "hypervolume");
     has_bounds = has_quality && h5::dataset_rows(h5::open_dataset(file_, "hypervolume_bounds")) > 0;
     if (has_bounds && ctx_.rank() == 0) bounds_ = driver_detail::read_quality_bounds(file_);
@@ -383,28 +385,29 @@ void Driver::size_next_round(std::uint64_t points, double eval_s) {
 // so a crash at any moment leaves the counters naming a complete checkpoint.
 void Driver::checkpoint() {
   const auto tc = Clock::now();
-  std::span<const PointRecord> local;
+  std::vector<std::uint64_t> local;
   agreed(ctx_, [&] {
     test_fault_point("checkpoint", ctx_.rank());
     archive_.settle();
-    local = archive_.view(scratch_);
+    const std::span<const PointRecord> records = archive_.view(scratch_);
     std::sort(since_checkpoint_.begin(), since_checkpoint_.end());
     entered_.clear();
-    for (const auto& r : local) {
-      if (std::binary_search(since_checkpoint_.begin(), since_checkpoint_.end(), r.index)) entered_.push_back(r);
+    local.reserve(records.size());
+    for (const auto& r : records) {
+      local.push_back(r.index);
+      if (std::binary_search(since_checkpoint_.begin(), since_checkpoint_.end(), r.index)) entered_.push_back(r.index);
     }
   });
   archived_ = ctx_.sum(local.size());
   const std::int64_t old_archive_round = archive_round_;
   const std::int64_t old_archive_attempt = archive_attempt_;
   const std::int64_t old_state_attempt = state_attempt_;
-  const h5::Handle type = point_record_type();
   if (rewrite_archive_ || archive_rows_ + ctx_.sum(entered_.size()) > 2 * archived_ + opt_.checkpoint_slack_rows) {
     rewrite_archive_ = false;
     archive_round_ = rounds_ + 1;
     archive_attempt_ = attempt_;
     const h5::Handle ds = driver_detail::fresh_dataset(
-        file_, checkpoint_name("checkpoint_archive", archive_round_, attempt_), type, 1024, kDeflate);
+        file_, checkpoint_name("checkpoint_archive", archive_round_, attempt_), H5T_STD_U64LE, 8192, kDeflate);
     archive_rows_ = driver_detail::write_rank_rows(ds, ctx_, local, 0);
   } else {
     const h5::Handle ds =
@@ -491,7 +494,7 @@ std::string checkpoint_name(const char* base, std::int64_t round, std::int64_t a
 void init_driver_file(hid_t file, Store store) {
   const h5::Handle type = point_record_type();
   if (store == Store::all) (void)h5::create_extensible_1d(file, "points", type, 4096, kDeflate);
-  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0, 0), type, 1024, kDeflate);
+  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0, 0), H5T_STD_U64LE, 8192, kDeflate);
   (void)h5::create_extensible_1d(file, checkpoint_name("sampler_state", 0, 0), H5T_STD_U8LE, 65536, 0);
   set_attribute(file, kRowsDone, 0);
   set_attribute(file, kRoundsDone, 0);

@@ -61,7 +61,7 @@ ArchivePart read_archive_part(hid_t file, Context& ctx) {
   return part;
 }
 
-std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const PointRecord> local, std::uint64_t base) {
+std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const std::uint64_t> local, std::uint64_t base) {
   Bytes mine;
   put(mine, static_cast<std::uint64_t>(ctx.rank()));
   put(mine, static_cast<std::uint64_t>(local.size()));
@@ -77,11 +77,10 @@ std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const PointRecor
     if (static_cast<int>(r) < ctx.rank()) offset += sizes[r];
     total += sizes[r];
   }
-  const h5::Handle type = point_record_type();
   h5::set_rows(ds, base + total);
   std::vector<h5::RowRun> runs;
   if (!local.empty()) runs.push_back({offset, local.size()});
-  h5::write_runs(ds, type, local.data(), runs, ctx.distributed());
+  h5::write_runs(ds, H5T_NATIVE_UINT64, local.data(), runs, ctx.distributed());
   return total;
 }
 
@@ -100,16 +99,42 @@ std::vector<std::byte> read_bytes_dataset(hid_t file, const std::string& name) {
   return out;
 }
 
-std::vector<PointRecord> read_archive(hid_t file, const std::string& name) {
+namespace {
+
+// This rank's share (rows i = rank mod P) of the first `rows` rows of the archive checkpoint
+// `name`, as records: the indices it holds evaluated again, or, in a checkpoint written before
+// checkpoints held indices, its records as stored (and `records` set: the next checkpoint must
+// write the archive afresh, as indices).
+std::vector<PointRecord> checkpoint_share(hid_t file, Context& ctx, const std::string& name, std::uint64_t rows,
+                                          const std::function<std::vector<PointRecord>(
+                                              const std::vector<std::uint64_t>&)>& evaluate,
+                                          bool& records) {
   const h5::Handle ds = h5::open_dataset(file, name);
-  std::vector<PointRecord> out(h5::dataset_rows(ds));
-  const h5::Handle type = point_record_type();
-  if (!out.empty()) h5::read_all(ds, type, out.data());
-  return out;
+  if (h5::dataset_rows(ds) < rows) throw IoError("checkpoint archive is shorter than its committed rows");
+  const auto p = static_cast<std::uint64_t>(ctx.size());
+  const auto r = static_cast<std::uint64_t>(ctx.rank());
+  const h5::Handle stored(h5::check(H5Dget_type(ds), "H5Dget_type " + name), H5Tclose);
+  records = H5Tget_class(stored) == H5T_COMPOUND;
+  if (records) {  // a checkpoint of an earlier version
+    std::vector<PointRecord> all(static_cast<std::size_t>(rows));
+    const h5::Handle type = point_record_type();
+    if (!all.empty()) h5::read_rows(ds, type, 0, all.size(), all.data());
+    std::vector<PointRecord> mine;
+    for (std::uint64_t i = r; i < rows; i += p) mine.push_back(all[static_cast<std::size_t>(i)]);
+    return mine;
+  }
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(rows));
+  if (!all.empty()) h5::read_rows(ds, H5T_NATIVE_UINT64, 0, all.size(), all.data());
+  std::vector<std::uint64_t> mine;
+  for (std::uint64_t i = r; i < rows; i += p) mine.push_back(all[static_cast<std::size_t>(i)]);
+  return evaluate(mine);
 }
+
+}  // namespace
 
 ArchiveCheckpoint restore_archive(Context& ctx, hid_t file, const DriverOptions& opt, bool store_rows,
                                   std::uint64_t rows_done, std::int64_t rounds, std::int64_t archive_attempt,
+                                  const std::function<std::vector<PointRecord>(const std::vector<std::uint64_t>&)>& evaluate,
                                   const std::function<void(const PointRecord&)>& file_record) {
   ArchiveCheckpoint out;
   // A checkpoint written before the archive checkpoint became append-only has neither
@@ -150,12 +175,15 @@ ArchiveCheckpoint restore_archive(Context& ctx, hid_t file, const DriverOptions&
     }
     return out;
   }
-  std::vector<PointRecord> saved = read_archive(file, committed_archive);
-  out.rows = appended ? static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows)) : saved.size();
-  if (saved.size() < out.rows) throw IoError("checkpoint archive is shorter than its committed rows");
-  saved.resize(out.rows);  // rows past the committed count belong to an unfinished checkpoint
-  const auto p = static_cast<std::size_t>(ctx.size());
-  for (std::size_t i = static_cast<std::size_t>(ctx.rank()); i < saved.size(); i += p) file_record(saved[i]);
+  std::uint64_t rows = 0;
+  if (appended) {
+    rows = static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows));
+  } else {
+    rows = h5::dataset_rows(h5::open_dataset(file, committed_archive));
+  }
+  out.rows = rows;  // rows past the committed count belong to an unfinished checkpoint
+  for (const PointRecord& r : checkpoint_share(file, ctx, committed_archive, rows, evaluate, out.rewrite))
+    file_record(r);
   return out;
 }
 

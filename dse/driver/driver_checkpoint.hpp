@@ -37,16 +37,13 @@ void write_archive(hid_t file, Context& ctx, const ArchivePart& part);
 // [r total / P, (r + 1) total / P).
 ArchivePart read_archive_part(hid_t file, Context& ctx);
 
-// Each rank's `local` rows at `base` + the rows of lower ranks in dataset `ds`, which is resized to
-// hold them (collective); returns the rows written over all ranks.
-std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const PointRecord> local, std::uint64_t base);
+// Each rank's `local` point indices at `base` + the rows of lower ranks in dataset `ds` (of u64),
+// which is resized to hold them (collective); returns the rows written over all ranks.
+std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const std::uint64_t> local, std::uint64_t base);
 
 // Rank 0's bytes as a fresh dataset `name` (collective), and read back (every rank).
 void write_bytes_dataset(hid_t file, Context& ctx, const std::string& name, const std::vector<std::byte>& bytes);
 std::vector<std::byte> read_bytes_dataset(hid_t file, const std::string& name);
-
-// Every row of a dataset of records.
-std::vector<PointRecord> read_archive(hid_t file, const std::string& name);
 
 // The committed archive checkpoint: where it is, how many rows of it count, and whether the next
 // checkpoint must write it afresh.
@@ -57,9 +54,14 @@ struct ArchiveCheckpoint {
 };
 
 // This rank's share of the committed archive checkpoint of `file`, each record given to
-// `file_record` (the local archive and objective front).
-ArchiveCheckpoint restore_archive(Context& ctx, hid_t file, const DriverOptions& opt, bool store_rows,
-                                  std::uint64_t rows_done, std::int64_t rounds, std::int64_t archive_attempt,
-                                  const std::function<void(const PointRecord&)>& file_record);
+// `file_record` (the local archive and objective front). The checkpoint holds the archived points'
+// indices (8 bytes a point where a record is 280): their records are `evaluate`d again, which
+// gives them bit for bit (the model is a pure function of the index). A checkpoint of an earlier
+// version holds the records themselves, read as they are.
+ArchiveCheckpoint restore_archive(
+    Context& ctx, hid_t file, const DriverOptions& opt, bool store_rows, std::uint64_t rows_done,
+    std::int64_t rounds, std::int64_t archive_attempt,
+    const std::function<std::vector<PointRecord>(const std::vector<std::uint64_t>&)>& evaluate,
+    const std::function<void(const PointRecord&)>& file_record);
 
 }  // namespace dse::driver_detail

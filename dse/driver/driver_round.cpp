@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <tuple>
+#include <utility>
 
 #include "dse/driver/agree.hpp"
 #include "dse/parallel.hpp"
@@ -45,6 +46,31 @@ constexpr int kRequestsInFlight = 2;
 
 }  // namespace
 
+RoundRunner::~RoundRunner() { (void)drain(); }
+
+std::exception_ptr RoundRunner::drain() noexcept {
+  if (filing_pending_) {
+    filing_pending_ = false;
+    try {
+      arena_.execute([&] { filing_.wait(); });
+    } catch (...) {
+      if (!filing_error_) filing_error_ = std::current_exception();
+    }
+  }
+  return std::exchange(filing_error_, nullptr);
+}
+
+void RoundRunner::file(const std::vector<PointRecord>& chunk) {
+  try {
+    for (const PointRecord& r : chunk) {
+      archive_.insert(r);
+      front_.insert(r);
+    }
+  } catch (...) {
+    filing_error_ = std::current_exception();
+  }
+}
+
 void RoundRunner::run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end,
                             RoundWork& out) {
   std::vector<PointRecord> chunk(end - begin);
@@ -55,10 +81,12 @@ void RoundRunner::run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t
     out.indices.push_back(r.index);
     ++out.evaluated;
     if (r.feasible != 0) ++out.feasible;
-    archive_.insert(r);
-    front_.insert(r);
     if (keep_rows_) out.rows.emplace_back(p, r);
   }
+  if (const std::exception_ptr e = drain()) std::rethrow_exception(e);
+  filed_ = std::move(chunk);
+  filing_pending_ = true;
+  arena_.execute([&] { filing_.run([this] { file(filed_); }); });
 }
 
 std::vector<PointRecord> RoundRunner::evaluate(const std::vector<std::uint64_t>& ids) {
@@ -93,9 +121,13 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
   };
   if (!ctx.distributed() || ctx.size() == 1) {
     for (auto [b, e] = cursor.take(); b < n && !failure; std::tie(b, e) = cursor.take()) {
-      if (cancelled(opt)) return false;
+      if (cancelled(opt)) {
+        (void)runner.drain();  // the round is discarded
+        return false;
+      }
       work_on(b, e);
     }
+    if (const std::exception_ptr e = runner.drain(); e && !failure) failure = e;
     agree(ctx, failure);  // one rank: the error as every rank would throw it
     return true;
   }
@@ -156,6 +188,7 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
       if (!stop && !cancelled(opt) && !failure) work_on(b, e);  // a stopped round is discarded
     }
   }
+  if (const std::exception_ptr e = runner.drain(); e && !failure) failure = e;
   agree(ctx, failure);
   const bool any_stop = ctx.max(stop || cancelled(opt) ? 1 : 0) != 0;
   return !any_stop;

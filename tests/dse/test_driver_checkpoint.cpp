@@ -17,6 +17,7 @@
 #include "dse/driver/driver_quality.hpp"
 #include "dse/error.hpp"
 #include "dse/h5/h5.hpp"
+#include "dse/h5/results.hpp"
 #include "dse/driver/run.hpp"
 #include "tests/scratch.hpp"
 
@@ -284,6 +285,54 @@ TEST(DriverCheckpoint, ResumeRebuildsALostArchiveCheckpointFromPoints) {
   EXPECT_EQ(got.evaluated, 20000u);
   expect_same_archive(got, want);
   EXPECT_EQ(f.warnings.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// The archive checkpoint holds point indices, and a resume evaluates its share of them again. A
+// file checkpointed by an earlier version held the records themselves (a compound dataset): it
+// resumes from them as they are, without evaluating them, and ends with the uninterrupted archive.
+// Here a stopped run's committed index checkpoint is replaced by the records of its indices.
+TEST(DriverCheckpoint, ResumeReadsARecordCheckpointOfAnEarlierVersion) {
+  const auto dir = dse::test::scratch_dir("driver_record_checkpoint");
+  const DriverResult want = uninterrupted(dir);
+  const std::string with_indices = (dir / "indices.h5").string();
+  const std::string with_records = (dir / "records.h5").string();
+  {
+    Fixture f;
+    f.stop_after = 3000;
+    ASSERT_TRUE(f.drive_file(with_indices, true).interrupted);
+  }
+  std::filesystem::copy_file(with_indices, with_records);
+  std::uint64_t rows = 0;
+  {
+    auto ctx = make_local_context();
+    const h5::Handle file = h5::open_file_readwrite(with_records, ctx->file_access());
+    const std::string name = committed_archive(file);
+    rows = static_cast<std::uint64_t>(h5::read_int_attribute(file, kArchiveRows));
+    ASSERT_GT(rows, 0u);
+    std::vector<std::uint64_t> indices(rows);
+    {
+      const h5::Handle ds = h5::open_dataset(file, name);
+      h5::read_rows(ds, H5T_NATIVE_UINT64, 0, rows, indices.data());
+    }
+    std::vector<PointRecord> records;
+    for (const std::uint64_t i : indices) records.push_back(synthetic_point(i));
+    ASSERT_GE(H5Ldelete(file, name.c_str(), H5P_DEFAULT), 0);
+    const h5::Handle type = point_record_type();
+    const h5::Handle ds = h5::create_extensible_1d(file, name, type, 1024, 0);
+    h5::set_rows(ds, rows);
+    h5::write_runs(ds, type, records.data(), {{0, rows}}, false);
+  }
+  Fixture a;
+  const DriverResult from_indices = a.drive_file(with_indices, false);
+  Fixture b;
+  const DriverResult from_records = b.drive_file(with_records, false);
+  ASSERT_FALSE(from_indices.interrupted);
+  ASSERT_FALSE(from_records.interrupted);
+  // The index checkpoint's rows are evaluated again on resume; the records are not.
+  EXPECT_EQ(a.calls.load() - b.calls.load(), rows);
+  expect_same_archive(from_indices, want);
+  expect_same_archive(from_records, want);
   std::filesystem::remove_all(dir);
 }
 
