@@ -206,6 +206,11 @@ struct EvalOptions {
   // (workload/footprint.hpp). Its collectives move the all-reduces' bytes as an
   // all-gather plus a reduce-scatter, which the graph's all-reduces already cost.
   bool sequence_parallel = false;
+  // The all-reduce kernel of the serving stack (system/serving.hpp ServingStack): its own
+  // peer-to-peer kernel (system::peer_all_reduce_cost) for buffers up to
+  // custom_all_reduce_max_bytes (0: any), else the library's ring.
+  system::AllReduceKernel all_reduce_kernel = system::AllReduceKernel::library;
+  double custom_all_reduce_max_bytes = 0.0;
 };
 // Whether the options apply fusion kind k (their fusion_kinds, else their strategy's).
 bool applies_fusion(const EvalOptions& o, FusionKind k);

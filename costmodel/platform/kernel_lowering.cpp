@@ -327,7 +327,13 @@ Kernel KernelLowering::collective(const wl::Operator& op) {
   if (op.participants > 1 && system::subgroup(ic, op.participants, group)) {
     const auto kind =
         op.kind == wl::OpKind::all_reduce ? system::CollectiveKind::all_reduce : system::CollectiveKind::all_to_all;
-    const auto c = system::collective_cost(group, kind, system::CollectiveAlgorithm::ring, bytes);
+    const bool custom = kind == system::CollectiveKind::all_reduce &&
+                        o_.all_reduce_kernel == system::AllReduceKernel::custom &&
+                        (o_.custom_all_reduce_max_bytes <= 0.0 || bytes <= o_.custom_all_reduce_max_bytes) &&
+                        system::peer_all_reduce_cost(group, bytes).feasible;
+    const auto c = custom ? system::peer_all_reduce_cost(group, bytes)
+                          : system::collective_cost(group, kind, system::CollectiveAlgorithm::ring, bytes);
+    if (custom) k.kernel = "all_reduce(custom)";
     t = c.feasible ? c.time_s : 0.0;
     k.cost.feasible = c.feasible;
     k.cost.hbm_bytes = 2.0 * bytes;  // read the buffer, write the result

@@ -280,6 +280,9 @@ StepOut run_step(const Platform& p, const SystemSpec& system, const SystemReques
   opt.phase = ph;
   opt.interconnect = system.interconnect;
   opt.sequence_parallel = r.sequence_parallel;
+  const sys::ServingStack& stack = r.serving.stack ? *r.serving.stack : system.default_stack;
+  opt.all_reduce_kernel = stack.tp_all_reduce;
+  opt.custom_all_reduce_max_bytes = stack.tp_all_reduce_max_bytes;
   o.chip = evaluate_graph(p, g, opt, &cache);
   stage_memory(o.chip, g, ph, r);
   double state_bytes = 0.0;

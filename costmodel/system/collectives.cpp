@@ -15,6 +15,10 @@ std::string_view to_string(Topology t) {
   return "unknown";
 }
 
+std::string_view to_string(AllReduceKernel k) {
+  return k == AllReduceKernel::custom ? "custom" : "library";
+}
+
 std::string_view to_string(CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::ring: return "ring";
@@ -266,6 +270,28 @@ CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
   }
   c.time_s = c.latency_term_s + c.bandwidth_term_s;
   c.busiest_link_bytes = *std::max_element(link_bytes.begin(), link_bytes.end());
+  return c;
+}
+
+CollectiveCost peer_all_reduce_cost(const Interconnect& ic, double bytes) noexcept {
+  CollectiveCost c;
+  const int n = ic.dims[0];
+  const bool world_ok = n == 2 || n == 4 || n == 6 || n == 8;
+  if (ic.topology != Topology::switched || ic.scale_out.chips_per_node > 0 || !world_ok || ic.dims[1] != 1 ||
+      ic.dims[2] != 1 || !(ic.link_bandwidth_bytes_per_s > 0.0) || !(ic.link_latency_s >= 0.0) || ic.links < 1 ||
+      !(ic.achievable_fraction > 0.0) || ic.achievable_fraction > 1.0 || !(bytes >= 0.0) || !std::isfinite(bytes)) {
+    c.feasible = false;
+    c.status = CollectiveStatus::invalid_input;
+    return c;
+  }
+  const double nd = n;
+  const bool one_shot = n == 2 || (n <= 4 && bytes < 512.0 * 1024.0) || (n <= 8 && bytes < 256.0 * 1024.0);
+  const double chip_bytes = one_shot ? (nd - 1.0) * bytes : 2.0 * (nd - 1.0) / nd * bytes;
+  c.steps = 2;
+  c.latency_term_s = 2.0 * ic.link_latency_s;
+  c.bandwidth_term_s = chip_bytes / sustained_bandwidth_bytes_per_s(ic);
+  c.time_s = c.latency_term_s + c.bandwidth_term_s;
+  c.busiest_link_bytes = chip_bytes / ic.links;
   return c;
 }
 

@@ -160,4 +160,25 @@ struct CollectiveCost {
 CollectiveCost collective_cost(const Interconnect& ic, CollectiveKind kind,
                                CollectiveAlgorithm algorithm, double bytes) noexcept;
 
+// Which kernel a serving stack runs for tensor parallelism's all-reduces: the collective
+// library's (NCCL / RCCL, costed by collective_cost's ring algorithm) or the stack's own
+// peer-to-peer kernel (peer_all_reduce_cost).
+enum class AllReduceKernel { library, custom };
+std::string_view to_string(AllReduceKernel k);
+
+// A serving stack's own all-reduce kernel (vLLM csrc/custom_all_reduce.cuh, on CUDA and ROCm):
+// every chip reads its peers' registered buffers directly over the links; a flag written to
+// every peer marks the start of the kernel and another its end (start_sync, end_sync: one link
+// latency alpha each, the kernel's only communication steps besides the reads).
+//   one-shot  (cross_device_reduce_1stage) each chip reads the whole buffer of every peer:
+//             2 alpha + (n-1) S / B
+//   two-shot  (cross_device_reduce_2stage) reduce-scatter, then all-gather, by peer reads:
+//             2 alpha + 2 (n-1)/n S / B
+// B: one chip's sustained bandwidth (sustained_bandwidth_bytes_per_s). The kernel is vLLM's
+// choice (custom_all_reduce.cuh, CustomAllreduce::allreduce): one-shot on 2 chips, below 512 KiB
+// on up to 4 and below 256 KiB on up to 8; two-shot otherwise. Infeasible (invalid_input) unless
+// ic is a switch (every chip reaches every peer directly: NVSwitch, or the MI300X's fully
+// connected links) of 2, 4, 6 or 8 chips with no scale-out level (the kernel's world sizes).
+CollectiveCost peer_all_reduce_cost(const Interconnect& ic, double bytes) noexcept;
+
 }  // namespace dse::costmodel::system

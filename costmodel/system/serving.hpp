@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "costmodel/system/collectives.hpp"
+
 namespace dse::costmodel::system {
 
 // ---------------------------------------------------------------- random numbers
@@ -104,6 +106,10 @@ struct ServingStack {
   std::string file;  // where its figures were read from (provenance); "" when built in
   double step_s = 0.0;
   double per_sequence_s = 0.0;
+  // The kernel of its tensor-parallel all-reduces (collectives.hpp AllReduceKernel); a custom
+  // kernel serves buffers up to tp_all_reduce_max_bytes (0: any size), the library the larger.
+  AllReduceKernel tp_all_reduce = AllReduceKernel::library;
+  double tp_all_reduce_max_bytes = 0.0;
   [[nodiscard]] double overhead_s(int batch) const noexcept {
     return step_s + per_sequence_s * static_cast<double>(batch);
   }

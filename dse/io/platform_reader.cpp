@@ -386,7 +386,8 @@ sys::SystemPrice read_system_price(const MapReader& m) {
 sys::ServingStack load_stack(const std::string& path) {
   const std::string text = read_text_file(path, "serving stack file");
   const YAML::Node root = parse_yaml(text, path);
-  MapReader m(root, Place{path, ""}, {"kind", "name", "step_overhead_s", "per_sequence_overhead_s"});
+  MapReader m(root, Place{path, ""},
+              {"kind", "name", "step_overhead_s", "per_sequence_overhead_s", "tp_all_reduce", "tp_all_reduce_max_bytes"});
   if (m.string("kind") != "serving_stack")
     fail(m.place("kind"), m.node("kind"), "expected serving_stack", m.string("kind"));
   sys::ServingStack st;
@@ -394,6 +395,11 @@ sys::ServingStack load_stack(const std::string& path) {
   st.file = path;
   st.step_s = m.non_negative_or("step_overhead_s", 0.0);
   st.per_sequence_s = m.non_negative_or("per_sequence_overhead_s", 0.0);
+  const std::string ar = m.string_or("tp_all_reduce", "library");
+  if (ar != "library" && ar != "custom")
+    fail(m.place("tp_all_reduce"), m.node("tp_all_reduce"), "expected one of library, custom", ar);
+  st.tp_all_reduce = ar == "custom" ? sys::AllReduceKernel::custom : sys::AllReduceKernel::library;
+  st.tp_all_reduce_max_bytes = m.non_negative_or("tp_all_reduce_max_bytes", 0.0);
   return st;
 }
 

@@ -41,6 +41,8 @@
 //      kind: serving_stack
 //      name: STRING
 //      step_overhead_s, per_sequence_overhead_s: NUMBER >= 0   # per scheduler iteration
+//      tp_all_reduce: library | custom          # the TP all-reduce kernel (default library)
+//      tp_all_reduce_max_bytes: NUMBER >= 0      # the largest buffer the custom kernel takes (0: any)
 // Presets are looked up in the scenarios folder: env DSE_SCENARIOS_DIR, else
 // the compile definition DSE_SCENARIOS_DIR (the source tree's scenarios/).
 #pragma once

@@ -257,3 +257,38 @@ TEST(Collectives, TorusNodesCrossOnTheScaleOutPorts) {
   EXPECT_EQ(cs::chip_count(g), 4);
   EXPECT_FALSE(cs::outer_subgroup(sys, 16, 8, g));  // 128 chips > 64
 }
+
+// vLLM's custom all-reduce (csrc/custom_all_reduce.cuh @ c9eabec): a start and an end flag (2 alpha)
+// around the peer reads. 8x MI300X (scenarios/systems/mi300x-8.yaml: 7 links x 64 GB/s, alpha 1 us):
+// a 16 KiB decode buffer is one-shot, each chip reading 7 x 16 KiB through its 7 links:
+// 2 us + 7 x 16384 / 448e9 = 2.256 us (the ring: 14 us + 2 x 7/8 x 16384 / 448e9 = 14.064 us).
+// At 256 KiB (not below vLLM's 256 KiB bound for 8 chips) it is two-shot: 2 x 7/8 x 262144 / 448e9.
+TEST(Collectives, PeerAllReduceOneShotThenTwoShotAsVllmChooses) {
+  const auto mi300x = cs::make_switch(8, 64e9, 1e-6, 7);
+  const auto small = cs::peer_all_reduce_cost(mi300x, 16384.0);
+  ASSERT_TRUE(small.feasible);
+  EXPECT_NEAR(small.time_s, 2e-6 + 7.0 * 16384.0 / 448e9, 1e-15);
+  EXPECT_EQ(small.steps, 2);
+  EXPECT_NEAR(small.busiest_link_bytes, 16384.0, 1e-9);  // 7 x S over 7 links
+  const auto ring = cs::collective_cost(mi300x, cs::CollectiveKind::all_reduce, cs::CollectiveAlgorithm::ring, 16384.0);
+  EXPECT_NEAR(ring.time_s, 14e-6 + 2.0 * 7.0 / 8.0 * 16384.0 / 448e9, 1e-15);
+  const auto big = cs::peer_all_reduce_cost(mi300x, 262144.0);
+  EXPECT_NEAR(big.time_s, 2e-6 + 2.0 * 7.0 / 8.0 * 262144.0 / 448e9, 1e-15);
+  // 4 chips stay one-shot up to 512 KiB: 3 x 262144 / (7 x 64e9).
+  const auto four = cs::peer_all_reduce_cost(cs::make_switch(4, 64e9, 1e-6, 7), 262144.0);
+  EXPECT_NEAR(four.time_s, 2e-6 + 3.0 * 262144.0 / 448e9, 1e-15);
+  // 2 chips: always one-shot, S / B.
+  const auto two = cs::peer_all_reduce_cost(cs::make_switch(2, 64e9, 1e-6, 7), 4194304.0);
+  EXPECT_NEAR(two.time_s, 2e-6 + 4194304.0 / 448e9, 1e-15);
+}
+
+// The kernel serves 2, 4, 6 or 8 chips that reach each other directly (one switch level).
+TEST(Collectives, PeerAllReduceNeedsOneSwitchOfTwoToEightChips) {
+  EXPECT_FALSE(cs::peer_all_reduce_cost(cs::make_switch(3, 64e9, 1e-6, 7), 1024.0).feasible);
+  EXPECT_FALSE(cs::peer_all_reduce_cost(cs::make_switch(16, 64e9, 1e-6, 7), 1024.0).feasible);
+  EXPECT_FALSE(cs::peer_all_reduce_cost(cs::make_ring(8, 64e9, 1e-6), 1024.0).feasible);
+  auto two_level = cs::make_switch(8, 64e9, 1e-6, 7);
+  two_level.scale_out.chips_per_node = 4;
+  EXPECT_FALSE(cs::peer_all_reduce_cost(two_level, 1024.0).feasible);
+  EXPECT_EQ(cs::to_string(cs::AllReduceKernel::custom), "custom");
+}

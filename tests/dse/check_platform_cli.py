@@ -298,6 +298,28 @@ for args in (["presets"], ["validate"], ["eval", "--hardware", "h100-sxm5", "--w
     if p.returncode != 2 or "too many positional options" not in p.stderr or p.stdout:
         sys.exit(f"{' '.join(args)} extra: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
 
+# A stack's all-reduce kernel (scenarios/stacks, tp_all_reduce): Llama-3-70B decode at batch 1 on 8x MI300X, TP 8,
+# FP8 with bf16 all-reduces of 8,192 x 2 = 16,384 B. By hand from scenarios/systems/mi300x-8.yaml (7 links x 64 GB/s,
+# alpha 1 us) and the MI300X's graph kernel overhead (4 us): vLLM's one-shot kernel 2 x 1 us + 7 x 16384 / 448e9 + 4 us
+# = 6.256 us (costmodel/system/collectives.hpp peer_all_reduce_cost); the library's ring 2 x 7 x 1 us +
+# 2 x 7/8 x 16384 / 448e9 + 4 us = 18.064 us.
+def allreduce_s(stack):
+    e = json.loads(run("eval", "--system", "mi300x-8", "--workload", "llama3-70b", "--tp", "8", "--precision", "fp8",
+                       "--phase", "decode", "--batch", "1", "--context", "128", "--stack", stack, "--json"))
+    return [l["latency_s"] for l in e["layers"] if l["name"] == "allreduce_attn"][0]
+for stack, want in (("vllm-v1", 2e-6 + 7 * 16384 / 448e9 + 4e-6), ("vllm", 14e-6 + 2 * 7 / 8 * 16384 / 448e9 + 4e-6)):
+    got = allreduce_s(stack)
+    if abs(got - want) > 1e-4 * want:
+        sys.exit(f"stack {stack}: allreduce_attn {got} s, want {want} s")
+with tempfile.TemporaryDirectory() as tmp:
+    bad = os.path.join(tmp, "bad-stack.yaml")
+    with open(bad, "w") as f:
+        f.write("kind: serving_stack\nname: bad\ntp_all_reduce: mesh\n")
+    p = subprocess.run([dse, "eval", "--system", "mi300x-8", "--workload", "llama3-70b", "--tp", "8", "--stack", bad],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "tp_all_reduce: expected one of library, custom (got mesh)" not in p.stderr:
+        sys.exit(f"bad tp_all_reduce: exit {p.returncode}, stderr {p.stderr!r}")
+
 p = run("presets")
 for name in ("h100-sxm5", "mi300x", "tpu-v4", "gaudi2", "dgx-h100-8", "llama2-70b"):
     if name not in p:
