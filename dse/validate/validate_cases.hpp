@@ -106,7 +106,7 @@ inline constexpr std::initializer_list<const char*> kServingCaseKeys = {
     "name",         "kind",          "group",          "system",         "hardware",    "workload",
     "precision",    "tp",            "batch",          "max_batch",      "prompt_tokens", "output_tokens",
     "lengths_file", "sla_ttft_ms",   "sla_tpot_ms",    "stack",          "static_kv_tokens",
-    "prompt_bucket_tokens", "measured", "unit",        "source"};
+    "prompt_bucket_tokens", "launch", "measured",    "unit",          "source"};
 CaseResult serving_case(const io::MapReader& c, const std::string& suite_dir, const Method& m);
 
 // A power case (kind power, unit W; dse/validate/validate_power.cpp): the accelerators' or the wall's

@@ -148,10 +148,11 @@ void read_stack(const io::MapReader& c, const std::string& kind, const Method& m
   // A training case's stack: the method's training fusion at the end-to-end launch, or the
   // measured stack's own `fusions` (the kinds it applies) and `launch` (framework: eager PyTorch).
   // An llm_offline case may name its stack's fusions too (torch.compile: norm_residual and the
-  // attention, no GEMM epilogues), in place of the end-to-end method's aggressive set.
+  // attention, no GEMM epilogues), in place of the end-to-end method's aggressive set, and its
+  // launch (vLLM's --enforce-eager: framework).
   if (kind == "training_mfu" && m.train_fusion) r.options.fusion = *m.train_fusion;
   if ((kind == "training_mfu" || kind == "llm_offline") && c.has("fusions")) r.options.fusion_kinds = fusions_of(c);
-  if (kind == "training_mfu" && c.has("launch")) r.options.launch = launch_of(c);
+  if ((kind == "training_mfu" || kind == "llm_offline") && c.has("launch")) r.options.launch = launch_of(c);
   // attention_kernel (training_mfu): the measured stack's fused attention generation,
   // native (default), flash2 or flash1 (pf::AttentionKernel).
   if (c.has("attention_kernel"))

@@ -12,8 +12,8 @@
 //  batch_latency end-to-end latency of one static batch of prompt_tokens + output_tokens
 //                (vLLM's benchmark_latency). unit s.
 // Each runs the case's `stack` (scenarios/stacks; default none) with the end-to-end method's
-// launch and fusion, on a system preset (the system's chips over tp as replicas) or one chip type
-// (tp chips on the chip's own links).
+// fusion and launch (or the case's own `launch`), on a system preset (the system's chips over tp
+// as replicas) or one chip type (tp chips on the chip's own links).
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -56,7 +56,9 @@ ServingCase serving_setup(const io::MapReader& c, const std::string& suite_dir, 
   r.spec = case_workload(c, suite_dir);
   r.degrees = {tp, 1, s.replicas, 1};
   r.options.fusion = m.e2e_fusion;
-  r.options.launch = m.e2e_launch;
+  // launch: the measured stack's kernel launch where it is not the method's end-to-end one
+  // (framework: eager PyTorch, as vLLM runs with --enforce-eager or beyond its captured graphs).
+  r.options.launch = c.has("launch") ? launch_of(c) : m.e2e_launch;
   r.phase.precision = io::as_precision(c.node("precision"), c.place("precision"));
   r.phase.phase = wl::Phase::decode;
   r.phase.batch = 1;

@@ -232,8 +232,12 @@ void check_kind_keys(const io::MapReader& c, const YAML::Node& node, const io::P
              "a key of llm_step_csv, training_mfu, llm_offline and power cases only", kind);
   for (const char* key : {"ops", "phase", "at"})
     if (c.has(key) && kind != "power") io::fail(c.place(key), c.node(key), "a key of power cases only", kind);
+  // launch: the measured stack's kernel launch (framework: eager PyTorch, graph: a captured graph),
+  // for the training and offline-inference cases whose stack says which it ran.
+  if (c.has("launch") && kind != "training_mfu" && kind != "llm_offline")
+    io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu and llm_offline cases only", kind);
   for (const char* key :
-       {"launch", "dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
+       {"dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
         "loss_kernel", "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
     if (c.has(key) && kind != "training_mfu" && !(kind == "attention_csv" && std::string(key) == "attention_kernel"))
       io::fail(c.place(key), c.node(key),

@@ -438,7 +438,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].unit: expected mfu or tokens/s/chip (a training_mfu case) (got furlongs)"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, launch: framework, source: s}",
-                       "a key of training_mfu cases only"),
+                       "cases[0].launch: a key of training_mfu and llm_offline cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
                        "a key of llm_step_csv, training_mfu, llm_offline and power cases only"),
@@ -715,9 +715,10 @@ with tempfile.TemporaryDirectory() as tmp:
                     "cases:\n  - {name: one, kind: llm_offline, group: e2e, hardware: h100-sxm5, workload: llama2-70b,"
                     f" precision: fp8, tp: 2, measured: 500, unit: {unit}, source: local{extra}}}\n")
         return path
-    def out_tps(*extra):  # TensorRT-LLM's out_tps at batch 64 from `dse eval`'s sweep (2048 + 512 tokens, TP 2)
+    def out_tps(*extra, launch="graph"):  # TensorRT-LLM's out_tps at batch 64 from `dse eval`'s sweep (2048 + 512
+        # tokens, TP 2)
         sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-70b", "--precision", "fp8",
-                               "--tp", "2", "--fusion", "aggressive", "--launch", "graph", "--prompt", "2048",
+                               "--tp", "2", "--fusion", "aggressive", "--launch", launch, "--prompt", "2048",
                                "--output", "512", "--json", *extra))["serving"]["sweep"]
         at64 = [x for x in sweep if x["batch"] == 64][0]
         return 512 * 64 / (at64["ttft_s"] + 511 * at64["tpot_s"]) / 2
@@ -731,6 +732,42 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"llm_offline without per_chip: predicted {group['predicted']} vs 2 x {want}")
     if "static batch 64" not in per_chip["constants"] or "2048 + 512 tokens" not in per_chip["constants"]:
         sys.exit(f"llm_offline static batch: constants {per_chip['constants']!r}")
+    # launch: framework (vLLM's --enforce-eager) = `dse eval --launch framework`: the same formula over that
+    # sweep, slower than the method's graph launch.
+    eager = json.loads(run("validate", "--json", "--suite",
+                           offline_suite(fixed + ", per_chip: true, launch: framework")))["cases"][0]
+    want_eager = out_tps(launch="framework")
+    if abs(eager["predicted"] - want_eager) > 1e-9 * want_eager or not want_eager < want:
+        sys.exit(f"llm_offline launch framework: {eager['predicted']} vs {want_eager} (graph: {want})")
+    if "launch framework" not in eager["constants"]:
+        sys.exit(f"llm_offline launch framework: constants {eager['constants']!r}")
+    # A serving case's launch: a ttft_latency case at launch framework is `dse eval --launch framework`'s
+    # first-token latency of one request (the sweep's batch 1) of the same prompt, longer than at graph launch.
+    def ttft_suite(extra):
+        path = os.path.join(tmp, "serving.yaml")
+        with open(path, "w") as f:
+            f.write(f"measured_dir: {tmp}\nmethod:\n  operators: {{launch: framework, fusion: none}}\n"
+                    "  end_to_end: {launch: graph, fusion: aggressive}\n"
+                    "  llm_offline: {prompt_tokens: 218, output_tokens: 294, batches: [1, 2]}\n  vision_batch: 1\n"
+                    "cases:\n  - {name: t, kind: ttft_latency, group: serving, hardware: h100-sxm5, workload: llama2-7b,"
+                    f" precision: fp16, prompt_tokens: 512, measured: 0.05, unit: s, source: local{extra}}}\n")
+        return path
+    def eval_ttft(launch):
+        sweep = json.loads(run("eval", "--hardware", "h100-sxm5", "--workload", "llama2-7b", "--precision", "fp16",
+                               "--fusion", "aggressive", "--launch", launch, "--prompt", "512", "--output", "1",
+                               "--json"))["serving"]["sweep"]
+        return [x for x in sweep if x["batch"] == 1][0]["ttft_s"]
+    for launch in ("graph", "framework"):
+        extra = "" if launch == "graph" else ", launch: framework"
+        got = json.loads(run("validate", "--json", "--suite", ttft_suite(extra)))["cases"][0]
+        if abs(got["predicted"] - eval_ttft(launch)) > 1e-9 * eval_ttft(launch) or f"launch {launch}" not in got["constants"]:
+            sys.exit(f"ttft_latency launch {launch}: {got['predicted']} vs {eval_ttft(launch)}, {got['constants']!r}")
+    if not eval_ttft("framework") > eval_ttft("graph"):
+        sys.exit("ttft_latency: framework launch not slower than graph launch")
+    p = subprocess.run([dse, "validate", "--suite", ttft_suite(", launch: eager")], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or "cases[0].launch: expected framework or graph (got eager)" not in p.stderr:
+        sys.exit(f"ttft_latency launch eager: exit {p.returncode}, stderr {p.stderr!r}")
     # decode_attention: per_query_head = `dse eval --decode-attention per_query_head` (the KV cache streamed
     # once per query head): the same out_tps formula over that sweep, and slower than the shared read.
     slow = json.loads(run("validate", "--json", "--suite",
