@@ -262,26 +262,15 @@ void Nsga2Sampler::tell(std::span<const Evaluation> results) {
 void Nsga2Sampler::advance() {
   for (;;) {
     // Every island selects among its parents and its offspring, whose results are the batch's or,
-    // for an offspring that repeats a parent of some island, that parent's.
-    std::unordered_map<std::uint64_t, const Evaluation*> known;
-    for (const Island& island : islands_) {
-      for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
-    }
-    for (const auto& [id, e] : received_) known.emplace(id, &e);
-    std::vector<std::vector<Member>> selected(islands_.size());
-    for (std::size_t k = 0; k < islands_.size(); ++k) {
-      std::vector<Evaluation> pool;
-      pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
-      for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
-      for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
-      selected[k] = select(std::move(pool), islands_[k].size);
-    }
-    for (std::size_t k = 0; k < islands_.size(); ++k) {
-      islands_[k].parents = std::move(selected[k]);
-      islands_[k].offspring.clear();
+    // for an offspring that repeats a parent of some island, that parent's; every
+    // migration_interval generations the islands then migrate.
+    const bool migrating = islands_.size() > 1 && (generation_ + 1) % opt_.migration_interval == 0;
+    if (parts_ > 1 && islands_.size() > 1) {
+      select_shared(migrating);
+    } else {
+      select_all(migrating);
     }
     ++generation_;
-    if (islands_.size() > 1 && generation_ % opt_.migration_interval == 0) migrate();
     set_pending({});
     if (generation_ > opt_.generations) {
       finished_ = true;
@@ -294,20 +283,54 @@ void Nsga2Sampler::advance() {
   }
 }
 
+Nsga2Sampler::Known Nsga2Sampler::known_evaluations() const {
+  Known known;
+  for (const Island& island : islands_) {
+    for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
+  }
+  for (const auto& [id, e] : received_) known.emplace(id, &e);
+  return known;
+}
+
+std::vector<Evaluation> Nsga2Sampler::pool_of(std::size_t k, const Known& known) const {
+  std::vector<Evaluation> pool;
+  pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
+  for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
+  for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
+  return pool;
+}
+
+void Nsga2Sampler::select_all(bool migrating) {
+  std::vector<std::vector<Member>> selected(islands_.size());
+  {
+    const Known known = known_evaluations();
+    for (std::size_t k = 0; k < islands_.size(); ++k) selected[k] = select(pool_of(k, known), islands_[k].size);
+  }
+  for (std::size_t k = 0; k < islands_.size(); ++k) {
+    islands_[k].parents = std::move(selected[k]);
+    islands_[k].offspring.clear();
+  }
+  if (migrating) migrate();
+}
+
+std::vector<const Nsga2Sampler::Member*> Nsga2Sampler::emigrants_of(const std::vector<Member>& parents) const {
+  std::vector<const Member*> order;
+  order.reserve(parents.size());
+  for (const Member& m : parents) order.push_back(&m);
+  std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
+    if (a->rank != b->rank) return a->rank < b->rank;
+    if (a->crowding != b->crowding) return a->crowding > b->crowding;
+    return a->evaluation.index < b->evaluation.index;
+  });
+  order.resize(std::min(opt_.migration_size, order.size()));
+  return order;
+}
+
 void Nsga2Sampler::migrate() {
   const std::size_t k = islands_.size();
   std::vector<std::vector<Evaluation>> emigrants(k);
   for (std::size_t i = 0; i < k; ++i) {
-    std::vector<const Member*> order;
-    for (const Member& m : islands_[i].parents) order.push_back(&m);
-    std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
-      if (a->rank != b->rank) return a->rank < b->rank;
-      if (a->crowding != b->crowding) return a->crowding > b->crowding;
-      return a->evaluation.index < b->evaluation.index;
-    });
-    for (std::size_t j = 0; j < std::min(opt_.migration_size, order.size()); ++j) {
-      emigrants[i].push_back(order[j]->evaluation);
-    }
+    for (const Member* m : emigrants_of(islands_[i].parents)) emigrants[i].push_back(m->evaluation);
   }
   for (std::size_t i = 0; i < k; ++i) {
     Island& to = islands_[(i + 1) % k];

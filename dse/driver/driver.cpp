@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +62,24 @@ std::unique_ptr<search::Sampler> make_sampler(const PointModel& model, const Sea
     }
   }
   throw std::logic_error("unknown sampler");
+}
+
+// NSGA-II islands over ranks (issue 59): rank r selects islands [r K / P, (r + 1) K / P) and the
+// ranks all-gather the parents each island keeps, instead of every rank selecting every island.
+// The exchange is a collective inside tell(), which the driver calls inside agreed(): every rank
+// tells the same results and reaches the same exchanges, and a rank that fails between two of them
+// still takes part in the next one (the sampler then throws on every rank), so agree() follows.
+void share_selections(search::Sampler& s, const SearchPlan& plan, Context& ctx) {
+  if (plan.sampler != SamplerKind::nsga2 || plan.islands < 2 || ctx.size() < 2) return;
+  static_cast<search::Nsga2Sampler&>(s).share_selections(
+      static_cast<std::size_t>(ctx.rank()), static_cast<std::size_t>(ctx.size()), [&ctx](std::vector<std::byte> mine) {
+        Bytes b(mine.size());
+        if (!mine.empty()) std::memcpy(b.data(), mine.data(), mine.size());
+        const Bytes all = driver_detail::all_gather_bytes(ctx, std::move(b));
+        std::vector<std::byte> out(all.size());
+        if (!all.empty()) std::memcpy(out.data(), all.data(), all.size());
+        return out;
+      });
 }
 
 void seek(search::Sampler& s, SamplerKind kind, std::uint64_t rows_done) {
@@ -207,6 +226,7 @@ void Driver::restore() {
   bool has_bounds = false;
   agreed(ctx_, [&] {
     sampler_ = make_sampler(model_, plan_);
+    share_selections(*sampler_, plan_, ctx_);
     if (finished_) return;
     if (plan_.sampler == SamplerKind::nsga2) {
       const auto state =
