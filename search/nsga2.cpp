@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/nondominated_sort.hpp"
 #include "search/random_sampler.hpp"
 #include "search/wire.hpp"
 
@@ -356,37 +357,17 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
     if (viol[i] == kInf) continue;
     for (std::size_t j = 0; j < m; ++j) obj[i * m + j] = min_form(pool[i], j, senses_[j]);
   }
-  const std::vector<Sense> all_min(m, Sense::minimize);
-  const std::span<const double> objs(obj);
-  const auto cdom = [&](std::size_t a, std::size_t b) {
-    if (viol[a] == 0.0 && viol[b] == 0.0) return dominates(objs.subspan(a * m, m), objs.subspan(b * m, m), all_min);
-    if (viol[a] == 0.0) return true;
-    if (viol[b] == 0.0) return false;
-    return viol[a] < viol[b];
-  };
-  // Fast non-dominated sort (Deb et al. 2002, section III-A).
-  std::vector<std::vector<std::size_t>> dominated_by(n);
-  std::vector<std::size_t> count(n, 0);
-  for (std::size_t a = 0; a < n; ++a) {
-    for (std::size_t b = a + 1; b < n; ++b) {
-      if (cdom(a, b)) {
-        dominated_by[a].push_back(b);
-        ++count[b];
-      } else if (cdom(b, a)) {
-        dominated_by[b].push_back(a);
-        ++count[a];
-      }
-    }
-  }
-  std::vector<std::size_t> rank(n, 0);
-  std::vector<double> crowd(n, 0.0);
-  std::vector<std::size_t> front;
+  // Fronts by constrained domination; each front's members in index order (pool order).
+  const std::vector<std::size_t> rank = constrained_fronts(obj, m, viol);
+  std::vector<std::vector<std::size_t>> fronts;
   for (std::size_t i = 0; i < n; ++i) {
-    if (count[i] == 0) front.push_back(i);
+    if (rank[i] >= fronts.size()) fronts.resize(rank[i] + 1);
+    fronts[rank[i]].push_back(i);
   }
+  std::vector<double> crowd(n, 0.0);
   std::vector<std::size_t> chosen;
-  for (std::size_t r = 0; !front.empty() && chosen.size() < target; ++r) {
-    for (std::size_t i : front) rank[i] = r;
+  for (std::size_t r = 0; r < fronts.size() && chosen.size() < target; ++r) {
+    const std::vector<std::size_t>& front = fronts[r];
     // Crowding distance (section III-B), only meaningful for feasible fronts.
     if (viol[front.front()] == 0.0) crowding(front, obj, m, crowd);
     if (chosen.size() + front.size() <= target) {
@@ -399,14 +380,6 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
       order.resize(target - chosen.size());
       chosen.insert(chosen.end(), order.begin(), order.end());
     }
-    std::vector<std::size_t> next;
-    for (std::size_t i : front) {
-      for (std::size_t b : dominated_by[i]) {
-        if (--count[b] == 0) next.push_back(b);
-      }
-    }
-    std::sort(next.begin(), next.end());
-    front = std::move(next);
   }
   std::sort(chosen.begin(), chosen.end());  // pool is index-sorted, so this orders by index
   std::vector<Member> out;
