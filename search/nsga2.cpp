@@ -266,7 +266,9 @@ void Nsga2Sampler::advance() {
     // for an offspring that repeats a parent of some island, that parent's; every
     // migration_interval generations the islands then migrate.
     const bool migrating = islands_.size() > 1 && (generation_ + 1) % opt_.migration_interval == 0;
-    if (parts_ > 1 && islands_.size() > 1) {
+    // Shared: each part also makes its islands' offspring and takes the others'.
+    const bool shared = parts_ > 1 && islands_.size() > 1;
+    if (shared) {
       select_shared(migrating);
     } else {
       select_all(migrating);
@@ -277,7 +279,7 @@ void Nsga2Sampler::advance() {
       finished_ = true;
       return;
     }
-    for (std::size_t k = 0; k < islands_.size(); ++k) make_offspring(k);
+    for (std::size_t k = 0; k < islands_.size() && !shared; ++k) make_offspring(k);
     collect_pending();
     if (!pending_.empty()) return;
     // Every child repeats a parent (tiny spaces): the next selection needs no evaluation.
@@ -389,14 +391,18 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
 }
 
 void Nsga2Sampler::make_offspring(std::size_t k) {
-  Island& island = islands_[k];
+  islands_[k].offspring = offspring_of(k, islands_[k].parents, generation_);
+}
+
+std::vector<std::uint64_t> Nsga2Sampler::offspring_of(std::size_t k, const std::vector<Member>& parents,
+                                                      std::size_t generation) const {
+  const std::size_t size = islands_[k].size;
   // One island: the stream of plain NSGA-II (the runs of earlier versions, bit for bit).
-  CounterRng rng(islands_.size() == 1 ? opt_.seed : counter_hash(opt_.seed, kIslandStream, k), generation_);
+  CounterRng rng(islands_.size() == 1 ? opt_.seed : counter_hash(opt_.seed, kIslandStream, k), generation);
   const auto& knobs = space_.knobs();
-  const std::vector<Member>& parents = island.parents;
   const std::size_t p = parents.size();
-  island.offspring.clear();
-  if (p == 0) return;  // an island the initial draws did not reach (a space smaller than the population)
+  std::vector<std::uint64_t> offspring;
+  if (p == 0) return offspring;  // an island the initial draws did not reach (a space smaller than the population)
   const auto better = [&](std::size_t a, std::size_t b) {
     const Member& x = parents[a];
     const Member& y = parents[b];
@@ -410,15 +416,17 @@ void Nsga2Sampler::make_offspring(std::size_t k) {
     return better(b, a) ? b : a;
   };
   const auto mutate = [&](std::vector<std::uint64_t>& d) { mutate_digits(d, knobs, opt_, mutation_probability_, rng); };
-  while (island.offspring.size() < island.size) {
+  offspring.reserve(size);
+  while (offspring.size() < size) {
     std::vector<std::uint64_t> d1 = space_.decode(parents[tournament()].evaluation.index);
     std::vector<std::uint64_t> d2 = space_.decode(parents[tournament()].evaluation.index);
     if (rng.unit() < opt_.crossover_probability) crossover_digits(d1, d2, knobs, opt_, rng);
     mutate(d1);
     mutate(d2);
-    island.offspring.push_back(space_.encode(d1));
-    if (island.offspring.size() < island.size) island.offspring.push_back(space_.encode(d2));
+    offspring.push_back(space_.encode(d1));
+    if (offspring.size() < size) offspring.push_back(space_.encode(d2));
   }
+  return offspring;
 }
 
 void Nsga2Sampler::collect_pending() {

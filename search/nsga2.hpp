@@ -40,8 +40,10 @@
 //   points, all islands' offspring together (distinct ids, an id that is a parent of any
 //   island not asked again), so the batch that feeds the ranks is the scenario's
 //   population; the selections cost K x O(M (2 population / K)^2) instead of
-//   O(M (2 population)^2). The run is a pure function of the options and the results, as
-//   with one island; islands = 1 is plain NSGA-II, bit for bit.
+//   O(M (2 population)^2) in the worst case (the fronts by ENS-SS, search/nondominated_sort.hpp).
+//   The run is a pure function of the options and the results, as with one island;
+//   islands = 1 is plain NSGA-II, bit for bit. share_selections() splits the islands'
+//   selections over cooperating copies (the ranks of `dse run`) without changing the result.
 #pragma once
 
 #include <cstddef>
@@ -147,7 +149,8 @@ class Nsga2Sampler final : public Sampler {
   [[nodiscard]] std::vector<Evaluation> pool_of(std::size_t k, const Known& known) const;
   // Every island's selection (one copy does them all), then the migration when `migrating`.
   void select_all(bool migrating);
-  // This part's islands' selections and migrations, the others' taken from the exchange.
+  // This part's islands' selections, migrations and next offspring (when the run goes on), the
+  // others' taken from the exchange.
   void select_shared(bool migrating);
   // Every part's message (each framed with its status), after this part's `mine`; throws when
   // `failure` is set (rethrown) or another part failed.
@@ -160,6 +163,9 @@ class Nsga2Sampler final : public Sampler {
   // The migration_size best members of `parents` (rank, then crowding, then index).
   [[nodiscard]] std::vector<const Member*> emigrants_of(const std::vector<Member>& parents) const;
   void make_offspring(std::size_t k);
+  // Island k's offspring of generation `generation` bred from `parents`.
+  [[nodiscard]] std::vector<std::uint64_t> offspring_of(std::size_t k, const std::vector<Member>& parents,
+                                                        std::size_t generation) const;
   // Every island's offspring asked: the distinct ids that no island holds as a parent.
   void collect_pending();
   [[nodiscard]] double violation(const Evaluation& e) const;

@@ -48,12 +48,13 @@ std::vector<std::vector<std::byte>> Nsga2Sampler::share(std::vector<std::byte> m
 
 // Two exchanges when migrating: first each island's emigrants (indices; every copy knows their
 // results), so that each part selects its islands among their parents and the migrants from the
-// island before; then every island's parents. Without migration only the second.
+// island before; then every island's parents and next offspring. Without migration only the second.
 void Nsga2Sampler::select_shared(bool migrating) {
   const std::size_t k_all = islands_.size();
   const std::size_t first = part_ * k_all / parts_;
   const std::size_t last = (part_ + 1) * k_all / parts_;
   std::vector<std::vector<Member>> selected(k_all);
+  std::vector<std::vector<std::uint64_t>> offspring(k_all);
   {
     const Known known = known_evaluations();
     std::exception_ptr failure;
@@ -96,15 +97,22 @@ void Nsga2Sampler::select_shared(bool migrating) {
         failure = std::current_exception();
       }
     }
-    for (std::size_t k = first; k < last && !failure; ++k) {
-      wire::put_u64(mine, k);
-      wire::put_u64(mine, selected[k].size());
-      for (const Member& m : selected[k]) {
-        wire::put_u64(mine, m.evaluation.index);
-        wire::put_u64(mine, m.rank);
-        wire::put_f64(mine, m.crowding);
-        wire::put_f64(mine, m.violation);
+    try {
+      for (std::size_t k = first; k < last && !failure; ++k) {
+        if (generation_ < opt_.generations) offspring[k] = offspring_of(k, selected[k], generation_ + 1);
+        wire::put_u64(mine, k);
+        wire::put_u64(mine, selected[k].size());
+        for (const Member& m : selected[k]) {
+          wire::put_u64(mine, m.evaluation.index);
+          wire::put_u64(mine, m.rank);
+          wire::put_f64(mine, m.crowding);
+          wire::put_f64(mine, m.violation);
+        }
+        wire::put_u64(mine, offspring[k].size());
+        for (std::uint64_t id : offspring[k]) wire::put_u64(mine, id);
       }
+    } catch (...) {
+      failure = std::current_exception();
     }
     for (const auto& body : share(std::move(mine), failure)) {
       wire::Reader in(body);
@@ -112,24 +120,24 @@ void Nsga2Sampler::select_shared(bool migrating) {
         const std::uint64_t k = in.u64();
         if (k >= k_all) throw std::runtime_error("Nsga2Sampler: exchange names no island");
         const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 32));
-        if (k >= first && k < last) {  // this part's own message
-          for (std::size_t i = 0; i < 4 * count; ++i) (void)in.u64();
-          continue;
+        const bool own = k >= first && k < last;  // this part's own message: already in place
+        if (!own) selected[k].resize(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::uint64_t id = in.u64();
+          const auto rank = static_cast<std::size_t>(in.u64());
+          const double crowding = in.f64();
+          const double violation = in.f64();
+          if (!own) selected[k][i] = {*known.at(id), rank, crowding, violation};
         }
-        auto& members = selected[k];
-        members.resize(count);
-        for (Member& m : members) {
-          m.evaluation = *known.at(in.u64());
-          m.rank = static_cast<std::size_t>(in.u64());
-          m.crowding = in.f64();
-          m.violation = in.f64();
-        }
+        auto ids = std::vector<std::uint64_t>(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
+        for (auto& id : ids) id = in.u64();
+        if (!own) offspring[k] = std::move(ids);
       }
     }
   }
   for (std::size_t k = 0; k < k_all; ++k) {
     islands_[k].parents = std::move(selected[k]);
-    islands_[k].offspring.clear();
+    islands_[k].offspring = std::move(offspring[k]);
   }
 }
 
