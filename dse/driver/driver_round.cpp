@@ -76,7 +76,8 @@ std::vector<PointRecord> RoundRunner::evaluate(const std::vector<std::uint64_t>&
 // no work left it blocks on the requests still to answer. Returns false when the round
 // was cut short by a cancellation (on any rank).
 bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk,
-               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt) {
+               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt,
+               const std::function<void()>& rank0_work) {
   const std::uint64_t n = ids.size();
   const auto ranks = static_cast<std::uint64_t>(ctx.size());
   ChunkCursor cursor(n, min_chunk, max_chunk, 4 * ranks);
@@ -91,7 +92,16 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
       failure = std::current_exception();
     }
   };
+  auto rank0_side_work = [&] {
+    if (!rank0_work || ctx.rank() != 0) return;
+    try {
+      rank0_work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  };
   if (!ctx.distributed() || ctx.size() == 1) {
+    rank0_side_work();
     for (auto [b, e] = cursor.take(); b < n && !failure; std::tie(b, e) = cursor.take()) {
       if (cancelled(opt)) return false;
       work_on(b, e);
@@ -120,6 +130,7 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
     // Hand every worker rank its first chunks before working: the requests are sent as
     // the round starts, and a rank left waiting for rank 0's first chunk would idle.
     for (int k = 0; k < (ctx.size() - 1) * kRequestsInFlight; ++k) answer(ctx.wait_any(kTagRequest));
+    rank0_side_work();
     for (;;) {
       for (int src = ctx.poll(kTagRequest); src >= 0; src = ctx.poll(kTagRequest)) answer(src);
       if (stop || cancelled(opt) || failure) {
