@@ -172,7 +172,9 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
   return !any_stop;
 }
 
-// Gather every rank's evaluations of the round to all ranks, ordered by position.
+// Gather every rank's evaluations of the round to all ranks, ordered by position: each row goes
+// to its position (the positions of a round are 0 .. rows - 1, each once), with no sort of the
+// 230-byte records.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
                                                 std::vector<PointRecord>* records) {
   Bytes local;
@@ -181,18 +183,21 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
     put(local, r);
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
-  std::vector<std::pair<std::uint64_t, PointRecord>> rows;
+  constexpr std::size_t kRow = sizeof(std::uint64_t) + sizeof(PointRecord);
+  if (all.size() % kRow != 0) throw MpiError("truncated message");
+  const std::size_t n = all.size() / kRow;
+  std::vector<PointRecord> rows(n);
+  std::vector<char> placed(n, 0);
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
-    rows.emplace_back(p, get<PointRecord>(all, off));
+    if (p >= n || placed[p] != 0) throw MpiError("a round's positions are not 0 .. rows - 1");
+    placed[p] = 1;
+    rows[p] = get<PointRecord>(all, off);
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<search::Evaluation> out;
-  out.reserve(rows.size());
-  for (const auto& [p, r] : rows) {
-    out.push_back(model.to_evaluation(r));
-    if (records != nullptr) records->push_back(r);
-  }
+  out.reserve(n);
+  for (const PointRecord& r : rows) out.push_back(model.to_evaluation(r));
+  if (records != nullptr) records->insert(records->end(), rows.begin(), rows.end());
   return out;
 }
 
