@@ -52,9 +52,8 @@ std::vector<std::size_t> constrained_fronts(std::span<const double> objectives, 
     std::size_t k = 0;
     for (; k < fronts.size(); ++k) {
       const auto& f = fronts[k];
-      const bool dominated = std::any_of(f.rbegin(), f.rend(), [&](std::size_t q) {
-        return dominates_min(obj + q * m, x, m);
-      });
+      const bool dominated =
+          std::any_of(f.rbegin(), f.rend(), [&](std::size_t q) { return dominates_min(obj + q * m, x, m); });
       if (!dominated) break;
     }
     if (k == fronts.size()) fronts.emplace_back();

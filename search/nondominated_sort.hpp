@@ -24,8 +24,7 @@ namespace dse::search {
 
 // The same by Deb's fast non-dominated sort (2002, section III-A), O(m n^2) comparisons of every
 // pair: the reference of the tests and the benchmark.
-[[nodiscard]] std::vector<std::size_t> constrained_fronts_pairwise(std::span<const double> objectives,
-                                                                   std::size_t m,
+[[nodiscard]] std::vector<std::size_t> constrained_fronts_pairwise(std::span<const double> objectives, std::size_t m,
                                                                    std::span<const double> violation);
 
 }  // namespace dse::search

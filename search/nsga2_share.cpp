@@ -129,7 +129,8 @@ void Nsga2Sampler::select_shared(bool migrating) {
           const double violation = in.f64();
           if (!own) selected[k][i] = {*known.at(id), rank, crowding, violation};
         }
-        auto ids = std::vector<std::uint64_t>(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
+        auto ids =
+            std::vector<std::uint64_t>(static_cast<std::size_t>(std::min<std::uint64_t>(in.u64(), in.remaining() / 8)));
         for (auto& id : ids) id = in.u64();
         if (!own) offspring[k] = std::move(ids);
       }

@@ -32,8 +32,8 @@ TEST(NondominatedSort, EnsSsEqualsPairwiseOnRandomInputsWithTiesAndDuplicates) {
   for (int trial = 0; trial < 400; ++trial) {
     const std::size_t m = 1 + rng() % 5;
     const std::size_t n = rng() % 4 == 0 ? rng() % 6 : rng() % 300;
-    const std::uint64_t levels = 1 + rng() % 6;   // few levels: ties and equal rows
-    const std::uint64_t infeasible = rng() % 4;   // in 8: 0 to 3/8 of the points
+    const std::uint64_t levels = 1 + rng() % 6;  // few levels: ties and equal rows
+    const std::uint64_t infeasible = rng() % 4;  // in 8: 0 to 3/8 of the points
     std::vector<double> obj(n * m);
     std::vector<double> viol(n, 0.0);
     for (double& v : obj) {
