@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/nondominated_sort.hpp"
 #include "search/random_sampler.hpp"
 #include "search/wire.hpp"
 
@@ -262,52 +263,77 @@ void Nsga2Sampler::tell(std::span<const Evaluation> results) {
 void Nsga2Sampler::advance() {
   for (;;) {
     // Every island selects among its parents and its offspring, whose results are the batch's or,
-    // for an offspring that repeats a parent of some island, that parent's.
-    std::unordered_map<std::uint64_t, const Evaluation*> known;
-    for (const Island& island : islands_) {
-      for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
-    }
-    for (const auto& [id, e] : received_) known.emplace(id, &e);
-    std::vector<std::vector<Member>> selected(islands_.size());
-    for (std::size_t k = 0; k < islands_.size(); ++k) {
-      std::vector<Evaluation> pool;
-      pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
-      for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
-      for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
-      selected[k] = select(std::move(pool), islands_[k].size);
-    }
-    for (std::size_t k = 0; k < islands_.size(); ++k) {
-      islands_[k].parents = std::move(selected[k]);
-      islands_[k].offspring.clear();
+    // for an offspring that repeats a parent of some island, that parent's; every
+    // migration_interval generations the islands then migrate.
+    const bool migrating = islands_.size() > 1 && (generation_ + 1) % opt_.migration_interval == 0;
+    // Shared: each part also makes its islands' offspring and takes the others'.
+    const bool shared = parts_ > 1 && islands_.size() > 1;
+    if (shared) {
+      select_shared(migrating);
+    } else {
+      select_all(migrating);
     }
     ++generation_;
-    if (islands_.size() > 1 && generation_ % opt_.migration_interval == 0) migrate();
     set_pending({});
     if (generation_ > opt_.generations) {
       finished_ = true;
       return;
     }
-    for (std::size_t k = 0; k < islands_.size(); ++k) make_offspring(k);
+    for (std::size_t k = 0; k < islands_.size() && !shared; ++k) make_offspring(k);
     collect_pending();
     if (!pending_.empty()) return;
     // Every child repeats a parent (tiny spaces): the next selection needs no evaluation.
   }
 }
 
+Nsga2Sampler::Known Nsga2Sampler::known_evaluations() const {
+  Known known;
+  for (const Island& island : islands_) {
+    for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
+  }
+  for (const auto& [id, e] : received_) known.emplace(id, &e);
+  return known;
+}
+
+std::vector<Evaluation> Nsga2Sampler::pool_of(std::size_t k, const Known& known) const {
+  std::vector<Evaluation> pool;
+  pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
+  for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
+  for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
+  return pool;
+}
+
+void Nsga2Sampler::select_all(bool migrating) {
+  std::vector<std::vector<Member>> selected(islands_.size());
+  {
+    const Known known = known_evaluations();
+    for (std::size_t k = 0; k < islands_.size(); ++k) selected[k] = select(pool_of(k, known), islands_[k].size);
+  }
+  for (std::size_t k = 0; k < islands_.size(); ++k) {
+    islands_[k].parents = std::move(selected[k]);
+    islands_[k].offspring.clear();
+  }
+  if (migrating) migrate();
+}
+
+std::vector<const Nsga2Sampler::Member*> Nsga2Sampler::emigrants_of(const std::vector<Member>& parents) const {
+  std::vector<const Member*> order;
+  order.reserve(parents.size());
+  for (const Member& m : parents) order.push_back(&m);
+  std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
+    if (a->rank != b->rank) return a->rank < b->rank;
+    if (a->crowding != b->crowding) return a->crowding > b->crowding;
+    return a->evaluation.index < b->evaluation.index;
+  });
+  order.resize(std::min(opt_.migration_size, order.size()));
+  return order;
+}
+
 void Nsga2Sampler::migrate() {
   const std::size_t k = islands_.size();
   std::vector<std::vector<Evaluation>> emigrants(k);
   for (std::size_t i = 0; i < k; ++i) {
-    std::vector<const Member*> order;
-    for (const Member& m : islands_[i].parents) order.push_back(&m);
-    std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
-      if (a->rank != b->rank) return a->rank < b->rank;
-      if (a->crowding != b->crowding) return a->crowding > b->crowding;
-      return a->evaluation.index < b->evaluation.index;
-    });
-    for (std::size_t j = 0; j < std::min(opt_.migration_size, order.size()); ++j) {
-      emigrants[i].push_back(order[j]->evaluation);
-    }
+    for (const Member* m : emigrants_of(islands_[i].parents)) emigrants[i].push_back(m->evaluation);
   }
   for (std::size_t i = 0; i < k; ++i) {
     Island& to = islands_[(i + 1) % k];
@@ -333,37 +359,17 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
     if (viol[i] == kInf) continue;
     for (std::size_t j = 0; j < m; ++j) obj[i * m + j] = min_form(pool[i], j, senses_[j]);
   }
-  const std::vector<Sense> all_min(m, Sense::minimize);
-  const std::span<const double> objs(obj);
-  const auto cdom = [&](std::size_t a, std::size_t b) {
-    if (viol[a] == 0.0 && viol[b] == 0.0) return dominates(objs.subspan(a * m, m), objs.subspan(b * m, m), all_min);
-    if (viol[a] == 0.0) return true;
-    if (viol[b] == 0.0) return false;
-    return viol[a] < viol[b];
-  };
-  // Fast non-dominated sort (Deb et al. 2002, section III-A).
-  std::vector<std::vector<std::size_t>> dominated_by(n);
-  std::vector<std::size_t> count(n, 0);
-  for (std::size_t a = 0; a < n; ++a) {
-    for (std::size_t b = a + 1; b < n; ++b) {
-      if (cdom(a, b)) {
-        dominated_by[a].push_back(b);
-        ++count[b];
-      } else if (cdom(b, a)) {
-        dominated_by[b].push_back(a);
-        ++count[a];
-      }
-    }
-  }
-  std::vector<std::size_t> rank(n, 0);
-  std::vector<double> crowd(n, 0.0);
-  std::vector<std::size_t> front;
+  // Fronts by constrained domination; each front's members in index order (pool order).
+  const std::vector<std::size_t> rank = constrained_fronts(obj, m, viol);
+  std::vector<std::vector<std::size_t>> fronts;
   for (std::size_t i = 0; i < n; ++i) {
-    if (count[i] == 0) front.push_back(i);
+    if (rank[i] >= fronts.size()) fronts.resize(rank[i] + 1);
+    fronts[rank[i]].push_back(i);
   }
+  std::vector<double> crowd(n, 0.0);
   std::vector<std::size_t> chosen;
-  for (std::size_t r = 0; !front.empty() && chosen.size() < target; ++r) {
-    for (std::size_t i : front) rank[i] = r;
+  for (std::size_t r = 0; r < fronts.size() && chosen.size() < target; ++r) {
+    const std::vector<std::size_t>& front = fronts[r];
     // Crowding distance (section III-B), only meaningful for feasible fronts.
     if (viol[front.front()] == 0.0) crowding(front, obj, m, crowd);
     if (chosen.size() + front.size() <= target) {
@@ -376,14 +382,6 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
       order.resize(target - chosen.size());
       chosen.insert(chosen.end(), order.begin(), order.end());
     }
-    std::vector<std::size_t> next;
-    for (std::size_t i : front) {
-      for (std::size_t b : dominated_by[i]) {
-        if (--count[b] == 0) next.push_back(b);
-      }
-    }
-    std::sort(next.begin(), next.end());
-    front = std::move(next);
   }
   std::sort(chosen.begin(), chosen.end());  // pool is index-sorted, so this orders by index
   std::vector<Member> out;
@@ -393,14 +391,18 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
 }
 
 void Nsga2Sampler::make_offspring(std::size_t k) {
-  Island& island = islands_[k];
+  islands_[k].offspring = offspring_of(k, islands_[k].parents, generation_);
+}
+
+std::vector<std::uint64_t> Nsga2Sampler::offspring_of(std::size_t k, const std::vector<Member>& parents,
+                                                      std::size_t generation) const {
+  const std::size_t size = islands_[k].size;
   // One island: the stream of plain NSGA-II (the runs of earlier versions, bit for bit).
-  CounterRng rng(islands_.size() == 1 ? opt_.seed : counter_hash(opt_.seed, kIslandStream, k), generation_);
+  CounterRng rng(islands_.size() == 1 ? opt_.seed : counter_hash(opt_.seed, kIslandStream, k), generation);
   const auto& knobs = space_.knobs();
-  const std::vector<Member>& parents = island.parents;
   const std::size_t p = parents.size();
-  island.offspring.clear();
-  if (p == 0) return;  // an island the initial draws did not reach (a space smaller than the population)
+  std::vector<std::uint64_t> offspring;
+  if (p == 0) return offspring;  // an island the initial draws did not reach (a space smaller than the population)
   const auto better = [&](std::size_t a, std::size_t b) {
     const Member& x = parents[a];
     const Member& y = parents[b];
@@ -414,15 +416,17 @@ void Nsga2Sampler::make_offspring(std::size_t k) {
     return better(b, a) ? b : a;
   };
   const auto mutate = [&](std::vector<std::uint64_t>& d) { mutate_digits(d, knobs, opt_, mutation_probability_, rng); };
-  while (island.offspring.size() < island.size) {
+  offspring.reserve(size);
+  while (offspring.size() < size) {
     std::vector<std::uint64_t> d1 = space_.decode(parents[tournament()].evaluation.index);
     std::vector<std::uint64_t> d2 = space_.decode(parents[tournament()].evaluation.index);
     if (rng.unit() < opt_.crossover_probability) crossover_digits(d1, d2, knobs, opt_, rng);
     mutate(d1);
     mutate(d2);
-    island.offspring.push_back(space_.encode(d1));
-    if (island.offspring.size() < island.size) island.offspring.push_back(space_.encode(d2));
+    offspring.push_back(space_.encode(d1));
+    if (offspring.size() < size) offspring.push_back(space_.encode(d2));
   }
+  return offspring;
 }
 
 void Nsga2Sampler::collect_pending() {

@@ -40,12 +40,16 @@
 //   points, all islands' offspring together (distinct ids, an id that is a parent of any
 //   island not asked again), so the batch that feeds the ranks is the scenario's
 //   population; the selections cost K x O(M (2 population / K)^2) instead of
-//   O(M (2 population)^2). The run is a pure function of the options and the results, as
-//   with one island; islands = 1 is plain NSGA-II, bit for bit.
+//   O(M (2 population)^2) in the worst case (the fronts by ENS-SS, search/nondominated_sort.hpp).
+//   The run is a pure function of the options and the results, as with one island;
+//   islands = 1 is plain NSGA-II, bit for bit. share_selections() splits the islands'
+//   selections over cooperating copies (the ranks of `dse run`) without changing the result.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -117,6 +121,20 @@ class Nsga2Sampler final : public Sampler {
   [[nodiscard]] std::vector<std::byte> save_state() const;
   void restore_state(std::span<const std::byte> bytes);
 
+  // Selections shared by cooperating copies (issue 59): `parts` samplers built with the same
+  // arguments and told the same results (one per rank) split each generation's selections. Copy
+  // `part` selects (and receives the migrants of) islands [part K / parts, (part + 1) K / parts)
+  // only and hands each of them to the others as indices with rank, crowding and violation (the
+  // evaluations are the told results and the parents every copy holds). `exchange(mine)` must
+  // return every part's bytes concatenated in any order (an all-gather); each copy calls it at the
+  // same points of tell(), twice in a generation that migrates, once otherwise. A copy that fails
+  // between two exchanges still takes part in the next one, and then every copy throws (the others
+  // std::runtime_error), so none waits on it. The state after every generation is the same on
+  // every copy and byte for byte that of one unshared sampler. No effect with one island or one
+  // part. Throws std::invalid_argument for part >= parts or an empty exchange.
+  using Exchange = std::function<std::vector<std::byte>(std::vector<std::byte>)>;
+  void share_selections(std::size_t part, std::size_t parts, Exchange exchange);
+
  private:
   struct Island {
     std::size_t size = 0;                  // parents it keeps
@@ -125,11 +143,29 @@ class Nsga2Sampler final : public Sampler {
   };
 
   void advance();
+  // Index -> result of every current parent and every told result of the batch.
+  using Known = std::unordered_map<std::uint64_t, const Evaluation*>;
+  [[nodiscard]] Known known_evaluations() const;
+  [[nodiscard]] std::vector<Evaluation> pool_of(std::size_t k, const Known& known) const;
+  // Every island's selection (one copy does them all), then the migration when `migrating`.
+  void select_all(bool migrating);
+  // This part's islands' selections, migrations and next offspring (when the run goes on), the
+  // others' taken from the exchange.
+  void select_shared(bool migrating);
+  // Every part's message (each framed with its status), after this part's `mine`; throws when
+  // `failure` is set (rethrown) or another part failed.
+  [[nodiscard]] std::vector<std::vector<std::byte>> share(std::vector<std::byte> mine,
+                                                          const std::exception_ptr& failure) const;
   // The `target` members that constrained non-dominated sorting and crowding keep of `pool`
   // (one per index), ordered by index.
   [[nodiscard]] std::vector<Member> select(std::vector<Evaluation> pool, std::size_t target) const;
   void migrate();
+  // The migration_size best members of `parents` (rank, then crowding, then index).
+  [[nodiscard]] std::vector<const Member*> emigrants_of(const std::vector<Member>& parents) const;
   void make_offspring(std::size_t k);
+  // Island k's offspring of generation `generation` bred from `parents`.
+  [[nodiscard]] std::vector<std::uint64_t> offspring_of(std::size_t k, const std::vector<Member>& parents,
+                                                        std::size_t generation) const;
   // Every island's offspring asked: the distinct ids that no island holds as a parent.
   void collect_pending();
   [[nodiscard]] double violation(const Evaluation& e) const;
@@ -149,6 +185,9 @@ class Nsga2Sampler final : public Sampler {
   std::unordered_set<std::uint64_t> pending_set_;
   std::size_t handed_out_ = 0;
   std::unordered_map<std::uint64_t, Evaluation> received_;
+  std::size_t part_ = 0;
+  std::size_t parts_ = 1;
+  Exchange exchange_;
 };
 
 }  // namespace dse::search

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "dse/driver/agree.hpp"
 #include "dse/driver/context.hpp"
@@ -61,6 +63,24 @@ std::unique_ptr<search::Sampler> make_sampler(const PointModel& model, const Sea
     }
   }
   throw std::logic_error("unknown sampler");
+}
+
+// NSGA-II islands over ranks (issue 59): rank r selects islands [r K / P, (r + 1) K / P) and the
+// ranks all-gather the parents each island keeps, instead of every rank selecting every island.
+// The exchange is a collective inside tell(), which the driver calls inside agreed(): every rank
+// tells the same results and reaches the same exchanges, and a rank that fails between two of them
+// still takes part in the next one (the sampler then throws on every rank), so agree() follows.
+void share_selections(search::Sampler& s, const SearchPlan& plan, Context& ctx) {
+  if (plan.sampler != SamplerKind::nsga2 || plan.islands < 2 || ctx.size() < 2) return;
+  static_cast<search::Nsga2Sampler&>(s).share_selections(
+      static_cast<std::size_t>(ctx.rank()), static_cast<std::size_t>(ctx.size()), [&ctx](std::vector<std::byte> mine) {
+        Bytes b(mine.size());
+        if (!mine.empty()) std::memcpy(b.data(), mine.data(), mine.size());
+        const Bytes all = driver_detail::all_gather_bytes(ctx, std::move(b));
+        std::vector<std::byte> out(all.size());
+        if (!all.empty()) std::memcpy(out.data(), all.data(), all.size());
+        return out;
+      });
 }
 
 void seek(search::Sampler& s, SamplerKind kind, std::uint64_t rows_done) {
@@ -133,6 +153,7 @@ class Driver {
   bool evaluate_round();
   void write_round_rows(RoundWork& work, std::uint64_t round_size);
   void sample_quality(std::uint64_t generation);
+  void file_gathered();
   void size_next_round(std::uint64_t points, double eval_s);
   void checkpoint();
   void finish();
@@ -163,6 +184,8 @@ class Driver {
   // NSGA-II, rank 0: the objective front of every point evaluated, filed from the records every
   // rank receives each generation anyway, so a quality sample needs no collective.
   std::optional<ObjectiveFront> gathered_;
+  std::vector<PointRecord> gathered_records_;  // rank 0: received since the last file_gathered()
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> quality_due_;  // rank 0: {evaluated, generation} to sample
   RoundRunner runner_;
   std::vector<QualityBound> bounds_;      // rank 0
   std::vector<QualityRow> quality_rows_;  // rank 0: taken since the last checkpoint
@@ -207,6 +230,7 @@ void Driver::restore() {
   bool has_bounds = false;
   agreed(ctx_, [&] {
     sampler_ = make_sampler(model_, plan_);
+    share_selections(*sampler_, plan_, ctx_);
     if (finished_) return;
     if (plan_.sampler == SamplerKind::nsga2) {
       const auto state =
@@ -298,7 +322,9 @@ bool Driver::evaluate_round() {
   // Chunks of at least 16 points per thread (TBB splits a chunk over the threads).
   const auto threads = static_cast<std::uint64_t>(std::max(1, opt_.threads));
   RoundWork work;
-  if (!run_round(ctx_, ids, 16 * threads, 16384 * threads, runner_, work, opt_)) return false;
+  if (!run_round(ctx_, ids, 16 * threads, 16384 * threads, runner_, work, opt_, [this] { file_gathered(); })) {
+    return false;
+  }
   const double eval_s = seconds_since(t0);
   const std::size_t generation = needs_results_ ? static_cast<search::Nsga2Sampler&>(*sampler_).generation() : 0;
   std::vector<search::Evaluation> evals;
@@ -306,8 +332,8 @@ bool Driver::evaluate_round() {
   if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, gathered_ ? &records : nullptr);
   agreed(ctx_, [&] {
     if (needs_results_) sampler_->tell(evals);
-    for (const PointRecord& r : records) gathered_->insert(r);
   });
+  gathered_records_.insert(gathered_records_.end(), records.begin(), records.end());
   result_.evaluate_s += seconds_since(t0);
   const auto tw = Clock::now();
   write_round_rows(work, ids.size());
@@ -317,7 +343,7 @@ bool Driver::evaluate_round() {
   since_checkpoint_.insert(since_checkpoint_.end(), work.indices.begin(), work.indices.end());
   if (needs_results_) {
     const std::size_t now = static_cast<search::Nsga2Sampler&>(*sampler_).generation();
-    if (now != generation) sample_quality(now);
+    if (now != generation) quality_due_.emplace(evaluated_, now);
   } else if (rows_done_ >= next_sample_ || sampler_->done()) {
     sample_quality(0);
     next_sample_ = driver_detail::next_quality_sample(rows_done_);
@@ -353,13 +379,27 @@ void Driver::write_round_rows(RoundWork& work, std::uint64_t round_size) {
 
 // The hypervolume of the front of every point evaluated so far, per workload (driver_quality.hpp),
 // on rank 0, which keeps the rows until the next checkpoint.
+// NSGA-II, rank 0 (local): the records gathered since the last call filed into the front of every
+// point, and the quality sample of the generation that ended then, if one did. Run at the start of
+// the next round, while the other ranks evaluate (their chunks balance it), or before a checkpoint.
+void Driver::file_gathered() {
+  if (!gathered_) return;
+  for (const PointRecord& r : gathered_records_) gathered_->insert(r);
+  gathered_records_.clear();
+  if (!quality_due_) return;
+  gathered_->settle();
+  const auto rows =
+      driver_detail::hypervolume_rows(model_, bounds_, *gathered_, quality_due_->first, quality_due_->second);
+  quality_rows_.insert(quality_rows_.end(), rows.begin(), rows.end());
+  quality_due_.reset();
+}
+
 void Driver::sample_quality(std::uint64_t generation) {
-  // NSGA-II: rank 0's gathered front, without a collective; else the ranks' fronts merged.
-  std::optional<ObjectiveFront> merged;
-  if (!needs_results_) merged.emplace(driver_detail::global_front(ctx_, model_, front_));
+  // Exhaustive and random search: the ranks' fronts merged (NSGA-II: file_gathered).
+  ObjectiveFront merged = driver_detail::global_front(ctx_, model_, front_);
   agreed(ctx_, [&] {
     if (ctx_.rank() != 0) return;
-    ObjectiveFront& global = merged ? *merged : *gathered_;
+    ObjectiveFront& global = merged;
     global.settle();
     const auto rows = driver_detail::hypervolume_rows(model_, bounds_, global, evaluated_, generation);
     quality_rows_.insert(quality_rows_.end(), rows.begin(), rows.end());
@@ -388,6 +428,7 @@ void Driver::checkpoint() {
   std::vector<std::uint64_t> local;
   agreed(ctx_, [&] {
     test_fault_point("checkpoint", ctx_.rank());
+    file_gathered();
     archive_.settle();
     const std::span<const PointRecord> records = archive_.view(scratch_);
     std::sort(since_checkpoint_.begin(), since_checkpoint_.end());
@@ -453,6 +494,7 @@ void Driver::finish() {
   ArchivePart part;
   std::vector<PointRecord> sorted;
   agreed(ctx_, [&] {
+    file_gathered();  // nothing left after the last checkpoint, which the end of the search makes
     if (finished_) {
       part = driver_detail::read_archive_part(file_, ctx_);
     } else {

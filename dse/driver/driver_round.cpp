@@ -104,7 +104,8 @@ std::vector<PointRecord> RoundRunner::evaluate(const std::vector<std::uint64_t>&
 // no work left it blocks on the requests still to answer. Returns false when the round
 // was cut short by a cancellation (on any rank).
 bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk,
-               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt) {
+               std::uint64_t max_chunk, RoundRunner& runner, RoundWork& work, const DriverOptions& opt,
+               const std::function<void()>& rank0_work) {
   const std::uint64_t n = ids.size();
   const auto ranks = static_cast<std::uint64_t>(ctx.size());
   ChunkCursor cursor(n, min_chunk, max_chunk, 4 * ranks);
@@ -119,7 +120,16 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
       failure = std::current_exception();
     }
   };
+  auto rank0_side_work = [&] {
+    if (!rank0_work || ctx.rank() != 0) return;
+    try {
+      rank0_work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  };
   if (!ctx.distributed() || ctx.size() == 1) {
+    rank0_side_work();
     for (auto [b, e] = cursor.take(); b < n && !failure; std::tie(b, e) = cursor.take()) {
       if (cancelled(opt)) {
         (void)runner.drain();  // the round is discarded
@@ -152,6 +162,7 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
     // Hand every worker rank its first chunks before working: the requests are sent as
     // the round starts, and a rank left waiting for rank 0's first chunk would idle.
     for (int k = 0; k < (ctx.size() - 1) * kRequestsInFlight; ++k) answer(ctx.wait_any(kTagRequest));
+    rank0_side_work();
     for (;;) {
       for (int src = ctx.poll(kTagRequest); src >= 0; src = ctx.poll(kTagRequest)) answer(src);
       if (stop || cancelled(opt) || failure) {
@@ -194,7 +205,9 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
   return !any_stop;
 }
 
-// Gather every rank's evaluations of the round to all ranks, ordered by position.
+// Gather every rank's evaluations of the round to all ranks, ordered by position: each row goes
+// to its position (the positions of a round are 0 .. rows - 1, each once), with no sort of the
+// 230-byte records.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
                                                 std::vector<PointRecord>* records) {
   Bytes local;
@@ -203,18 +216,21 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
     put(local, r);
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
-  std::vector<std::pair<std::uint64_t, PointRecord>> rows;
+  constexpr std::size_t kRow = sizeof(std::uint64_t) + sizeof(PointRecord);
+  if (all.size() % kRow != 0) throw MpiError("truncated message");
+  const std::size_t n = all.size() / kRow;
+  std::vector<PointRecord> rows(n);
+  std::vector<char> placed(n, 0);
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
-    rows.emplace_back(p, get<PointRecord>(all, off));
+    if (p >= n || placed[p] != 0) throw MpiError("a round's positions are not 0 .. rows - 1");
+    placed[p] = 1;
+    rows[p] = get<PointRecord>(all, off);
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<search::Evaluation> out;
-  out.reserve(rows.size());
-  for (const auto& [p, r] : rows) {
-    out.push_back(model.to_evaluation(r));
-    if (records != nullptr) records->push_back(r);
-  }
+  out.reserve(n);
+  for (const PointRecord& r : rows) out.push_back(model.to_evaluation(r));
+  if (records != nullptr) records->insert(records->end(), rows.begin(), rows.end());
   return out;
 }
 

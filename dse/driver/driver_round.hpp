@@ -9,6 +9,7 @@
 #include <exception>
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -72,8 +73,12 @@ class RoundRunner {
 
 // Evaluate positions [0, ids.size()) over all ranks in dynamic chunks of min_chunk to max_chunk
 // points (collective). Returns false when the round was cut short by a cancellation (on any rank).
+// `rank0_work` (local, may be empty) runs on rank 0 once the other ranks have their first chunks,
+// so that they take more of the round while it runs; an exception from it fails the round as a
+// failed chunk does.
 bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_t min_chunk, std::uint64_t max_chunk,
-               RoundRunner& runner, RoundWork& work, const DriverOptions& opt);
+               RoundRunner& runner, RoundWork& work, const DriverOptions& opt,
+               const std::function<void()>& rank0_work = {});
 
 // Every rank's evaluations of the round, on every rank, ordered by position (collective); with
 // `records`, their records too, in that order.
