@@ -327,13 +327,17 @@ Kernel KernelLowering::collective(const wl::Operator& op) {
   if (op.participants > 1 && system::subgroup(ic, op.participants, group)) {
     const auto kind =
         op.kind == wl::OpKind::all_reduce ? system::CollectiveKind::all_reduce : system::CollectiveKind::all_to_all;
-    const bool custom = kind == system::CollectiveKind::all_reduce &&
-                        o_.all_reduce_kernel == system::AllReduceKernel::custom &&
-                        (o_.custom_all_reduce_max_bytes <= 0.0 || bytes <= o_.custom_all_reduce_max_bytes) &&
-                        system::peer_all_reduce_cost(group, bytes).feasible;
-    const auto c = custom ? system::peer_all_reduce_cost(group, bytes)
-                          : system::collective_cost(group, kind, system::CollectiveAlgorithm::ring, bytes);
-    if (custom) k.kernel = "all_reduce(custom)";
+    // The stack's own kernel where it serves this buffer and group, else the library's ring.
+    system::CollectiveCost c;
+    const bool custom_wanted = kind == system::CollectiveKind::all_reduce &&
+                               o_.all_reduce_kernel == system::AllReduceKernel::custom &&
+                               (o_.custom_all_reduce_max_bytes <= 0.0 || bytes <= o_.custom_all_reduce_max_bytes);
+    if (custom_wanted) c = system::peer_all_reduce_cost(group, bytes);
+    if (custom_wanted && c.feasible) {
+      k.kernel = "all_reduce(custom)";
+    } else {
+      c = system::collective_cost(group, kind, system::CollectiveAlgorithm::ring, bytes);
+    }
     t = c.feasible ? c.time_s : 0.0;
     k.cost.feasible = c.feasible;
     k.cost.hbm_bytes = 2.0 * bytes;  // read the buffer, write the result
