@@ -49,26 +49,14 @@ constexpr int kRequestsInFlight = 2;
 RoundRunner::~RoundRunner() { (void)drain(); }
 
 std::exception_ptr RoundRunner::drain() noexcept {
-  if (filing_pending_) {
-    filing_pending_ = false;
-    try {
-      arena_.execute([&] { filing_.wait(); });
-    } catch (...) {
-      if (!filing_error_) filing_error_ = std::current_exception();
-    }
-  }
-  return std::exchange(filing_error_, nullptr);
-}
-
-void RoundRunner::file(const std::vector<PointRecord>& chunk) {
+  if (!filing_pending_) return nullptr;
+  filing_pending_ = false;
   try {
-    for (const PointRecord& r : chunk) {
-      archive_.insert(r);
-      front_.insert(r);
-    }
+    arena_.execute([&] { filing_.wait(); });  // rethrows what the filing threw
   } catch (...) {
-    filing_error_ = std::current_exception();
+    return std::current_exception();
   }
+  return nullptr;
 }
 
 void RoundRunner::run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t begin, std::uint64_t end,
@@ -86,7 +74,14 @@ void RoundRunner::run_chunk(const std::vector<std::uint64_t>& ids, std::uint64_t
   if (const std::exception_ptr e = drain()) std::rethrow_exception(e);
   filed_ = std::move(chunk);
   filing_pending_ = true;
-  arena_.execute([&] { filing_.run([this] { file(filed_); }); });
+  arena_.execute([&] {
+    filing_.run([this] {
+      for (const PointRecord& r : filed_) {
+        archive_.insert(r);
+        front_.insert(r);
+      }
+    });
+  });
 }
 
 std::vector<PointRecord> RoundRunner::evaluate(const std::vector<std::uint64_t>& ids) {

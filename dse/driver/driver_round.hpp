@@ -58,8 +58,6 @@ class RoundRunner {
   std::vector<PointRecord> evaluate(const std::vector<std::uint64_t>& ids);
 
  private:
-  void file(const std::vector<PointRecord>& chunk);
-
   const PointModel& model_;
   Archive& archive_;
   ObjectiveFront& front_;
@@ -67,7 +65,6 @@ class RoundRunner {
   tbb::task_arena arena_;
   tbb::task_group filing_;           // the filing in flight, run and waited inside arena_
   std::vector<PointRecord> filed_;   // the chunk it files
-  std::exception_ptr filing_error_;  // what it threw
   bool filing_pending_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -65,6 +66,7 @@ struct Fixture {
   double checkpoint_interval_s = 0.0;  // DriverOptions::checkpoint_interval_s
   std::chrono::microseconds point_time{0};  // how long one evaluation takes
   std::int64_t checkpoints = 0;             // DriverOptions::rounds_committed
+  int threads = 1;                          // DriverOptions::threads
   PointModel model{space,
                    {search::Sense::maximize, search::Sense::minimize, search::Sense::minimize,
                     search::Sense::minimize},
@@ -82,7 +84,7 @@ struct Fixture {
     const h5::Handle file = fresh ? h5::create_file(path, ctx->file_access()) : h5::open_file_readwrite(path, ctx->file_access());
     if (fresh) init_driver_file(file, store);
     DriverOptions o;
-    o.threads = 1;
+    o.threads = threads;
     o.store = store;
     o.round_s = 1e-6;           // rounds as small as max_round_points allows
     o.max_round_points = 256;   // ~80 rounds
@@ -333,6 +335,32 @@ TEST(DriverCheckpoint, ResumeReadsARecordCheckpointOfAnEarlierVersion) {
   EXPECT_EQ(a.calls.load() - b.calls.load(), rows);
   expect_same_archive(from_indices, want);
   expect_same_archive(from_records, want);
+  std::filesystem::remove_all(dir);
+}
+
+// A record the archive refuses (a feasible point with a NaN objective: ConstraintArchive's check)
+// stops the run with the archive's error, whether the chunk's filing runs between chunks (one
+// thread) or on a task of the arena while the next chunk is evaluated (two threads).
+PointRecord point_with_a_nan(std::uint64_t index) {
+  PointRecord r = synthetic_point(index);
+  if (index == 7000) r.latency_s = std::nan("");
+  return r;
+}
+
+TEST(DriverCheckpoint, ARecordTheArchiveRefusesStopsTheRunWithItsError) {
+  const auto dir = dse::test::scratch_dir("driver_filing_error");
+  for (const int threads : {1, 2}) {
+    Fixture f;
+    f.point = point_with_a_nan;
+    f.threads = threads;
+    try {
+      (void)f.drive_file((dir / ("nan" + std::to_string(threads) + ".h5")).string(), true);
+      ADD_FAILURE() << "no error with " << threads << " thread(s)";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("ConstraintArchive::insert: non-finite objective"), std::string::npos)
+          << e.what();
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
