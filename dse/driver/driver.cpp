@@ -377,8 +377,6 @@ void Driver::write_round_rows(RoundWork& work, std::uint64_t round_size) {
   h5::write_runs(points, type, buf.data(), runs, ctx_.distributed());
 }
 
-// The hypervolume of the front of every point evaluated so far, per workload (driver_quality.hpp),
-// on rank 0, which keeps the rows until the next checkpoint.
 // NSGA-II, rank 0 (local): the records gathered since the last call filed into the front of every
 // point, and the quality sample of the generation that ended then, if one did. Run at the start of
 // the next round, while the other ranks evaluate (their chunks balance it), or before a checkpoint.
@@ -394,14 +392,15 @@ void Driver::file_gathered() {
   quality_due_.reset();
 }
 
+// The hypervolume of the front of every point evaluated so far, per workload (driver_quality.hpp),
+// on rank 0, which keeps the rows until the next checkpoint. Exhaustive and random search: the
+// ranks' fronts merged (NSGA-II: file_gathered).
 void Driver::sample_quality(std::uint64_t generation) {
-  // Exhaustive and random search: the ranks' fronts merged (NSGA-II: file_gathered).
   ObjectiveFront merged = driver_detail::global_front(ctx_, model_, front_);
   agreed(ctx_, [&] {
     if (ctx_.rank() != 0) return;
-    ObjectiveFront& global = merged;
-    global.settle();
-    const auto rows = driver_detail::hypervolume_rows(model_, bounds_, global, evaluated_, generation);
+    merged.settle();
+    const auto rows = driver_detail::hypervolume_rows(model_, bounds_, merged, evaluated_, generation);
     quality_rows_.insert(quality_rows_.end(), rows.begin(), rows.end());
   });
 }
@@ -447,8 +446,8 @@ void Driver::checkpoint() {
     rewrite_archive_ = false;
     archive_round_ = rounds_ + 1;
     archive_attempt_ = attempt_;
-    const h5::Handle ds = driver_detail::fresh_dataset(
-        file_, checkpoint_name("checkpoint_archive", archive_round_, attempt_), H5T_STD_U64LE, 8192, kDeflate);
+    const h5::Handle ds =
+        driver_detail::fresh_archive_checkpoint(file_, checkpoint_name("checkpoint_archive", archive_round_, attempt_));
     archive_rows_ = driver_detail::write_rank_rows(ds, ctx_, local, 0);
   } else {
     const h5::Handle ds =
@@ -536,7 +535,7 @@ std::string checkpoint_name(const char* base, std::int64_t round, std::int64_t a
 void init_driver_file(hid_t file, Store store) {
   const h5::Handle type = point_record_type();
   if (store == Store::all) (void)h5::create_extensible_1d(file, "points", type, 4096, kDeflate);
-  (void)h5::create_extensible_1d(file, checkpoint_name("checkpoint_archive", 0, 0), H5T_STD_U64LE, 8192, kDeflate);
+  (void)driver_detail::fresh_archive_checkpoint(file, checkpoint_name("checkpoint_archive", 0, 0));
   (void)h5::create_extensible_1d(file, checkpoint_name("sampler_state", 0, 0), H5T_STD_U8LE, 65536, 0);
   set_attribute(file, kRowsDone, 0);
   set_attribute(file, kRoundsDone, 0);

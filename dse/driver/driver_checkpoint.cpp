@@ -39,6 +39,10 @@ h5::Handle fresh_dataset(hid_t file, const std::string& name, hid_t type, std::u
   return h5::create_extensible_1d(file, name, type, chunk_rows, deflate);
 }
 
+h5::Handle fresh_archive_checkpoint(hid_t file, const std::string& name) {
+  return fresh_dataset(file, name, H5T_STD_U64LE, 8192, kDeflate);
+}
+
 void write_archive(hid_t file, Context& ctx, const ArchivePart& part) {
   const h5::Handle type = point_record_type();
   const h5::Handle ds = fresh_dataset(file, "archive", type, 1024, kDeflate);

@@ -37,6 +37,9 @@ void write_archive(hid_t file, Context& ctx, const ArchivePart& part);
 // [r total / P, (r + 1) total / P).
 ArchivePart read_archive_part(hid_t file, Context& ctx);
 
+// A fresh archive checkpoint dataset `name` (collective): the archived points' indices, u64 rows.
+h5::Handle fresh_archive_checkpoint(hid_t file, const std::string& name);
+
 // Each rank's `local` point indices at `base` + the rows of lower ranks in dataset `ds` (of u64),
 // which is resized to hold them (collective); returns the rows written over all ranks.
 std::uint64_t write_rank_rows(hid_t ds, Context& ctx, std::span<const std::uint64_t> local, std::uint64_t base);
