@@ -27,12 +27,7 @@ bool ConstraintArchive::removes(const double* q, const double* p) const noexcept
   for (std::size_t j = m; j < m + metric_count_; ++j) {
     if (q[j] > p[j]) return false;
   }
-  bool strictly_better = false;
-  for (std::size_t j = 0; j < m; ++j) {
-    if (q[j] > p[j]) return false;
-    if (q[j] < p[j]) strictly_better = true;
-  }
-  return strictly_better;
+  return dominates_min(q, p, m);
 }
 
 void ConstraintArchive::make_key(std::span<const double> objectives, std::span<const double> metrics,

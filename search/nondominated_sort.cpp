@@ -2,18 +2,10 @@
 
 #include <algorithm>
 
+#include "search/pareto.hpp"
+
 namespace dse::search {
 namespace {
-
-// Pareto dominance in minimisation form, as dse::search::dominates.
-bool dominates_min(const double* a, const double* b, std::size_t m) {
-  bool strictly_better = false;
-  for (std::size_t j = 0; j < m; ++j) {
-    if (a[j] > b[j]) return false;
-    if (a[j] < b[j]) strictly_better = true;
-  }
-  return strictly_better;
-}
 
 // Infeasible points: one front per distinct violation, ascending, numbered from `first`.
 void infeasible_fronts(std::span<const double> violation, std::size_t first, std::vector<std::size_t>& front) {

@@ -4,6 +4,7 @@
 // which is what makes merged results independent of rank and thread counts.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -15,6 +16,18 @@ enum class Sense { minimize, maximize };
 // a dominates b: no worse in every objective and strictly better in one.
 bool dominates(std::span<const double> a, std::span<const double> b,
                std::span<const Sense> senses) noexcept;
+
+// The same for two rows of m values already in minimisation form (maximised objectives negated):
+// a no greater in every value and smaller in one. Inline: the inner loop of the archives' and the
+// non-dominated sort's comparisons.
+inline bool dominates_min(const double* a, const double* b, std::size_t m) noexcept {
+  bool strictly_better = false;
+  for (std::size_t j = 0; j < m; ++j) {
+    if (a[j] > b[j]) return false;
+    if (a[j] < b[j]) strictly_better = true;
+  }
+  return strictly_better;
+}
 
 struct ArchivePoint {
   std::uint64_t index = 0;
