@@ -35,10 +35,8 @@ double normalised(double v, const QualityBound& b, search::Sense sense) {
 }
 
 h5::Handle bound_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(QualityBound)), "H5Tcreate"), H5Tclose);
-  const auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
+  h5::Handle t = h5::compound_type(sizeof(QualityBound));
+  const auto add = [&](const char* name, std::size_t off, hid_t type) { h5::add_member(t, name, off, type); };
   add("workload_id", offsetof(QualityBound, workload_id), H5T_NATIVE_UINT32);
   add("objective", offsetof(QualityBound, objective), H5T_NATIVE_UINT32);
   add("ideal", offsetof(QualityBound, ideal), H5T_NATIVE_DOUBLE);
@@ -48,10 +46,8 @@ h5::Handle bound_type() {
 }
 
 h5::Handle row_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(QualityRow)), "H5Tcreate"), H5Tclose);
-  const auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
+  h5::Handle t = h5::compound_type(sizeof(QualityRow));
+  const auto add = [&](const char* name, std::size_t off, hid_t type) { h5::add_member(t, name, off, type); };
   add("evaluations", offsetof(QualityRow, evaluations), H5T_NATIVE_UINT64);
   add("generation", offsetof(QualityRow, generation), H5T_NATIVE_UINT64);
   add("workload_id", offsetof(QualityRow, workload_id), H5T_NATIVE_UINT32);

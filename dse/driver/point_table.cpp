@@ -68,8 +68,8 @@ void PointTable::write(hid_t file, Context& ctx, const std::string& name) const 
       size += 8;
     }
   }
-  const h5::Handle type(h5::check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose);
-  h5::check_status(H5Tinsert(type, key_.c_str(), 0, H5T_NATIVE_UINT64), "H5Tinsert " + key_);
+  const h5::Handle type = h5::compound_type(size);
+  h5::add_member(type, key_, 0, H5T_NATIVE_UINT64);
   for (std::size_t c = 0, t = 0; c < columns_.size(); ++c) {
     hid_t member = H5T_NATIVE_DOUBLE;
     if (columns_[c].kind == CellKind::integer) member = H5T_NATIVE_INT64;
@@ -77,7 +77,7 @@ void PointTable::write(hid_t file, Context& ctx, const std::string& name) const 
       strings.push_back(h5::fixed_string_type(static_cast<std::size_t>(shape[1 + t++])));
       member = strings.back();
     }
-    h5::check_status(H5Tinsert(type, columns_[c].name.c_str(), offset[c], member), "H5Tinsert " + columns_[c].name);
+    h5::add_member(type, columns_[c].name, offset[c], member);
   }
 
   std::vector<char> buf(keys_.size() * size, 0);

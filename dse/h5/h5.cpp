@@ -198,6 +198,14 @@ Handle fixed_string_type(std::size_t size) {
   return t;
 }
 
+Handle compound_type(std::size_t size) {
+  return {check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose};
+}
+
+void add_member(hid_t compound, const std::string& name, std::size_t offset, hid_t member) {
+  check_status(H5Tinsert(compound, name.c_str(), offset, member), "H5Tinsert " + name);
+}
+
 void write_attribute(hid_t loc, const std::string& name, const std::string& value) {
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
   check_status(H5Tset_size(type, value.empty() ? 1 : value.size()), "H5Tset_size");

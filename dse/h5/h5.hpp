@@ -55,6 +55,11 @@ Handle open_file_readwrite(const std::string& path, const FileAccess& access);
 
 Handle fixed_string_type(std::size_t size);
 
+// An empty compound type of `size` bytes (a record's layout), and one member of it: `member` at
+// byte `offset` under `name`.
+Handle compound_type(std::size_t size);
+void add_member(hid_t compound, const std::string& name, std::size_t offset, hid_t member);
+
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);
 void write_attribute(hid_t loc, const std::string& name, std::int64_t value);
 void write_attribute(hid_t loc, const std::string& name, double value);

@@ -186,12 +186,10 @@ void set_attribute(hid_t loc, const std::string& name, std::int64_t value) {
 }
 
 h5::Handle point_record_type() {
-  h5::Handle t(h5::check(H5Tcreate(H5T_COMPOUND, sizeof(PointRecord)), "H5Tcreate"), H5Tclose);
+  h5::Handle t = h5::compound_type(sizeof(PointRecord));
   const h5::Handle name32 = h5::fixed_string_type(32);
   const h5::Handle name16 = h5::fixed_string_type(16);
-  auto add = [&](const char* name, std::size_t off, hid_t type) {
-    h5::check_status(H5Tinsert(t, name, off, type), std::string("H5Tinsert ") + name);
-  };
+  const auto add = [&](const char* name, std::size_t off, hid_t type) { h5::add_member(t, name, off, type); };
   add("index", offsetof(PointRecord, index), H5T_NATIVE_UINT64);
   add("hardware_id", offsetof(PointRecord, hardware_id), H5T_NATIVE_UINT32);
   add("workload_id", offsetof(PointRecord, workload_id), H5T_NATIVE_UINT32);
@@ -235,12 +233,12 @@ void write_text_table(hid_t file, const std::string& name, const TextTable& tabl
     offset[c] = size;
     size += width[c];
   }
-  h5::Handle type(h5::check(H5Tcreate(H5T_COMPOUND, size), "H5Tcreate"), H5Tclose);
-  h5::check_status(H5Tinsert(type, "id", 0, H5T_NATIVE_UINT32), "H5Tinsert id");
+  const h5::Handle type = h5::compound_type(size);
+  h5::add_member(type, "id", 0, H5T_NATIVE_UINT32);
   std::vector<h5::Handle> strings;
   for (std::size_t c = 0; c < nc; ++c) {
     strings.push_back(h5::fixed_string_type(width[c]));
-    h5::check_status(H5Tinsert(type, table.columns[c].c_str(), offset[c], strings.back()), "H5Tinsert " + table.columns[c]);
+    h5::add_member(type, table.columns[c], offset[c], strings.back());
   }
   std::vector<unsigned char> buf(table.rows.size() * size, 0);
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
