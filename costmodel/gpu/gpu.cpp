@@ -243,17 +243,52 @@ inline double operand_hbm_bytes(const GpuHardware& hw, const GemmShape& s, const
 // in flight, latency and transfer add, which is what a single wave of memory-bound tiles waits
 // for (a skinny GEMM with one block per core); deeper pipelines hide the latency. `hbm_scale`:
 // the HBM bytes per panel byte loaded (L2 reuse).
-inline double gemm_wave_time(const GpuHardware& hw, const GemmGrid& g, std::int64_t active, double step_compute_s,
-                             double hbm_scale, std::int64_t stages) noexcept {
+struct WaveTime {
+  double prologue = 0.0;
+  double steps = 0.0;      // the k-steps
+  double epilogue = 0.0;   // the C write
+  double hbm_steps = 0.0;  // the k-steps' HBM transfers alone
+  [[nodiscard]] double serial() const noexcept { return prologue + steps + epilogue; }
+  // hw.gemm_waves_pipelined: the next wave's first loads are fetched and this wave's C written
+  // while its k-steps run; the write shares the HBM with the loads.
+  [[nodiscard]] double overlapped() const noexcept { return std::max(steps, hbm_steps + epilogue); }
+};
+
+inline WaveTime gemm_wave_time(const GpuHardware& hw, const GemmGrid& g, std::int64_t active, double step_compute_s,
+                               double hbm_scale, std::int64_t stages) noexcept {
   const double hbm_bw = hw.hbm_bandwidth_bytes_per_s();
   const double a = d(active);
   const double l2_step = a * (g.rows + g.cols) * g.k_step_bytes / hw.l2_bandwidth_bytes_per_s;
   const double hbm_step = wave_panel_bytes_per_step(g, active) * hbm_scale / hbm_bw;
   const double latency_step = (hw.hbm_latency_s + hbm_step) / d(stages - 1);
   const double step = std::max({step_compute_s, l2_step, hbm_step, latency_step});
-  const double prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
-  const double epilogue = a * g.rows * g.cols * g.e / hbm_bw;
-  return prologue + d(g.k_steps) * step + epilogue;
+  WaveTime w;
+  w.prologue = hw.hbm_latency_s + std::max(l2_step, hbm_step);
+  w.steps = d(g.k_steps) * step;
+  w.epilogue = a * g.rows * g.cols * g.e / hbm_bw;
+  w.hbm_steps = d(g.k_steps) * hbm_step;
+  return w;
+}
+
+// The device busy time of the kernel's waves: each wave in turn (prologue, k-steps, epilogue), or,
+// where the engine streams its tiles (hw.gemm_waves_pipelined), one prologue, every wave's
+// overlapped time and one epilogue.
+inline double gemm_waves_time(const GpuHardware& hw, const GemmGrid& g, double step_compute_s, double hbm_scale,
+                              std::int64_t stages) noexcept {
+  const WaveTime full = g.full_waves > 0 ? gemm_wave_time(hw, g, hw.core_count, step_compute_s, hbm_scale, stages)
+                                         : WaveTime{};
+  const WaveTime last = g.last_wave > 0 ? gemm_wave_time(hw, g, g.last_wave, step_compute_s, hbm_scale, stages)
+                                        : WaveTime{};
+  if (!hw.gemm_waves_pipelined) {
+    double busy = 0.0;
+    if (g.full_waves > 0) busy += d(g.full_waves) * full.serial();
+    if (g.last_wave > 0) busy += last.serial();
+    return busy;
+  }
+  const WaveTime& first = g.full_waves > 0 ? full : last;
+  const WaveTime& final_wave = g.last_wave > 0 ? last : full;
+  return first.prologue + d(g.full_waves) * full.overlapped() + (g.last_wave > 0 ? last.overlapped() : 0.0) +
+         final_wave.epilogue;
 }
 
 // evaluate_gemm_with_tile for a description that passed check() (evaluate_gemm
@@ -280,9 +315,7 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
                              (g.last_wave > 0 ? d(g.k_steps) * wave_panel_bytes_per_step(g, g.last_wave) : 0.0);
   const double ab_hbm_total = operand_hbm_bytes(hw, s, g, panel_total);
   const double hbm_scale = panel_total > 0.0 ? ab_hbm_total / panel_total : 0.0;
-  double busy = 0.0;
-  if (g.full_waves > 0) busy += d(g.full_waves) * gemm_wave_time(hw, g, hw.core_count, step_compute_s, hbm_scale, stages);
-  if (g.last_wave > 0) busy += gemm_wave_time(hw, g, g.last_wave, step_compute_s, hbm_scale, stages);
+  const double busy = gemm_waves_time(hw, g, step_compute_s, hbm_scale, stages);
 
   const double c_bytes = d(s.m) * d(s.n) * g.e * d(s.batch);
   c.compute_time_s = d(c.waves) * d(g.k_steps) * step_compute_s;

@@ -2,8 +2,9 @@
 // a shared L2 and HBM. Kernels: GEMM / batched GEMM (thread-block tile
 // selection as library heuristics do it, tile and wave quantisation, L2 reuse,
 // a software-pipelined main loop with a non-overlapped prologue/epilogue per
-// tile) and memory-bound kernels (element-wise, softmax, layer norm) with
-// vector and special-function throughput.
+// tile, or one per kernel where the engine streams its tiles: gemm_waves_pipelined)
+// and memory-bound kernels (element-wise, softmax, layer norm) with vector and
+// special-function throughput.
 //
 // Kernel latency = device busy time + the launch/dispatch overhead of the
 // software path that issues the kernel (a library call such as cuBLAS, a
@@ -122,6 +123,11 @@ struct GpuHardware {
   // The tiles' k is for 2-byte operands, and a kernel for 1-byte operands takes twice the
   // k elements, one for 4-byte operands half (preset_tile); false: every precision takes k.
   bool gemm_tile_k_scales_with_precision = false;
+  // The engine streams a GEMM's tiles: DMA engines fetch the next tile's operands into SRAM while
+  // the matrix engine computes the current one, and the finished tile's C is written meanwhile
+  // (Gaudi's graph compiler pipelines its MMEs this way), so a kernel pays one prologue and one
+  // epilogue, not one per wave (gemm_waves_time). false: each wave in turn (GPU thread blocks).
+  bool gemm_waves_pipelined = false;
   // The library's own kernel selection for one precision, where the file gives
   // it: a GEMM of that precision runs the kernel of the nearest tuned size
   // (Euclidean distance over m, n, batch, k, as Tensile's MatchingLibrary does)

@@ -102,6 +102,7 @@ void read_software(const MapReader& m, GpuHardware& hw) {
     hw.gemm_tiles.push_back(GemmTile{t[0], t[1], t[2]});
   }
   hw.gemm_tile_k_scales_with_precision = m.boolean_or("gemm_tile_k_scales_with_precision", false);
+  hw.gemm_waves_pipelined = m.boolean_or("gemm_waves_pipelined", false);
 }
 
 constexpr const char* kLibraryHeader = "m,n,batch,k,tile_m,tile_n,tile_k,group_m,split_k,solution";
@@ -217,7 +218,7 @@ costmodel::GpuHardware parse_gpu_hardware(const std::string& text, const std::st
                           {"launch_overhead_library_s", "launch_overhead_eager_s",
                            "launch_overhead_compiled_s", "gemm_pipeline_stages", "gemm_pipeline_stages_max",
                            "gemm_stage_carveout_bytes", "gemm_tiles",
-                           "gemm_tile_k_scales_with_precision",
+                           "gemm_tile_k_scales_with_precision", "gemm_waves_pipelined",
                            "eager_softmax_single_pass_max_row_elements",
                            "eager_softmax_single_pass_max_row_bytes",
                            "compiled_reduction_single_pass_max_row_elements",

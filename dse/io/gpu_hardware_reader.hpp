@@ -34,6 +34,8 @@
 //     gemm_tiles: [[M, N, K], ...]
 //     gemm_tile_k_scales_with_precision: BOOL  # optional, default false: K is for 16-bit operands and
 //                                              # FP8 / INT8 kernels take 2 K, FP32 K / 2 (preset_tile)
+//     gemm_waves_pipelined: BOOL    # optional, default false: the engine streams a GEMM's tiles (the
+//                                   # next tile's loads and this tile's C write overlap its k-steps)
 //     eager_softmax_single_pass_max_row_elements: INT > 0
 //     eager_softmax_single_pass_max_row_bytes: NUMBER > 0
 //     compiled_reduction_single_pass_max_row_elements: INT > 0
