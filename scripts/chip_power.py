@@ -55,8 +55,9 @@ ROWS = [
      "the same MAMF table, BF16: 'Intel Gaudi 3 | 1243.0 | 1677 | 74.1% | 16384x4096x768' (S); the 900 W cap: "
      "S, SqueezeBits blog '[Intel Gaudi] #6' (2025-10-28): 'evidence of thermal and power throttling' under heavy "
      "BF16 work"),
-    ("gaudi3", "matrix_flop_int8_j", "fp8", 16640, 1536, 3072, 1289.5e12, 900, "D",
-     "the same MAMF table, FP8: 'Intel Gaudi 3 | 1289.5 | 1677 | 76.9% | 16640x1536x3072' (S)"),
+    ("gaudi3", "matrix_flop_int8_j", "fp8", 16640, 1536, 3072, 1289.5e12, 900, "R",
+     "the same MAMF table, FP8: 'Intel Gaudi 3 | 1289.5 | 1677 | 76.9% | 16640x1536x3072' (S); R: the model runs the "
+     "shape faster than that (s < 1), and the rule's throttle then makes an FP8 FLOP 2.6x a BF16 one"),
     ("gaudi2", "matrix_flop_fp16_j", "bf16", 8192, 8192, 8192, 423.9e12, 600, "R",
      "NAVER-INTEL-Co-Lab/gaudi-perf matmul/README.md (P): '8192 | 8192 | 8192 | Gaudi 2 | 423.9 | 432 | 98.1%' "
      "(BF16; of its shapes the one the preset's kernel model comes closest to, -15%); no measurement of its power "
