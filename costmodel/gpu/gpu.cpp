@@ -175,6 +175,7 @@ namespace {
 // tile loads nothing).
 struct GemmGrid {
   std::int64_t tiles_m, tiles_n, k_steps, tiles, full_waves, last_wave;
+  std::int64_t slots;  // tiles a full wave holds: core_count / t.cores
   std::int64_t group;  // rows of tiles in a rasterisation group (t.group_m, at most all)
   std::int64_t rows_of_tiles;  // tiles_m x batch
   double rows, cols, k_step_bytes, e;
@@ -186,8 +187,9 @@ GemmGrid gemm_grid(const GpuHardware& hw, const GemmShape& s, const GemmTile& t)
   g.tiles_n = ceil_div(s.n, t.n);
   g.k_steps = ceil_div(s.k, t.k);
   g.tiles = g.tiles_m * g.tiles_n * s.batch;
-  g.full_waves = g.tiles / hw.core_count;
-  g.last_wave = g.tiles % hw.core_count;
+  g.slots = std::max<std::int64_t>(1, hw.core_count / std::max<std::int64_t>(1, t.cores));
+  g.full_waves = g.tiles / g.slots;
+  g.last_wave = g.tiles % g.slots;
   g.rows_of_tiles = g.tiles_m * s.batch;
   g.group = std::min(std::max<std::int64_t>(1, t.group_m), g.rows_of_tiles);
   g.e = bytes_per_element(s.precision);
@@ -275,7 +277,7 @@ inline WaveTime gemm_wave_time(const GpuHardware& hw, const GemmGrid& g, std::in
 // overlapped time and one epilogue.
 inline double gemm_waves_time(const GpuHardware& hw, const GemmGrid& g, double step_compute_s, double hbm_scale,
                               std::int64_t stages) noexcept {
-  const WaveTime full = g.full_waves > 0 ? gemm_wave_time(hw, g, hw.core_count, step_compute_s, hbm_scale, stages)
+  const WaveTime full = g.full_waves > 0 ? gemm_wave_time(hw, g, g.slots, step_compute_s, hbm_scale, stages)
                                          : WaveTime{};
   const WaveTime last = g.last_wave > 0 ? gemm_wave_time(hw, g, g.last_wave, step_compute_s, hbm_scale, stages)
                                         : WaveTime{};
@@ -296,7 +298,7 @@ inline double gemm_waves_time(const GpuHardware& hw, const GemmGrid& g, double s
 GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTile& t) noexcept {
   const double macs_per_cycle = hw.matrix_macs_per_cycle_per_core[static_cast<std::size_t>(s.precision)];
   if (!(macs_per_cycle > 0.0) || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || t.m <= 0 ||
-      t.n <= 0 || t.k <= 0)
+      t.n <= 0 || t.k <= 0 || t.cores <= 0 || t.cores > hw.core_count)
     return infeasible(GpuKernelKind::gemm, GpuCheck::no_tiles);
   // The pipelined k-steps of both operand tiles must fit the core's SRAM.
   const std::int64_t stages = gemm_stages(hw, t, s.precision);
@@ -308,10 +310,10 @@ GpuKernelCost gemm_tile(const GpuHardware& hw, const GemmShape& s, const GemmTil
   c.tile = t;
   c.tile_count = g.tiles;
   c.waves = g.full_waves + (g.last_wave > 0 ? 1 : 0);
-  // Tile quantisation: a core computes the whole padded tile.
-  const double step_compute_s =
-      d(t.m) * d(t.n) * d(t.k) / (macs_per_cycle * hw.sustained_fraction(s.precision)) / hw.clock_hz;
-  const double panel_total = d(g.full_waves) * d(g.k_steps) * wave_panel_bytes_per_step(g, hw.core_count) +
+  // Tile quantisation: a core (or the tile's t.cores together) computes the whole padded tile.
+  const double step_compute_s = d(t.m) * d(t.n) * d(t.k) /
+                                (macs_per_cycle * d(t.cores) * hw.sustained_fraction(s.precision)) / hw.clock_hz;
+  const double panel_total = d(g.full_waves) * d(g.k_steps) * wave_panel_bytes_per_step(g, g.slots) +
                              (g.last_wave > 0 ? d(g.k_steps) * wave_panel_bytes_per_step(g, g.last_wave) : 0.0);
   const double ab_hbm_total = operand_hbm_bytes(hw, s, g, panel_total);
   const double hbm_scale = panel_total > 0.0 ? ab_hbm_total / panel_total : 0.0;
@@ -340,7 +342,8 @@ GemmTile preset_tile(const GpuHardware& hw, const GemmTile& t, Precision p) noex
 }
 
 std::int64_t gemm_stages(const GpuHardware& hw, const GemmTile& t, Precision p) noexcept {
-  const double stage_bytes = d(t.m + t.n) * d(t.k) * bytes_per_element(p);
+  // A core's share of a k-step's operands (a tile of t.cores cores splits them).
+  const double stage_bytes = d(t.m + t.n) * d(t.k) * bytes_per_element(p) / d(std::max<std::int64_t>(1, t.cores));
   const std::int64_t base = std::max<std::int64_t>(2, hw.gemm_pipeline_stages);
   if (!(stage_bytes > 0.0) || d(base) * stage_bytes > hw.sram_bytes_per_core) return 0;
   if (hw.gemm_pipeline_stages_max <= base) return base;

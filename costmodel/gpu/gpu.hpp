@@ -51,6 +51,10 @@ struct GemmTile {
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t group_m = 1;
+  // Cores that compute one tile together (Blackwell's 2-SM MMA, cta_group 2: each of the pair
+  // holds m / 2 rows of A and half of B's n columns, and the MMA reads both): the pair's loads are
+  // one tile's, its products run on both cores, and a wave holds core_count / cores tiles.
+  std::int64_t cores = 1;
   friend bool operator==(const GemmTile&, const GemmTile&) = default;
 };
 

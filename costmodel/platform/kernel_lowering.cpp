@@ -16,7 +16,8 @@ std::string tile_text(const GpuKernelCost& c) {
   const std::string split = c.bottleneck_detail.rfind("split_k", 0) == 0 ? c.bottleneck_detail + ", " : "";
   const std::string library =
       c.library_solution >= 0 ? ", library kernel " + std::to_string(c.library_solution) : std::string();
-  return split + std::to_string(c.tile.m) + "x" + std::to_string(c.tile.n) + "x" + std::to_string(c.tile.k) + ", " +
+  const std::string pair = c.tile.cores > 1 ? " on " + std::to_string(c.tile.cores) + " cores" : std::string();
+  return split + std::to_string(c.tile.m) + "x" + std::to_string(c.tile.n) + "x" + std::to_string(c.tile.k) + pair + ", " +
          std::to_string(c.tile_count) + " tiles, " + std::to_string(c.waves) + " waves" + library;
 }
 

@@ -28,6 +28,22 @@ std::array<std::int64_t, 3> triple(const YAML::Node& n, const Place& at) {
   return v;
 }
 
+// [M, N, K] or [M, N, K, CORES]: a tile that CORES cores compute together (GemmTile::cores).
+GemmTile gemm_tile_entry(const YAML::Node& n, const Place& at, std::int64_t core_count) {
+  if (!n.IsSequence() || (n.size() != 3 && n.size() != 4))
+    fail(at, n, "expected [M, N, K] or [M, N, K, CORES] (positive integers)", describe(n));
+  GemmTile t;
+  t.m = as_positive_integer(n[0], at.item(0));
+  t.n = as_positive_integer(n[1], at.item(1));
+  t.k = as_positive_integer(n[2], at.item(2));
+  if (n.size() == 4) {
+    t.cores = as_positive_integer(n[3], at.item(3));
+    if (t.cores > core_count)
+      fail(at.item(3), n[3], "expected at most the chip's " + std::to_string(core_count) + " cores", describe(n[3]));
+  }
+  return t;
+}
+
 void read_matrix_engine(const MapReader& m, GpuHardware& hw) {
   const auto s = triple(m.node("mma_shape"), m.place("mma_shape"));
   hw.mma_shape = s;
@@ -98,8 +114,7 @@ void read_software(const MapReader& m, GpuHardware& hw) {
   }
   const YAML::Node tiles = m.sequence("gemm_tiles");
   for (std::size_t i = 0; i < tiles.size(); ++i) {
-    const auto t = triple(tiles[i], m.place("gemm_tiles").item(i));
-    hw.gemm_tiles.push_back(GemmTile{t[0], t[1], t[2]});
+    hw.gemm_tiles.push_back(gemm_tile_entry(tiles[i], m.place("gemm_tiles").item(i), hw.core_count));
   }
   hw.gemm_tile_k_scales_with_precision = m.boolean_or("gemm_tile_k_scales_with_precision", false);
   hw.gemm_waves_pipelined = m.boolean_or("gemm_waves_pipelined", false);

@@ -31,7 +31,8 @@
 //     gemm_pipeline_stages: INT >= 2
 //     gemm_pipeline_stages_max: INT >= gemm_pipeline_stages  # optional: stages fill the shared memory
 //     gemm_stage_carveout_bytes: NUMBER >= 0    # with _max: shared memory kept for the epilogue
-//     gemm_tiles: [[M, N, K], ...]
+//     gemm_tiles: [[M, N, K], ...]    # or [M, N, K, CORES]: a tile CORES cores compute together
+//                                   # (Blackwell's 2-SM MMA; a wave holds cores / CORES such tiles)
 //     gemm_tile_k_scales_with_precision: BOOL  # optional, default false: K is for 16-bit operands and
 //                                              # FP8 / INT8 kernels take 2 K, FP32 K / 2 (preset_tile)
 //     gemm_waves_pipelined: BOOL    # optional, default false: the engine streams a GEMM's tiles (the

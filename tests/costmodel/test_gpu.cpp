@@ -136,6 +136,34 @@ TEST(GpuGemm, StreamedTilesPayOnePrologueAndEpilogue) {
   EXPECT_NEAR(dse::costmodel::evaluate_gemm(hw, s).latency_s, 21.68e-6, 1e-12);
 }
 
+// A tile two cores compute together (GemmTile::cores, Blackwell's 2-SM MMA). Four cores, so a
+// wave holds two 256 x 128 x 32 pair tiles. Products: 256 x 128 x 32 MACs on 2 x 1,024 MACs a
+// cycle = 512 ns a k-step, as one core's 128 x 128 x 32 tile. M = 512 (two pair tiles): one wave,
+// 512 ns; M = 768 (three): two waves, 1,024 ns. The L2: a pair tile loads (256 + 128) x 32 x 2 B
+// = 24,576 B a k-step where the two one-core 128 x 128 tiles over the same 256 x 128 outputs load
+// 2 x (128 + 128) x 64 B = 32,768 B. With the L2 at 24.576 GB/s (HBM instant, no round trip) a
+// 256 x 128 x 32 GEMM's one k-step takes 1 us on the pair and 1.333 us on two cores, and each
+// kernel's prologue loads one step more: 2 us against 2.667 us.
+TEST(GpuGemm, APairTileSplitsItsProductsAndSharesItsLoads) {
+  GpuHardware hw = toy(4);
+  const GemmTile pair{256, 128, 32, 1, 2};
+  const GemmTile single{128, 128, 32};
+  const auto two = dse::costmodel::evaluate_gemm_with_tile(hw, GemmShape{512, 128, 32}, pair);
+  ASSERT_TRUE(two.feasible);
+  EXPECT_EQ(two.waves, 1);
+  EXPECT_NEAR(two.latency_s, kStepS, 1e-12);
+  const auto three = dse::costmodel::evaluate_gemm_with_tile(hw, GemmShape{768, 128, 32}, pair);
+  EXPECT_EQ(three.waves, 2);
+  EXPECT_NEAR(three.latency_s, 2 * kStepS, 1e-12);
+  hw.l2_bandwidth_bytes_per_s = 24.576e9;
+  EXPECT_NEAR(dse::costmodel::evaluate_gemm_with_tile(hw, GemmShape{256, 128, 32}, pair).latency_s, 2e-6, 1e-12);
+  EXPECT_NEAR(dse::costmodel::evaluate_gemm_with_tile(hw, GemmShape{256, 128, 32}, single).latency_s, 8e-6 / 3,
+              1e-12);
+  // A tile of more cores than the chip has is no kernel.
+  EXPECT_FALSE(dse::costmodel::evaluate_gemm_with_tile(hw, GemmShape{256, 128, 32}, GemmTile{256, 128, 32, 1, 8})
+                   .feasible);
+}
+
 // The same tile for 1-byte operands (costmodel::preset_tile). One core, FP8 at 2048 MACs a
 // cycle, a 128 x 128 x 640 GEMM. Without gemm_tile_k_scales_with_precision the kernel keeps
 // the list's k = 32: 20 k-steps of (128 + 128) x 32 x 1 B = 8,192 B, each 0.5 us at 16.384 GB/s
