@@ -233,9 +233,13 @@ void check_kind_keys(const io::MapReader& c, const YAML::Node& node, const io::P
   for (const char* key : {"ops", "phase", "at"})
     if (c.has(key) && kind != "power") io::fail(c.place(key), c.node(key), "a key of power cases only", kind);
   // launch: the measured stack's kernel launch (framework: eager PyTorch, graph: a captured graph),
-  // for the training and offline-inference cases whose stack says which it ran.
+  // for the training, offline-inference and serving cases whose stack says which it ran (the serving
+  // kinds are read with their own key list, validate_serving.cpp, and never reach this check).
   if (c.has("launch") && kind != "training_mfu" && kind != "llm_offline")
-    io::fail(c.place("launch"), c.node("launch"), "a key of training_mfu and llm_offline cases only", kind);
+    io::fail(c.place("launch"), c.node("launch"),
+             "a key of training_mfu, llm_offline and serving (llm_server, ttft_latency, tpot_latency, "
+             "batch_latency) cases only",
+             kind);
   for (const char* key :
        {"dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
         "loss_kernel", "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})

@@ -438,7 +438,8 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].unit: expected mfu or tokens/s/chip (a training_mfu case) (got furlongs)"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, launch: framework, source: s}",
-                       "cases[0].launch: a key of training_mfu and llm_offline cases only"),
+                       "cases[0].launch: a key of training_mfu, llm_offline and serving (llm_server, ttft_latency, tpot_latency, "
+                       "batch_latency) cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
                        "a key of llm_step_csv, training_mfu, llm_offline and power cases only"),
