@@ -11,32 +11,22 @@
 #include "search/hypervolume.hpp"
 #include "search/nsga2.hpp"
 #include "search/pareto.hpp"
+#include "tests/search/zdt1_grid.hpp"
 
 namespace dse::search {
 namespace {
 
-// ZDT1 with kVars variables on a grid of kRadix levels per variable (x = digit / 1024):
-// 1025^6 ~ 1.2e18 points fits the 2^63 index limit (30 variables would not).
-constexpr std::size_t kVars = 6;
-constexpr std::uint64_t kRadix = 1025;
+using zdt1_grid::kRadix;
+using zdt1_grid::kVars;
 
-DesignSpace zdt1_space() {
-  std::vector<DesignSpace::Knob> knobs;
-  for (std::size_t i = 0; i < kVars; ++i) knobs.push_back({"x" + std::to_string(i), kRadix});
-  return DesignSpace(knobs);
-}
+DesignSpace zdt1_space() { return zdt1_grid::space(); }
 
 Evaluation zdt1(const DesignSpace& space, std::uint64_t id) {
-  const auto d = space.decode(id);
-  const double f1 = static_cast<double>(d[0]) / static_cast<double>(kRadix - 1);
-  double sum = 0;
-  for (std::size_t i = 1; i < kVars; ++i) sum += static_cast<double>(d[i]) / static_cast<double>(kRadix - 1);
-  const double g = 1.0 + 9.0 * sum / static_cast<double>(kVars - 1);
-  const double f2 = g * (1.0 - std::sqrt(f1 / g));
+  const zdt1_grid::Point p = zdt1_grid::point(space, id);
   Evaluation e;
   e.index = id;
-  e.objectives = {f1, f2};
-  e.constraints = {f1};  // used by the constrained test as a "budgeted metric"
+  e.objectives = {p.f1, p.f2};
+  e.constraints = {p.f1};  // used by the constrained test as a "budgeted metric"
   return e;
 }
 

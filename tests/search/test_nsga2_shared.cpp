@@ -15,32 +15,22 @@
 
 #include "search/nsga2.hpp"
 #include "search/wire.hpp"
+#include "tests/search/zdt1_grid.hpp"
 
 namespace dse::search {
 namespace {
 
-// ZDT1 on a grid (as in test_nsga2.cpp): 6 variables of 1025 levels; constraint metric f1.
-constexpr std::size_t kVars = 6;
-constexpr std::uint64_t kRadix = 1025;
-
-DesignSpace space() {
-  std::vector<DesignSpace::Knob> knobs;
-  for (std::size_t i = 0; i < kVars; ++i) knobs.push_back({"x" + std::to_string(i), kRadix});
-  return DesignSpace(knobs);
-}
+// ZDT1 on a grid (tests/search/zdt1_grid.hpp); constraint metric f1.
+DesignSpace space() { return zdt1_grid::space(); }
 
 Evaluation zdt1(const DesignSpace& s, std::uint64_t id) {
-  const auto d = s.decode(id);
-  const double f1 = static_cast<double>(d[0]) / static_cast<double>(kRadix - 1);
-  double sum = 0;
-  for (std::size_t i = 1; i < kVars; ++i) sum += static_cast<double>(d[i]) / static_cast<double>(kRadix - 1);
-  const double g = 1.0 + 9.0 * sum / static_cast<double>(kVars - 1);
+  const zdt1_grid::Point p = zdt1_grid::point(s, id);
   Evaluation e;
   e.index = id;
   // Objectives rounded to 1/16: many ties and equal vectors, so ranks and crowding see duplicates.
-  e.objectives = {std::round(16 * f1) / 16, std::round(16 * g * (1.0 - std::sqrt(f1 / g))) / 16};
-  e.constraints = {f1};
-  e.feasible = d[1] % 17 != 0;  // some infeasible points (violation +inf)
+  e.objectives = {std::round(16 * p.f1) / 16, std::round(16 * p.f2) / 16};
+  e.constraints = {p.f1};
+  e.feasible = p.digits[1] % 17 != 0;  // some infeasible points (violation +inf)
   return e;
 }
 
