@@ -44,15 +44,14 @@ std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& 
   return out;
 }
 
-// Every rank's bytes, concatenated in the reduction tree's order, on rank 0 (collective).
+}  // namespace
+
 Bytes gather_bytes(Context& ctx, Bytes mine) {
   return tree_reduce(ctx, std::move(mine), [](Bytes a, Bytes b) {
     append(a, b);
     return a;
   });
 }
-
-}  // namespace
 
 Bytes all_gather_bytes(Context& ctx, Bytes mine) {
   Bytes gathered = gather_bytes(ctx, std::move(mine));

@@ -42,6 +42,9 @@ T get(const Bytes& b, std::size_t& off) {
   return v;
 }
 
+// Every rank's bytes, concatenated in the reduction tree's order, on rank 0 (collective; the
+// other ranks get their subtree's part, which they drop).
+Bytes gather_bytes(Context& ctx, Bytes mine);
 // Every rank's bytes, concatenated in the reduction tree's order, on every rank (collective).
 Bytes all_gather_bytes(Context& ctx, Bytes mine);
 

@@ -53,6 +53,9 @@ struct RunSummary {
   std::vector<int> rank_cores;     // per rank: the cores of its CPU set (sched_getaffinity)
   std::vector<int> rank_threads;   // per rank: its TBB threads
   std::string output_path;
+  // Rank 0: the archive's rows the summary prints from (print_shortlist: the front under the
+  // shortlist's default objectives, per workload), gathered from every rank's part, by index.
+  std::vector<PointRecord> summary_rows;
 };
 
 // Knobs in index order (fastest first): hardware, workload, batch.

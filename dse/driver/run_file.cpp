@@ -27,6 +27,7 @@
 
 #include "dse/driver/mapping_sheets.hpp"
 #include "dse/error.hpp"
+#include "dse/h5/shortlist.hpp"
 #include "dse/io/yaml_reader.hpp"
 #include "dse/version.hpp"
 
@@ -445,6 +446,31 @@ DriverOptions driver_options(const RunOptions& options, int threads, Store store
   return d;
 }
 
+// The rows of `dse run`'s printed summary, on rank 0 (collective): print_shortlist shows the
+// archive's front under the shortlist's default objectives, and the front of the union of the
+// ranks' parts' fronts is the whole archive's, so each rank sends its part's front only, not the
+// archive that rank 0 would otherwise read back from the file. Sorted by index, as /archive is.
+std::vector<PointRecord> summary_rows(Context& ctx, const std::vector<PointRecord>& part) {
+  Bytes mine;
+  agreed(ctx, [&] {
+    const std::vector<std::size_t> front = shortlist(part, Budgets{}, default_objectives());
+    mine.resize(front.size() * sizeof(PointRecord));
+    for (std::size_t i = 0; i < front.size(); ++i) {
+      std::memcpy(mine.data() + i * sizeof(PointRecord), &part[front[i]], sizeof(PointRecord));
+    }
+  });
+  const Bytes all = driver_detail::gather_bytes(ctx, std::move(mine));
+  std::vector<PointRecord> rows;
+  agreed(ctx, [&] {
+    if (ctx.rank() != 0) return;
+    if (all.size() % sizeof(PointRecord) != 0) throw MpiError("truncated summary rows");
+    rows.resize(all.size() / sizeof(PointRecord));
+    if (!rows.empty()) std::memcpy(rows.data(), all.data(), all.size());
+    std::sort(rows.begin(), rows.end(), [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
+  });
+  return rows;
+}
+
 // The counts and times of the driver's result, with every rank's cores and threads.
 RunSummary summary_of(const DriverResult& result, const std::vector<RankCores>& rank_cores) {
   RunSummary s;
@@ -529,6 +555,7 @@ RunSummary run(Context& ctx, const RunOptions& options) {
   set_file_to_remove_before_abort("");
 
   RunSummary s = summary_of(result, rank_cores);
+  s.summary_rows = summary_rows(ctx, result.archive);
   s.pareto = pareto_count;
   s.wall_time_s = info.wall_time_s;
   s.sheets_s = sheets_s;
