@@ -78,29 +78,28 @@ TEST(GpuHardwareReader, GemmStagesFillSharedMemory) {
       8);
 }
 
-// A gemm_tiles entry [M, N, K, CORES] is a tile CORES cores compute together: the B200's two
-// CUTLASS 2-SM tiles lead its list (256 x 128 x 64 and 256 x 256 x 64, each on 2 SMs), its
-// one-SM tiles keep cores = 1, and a pair tile holds half its k-step's operands per SM in shared
-// memory: (256 + 256) x 64 x 2 B / 2 = 32,768 B a stage, so 4 stages fit the 233,472 B. An entry
-// of more cores than the chip has, or of 2 or 5 integers, is refused with its place. The Gaudi
+// A gemm_tiles entry [M, N, K, CORES] is a tile CORES cores compute together (Blackwell's 2-SM
+// MMA): the B200 file with CUTLASS's 256 x 256 x 64 pair tile put first reads it with cores = 2,
+// keeps cores = 1 on its one-SM tiles, and stages half the pair tile's k-step operands per SM:
+// (256 + 256) x 64 x 2 B / 2 = 32,768 B a stage, so its 4 stages fit the 233,472 B. An entry of
+// more cores than the chip has, or of 2 or 5 integers, is refused with its place. The Gaudi
 // presets stream their MMEs' tiles (gemm_waves_pipelined); the B200 does not.
 TEST(GpuHardwareReader, TilesOfSeveralCoresAndStreamedWaves) {
   using dse::costmodel::GemmTile;
-  const GpuHardware b200 = load("b200.yaml");
-  ASSERT_GE(b200.gemm_tiles.size(), 3U);
-  EXPECT_EQ(b200.gemm_tiles[0], (GemmTile{256, 128, 64, 1, 2}));
-  EXPECT_EQ(b200.gemm_tiles[1], (GemmTile{256, 256, 64, 1, 2}));
-  EXPECT_EQ(b200.gemm_tiles[2], (GemmTile{256, 128, 64}));
-  EXPECT_EQ(dse::costmodel::gemm_stages(b200, b200.gemm_tiles[1], dse::costmodel::Precision::bf16), 4);
+  const std::string path = std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/b200.yaml";
+  const std::string text = dse::io::read_text_file(path, "(file)");
+  const std::string first = "\n    - [256, 128, 64]\n";
+  const auto at = text.find(first);
+  ASSERT_NE(at, std::string::npos);
+  const auto with = [&](const std::string& e) { return std::string(text).insert(at + 1, "    " + e + "\n"); };
+  const GpuHardware b200 = dse::io::parse_gpu_hardware(with("- [256, 256, 64, 2]"), "b200.yaml");
+  ASSERT_GE(b200.gemm_tiles.size(), 2U);
+  EXPECT_EQ(b200.gemm_tiles[0], (GemmTile{256, 256, 64, 1, 2}));
+  EXPECT_EQ(b200.gemm_tiles[1], (GemmTile{256, 128, 64}));
+  EXPECT_EQ(dse::costmodel::gemm_stages(b200, b200.gemm_tiles[0], dse::costmodel::Precision::bf16), 4);
   EXPECT_FALSE(b200.gemm_waves_pipelined);
   EXPECT_TRUE(load("gaudi2.yaml").gemm_waves_pipelined);
   EXPECT_TRUE(load("gaudi3.yaml").gemm_waves_pipelined);
-  const std::string path = std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/b200.yaml";
-  const std::string text = dse::io::read_text_file(path, "(file)");
-  const std::string entry = "- [256, 256, 64, 2]";
-  const auto at = text.find(entry);
-  ASSERT_NE(at, std::string::npos);
-  const auto with = [&](const std::string& e) { return std::string(text).replace(at, entry.size(), e); };
   expect_refused(with("- [256, 256, 64, 149]"), "b200.yaml", "expected at most the chip's 148 cores");
   expect_refused(with("- [256, 256]"), "b200.yaml", "expected [M, N, K] or [M, N, K, CORES]");
   expect_refused(with("- [256, 256, 64, 2, 1]"), "b200.yaml", "gemm_tiles");
