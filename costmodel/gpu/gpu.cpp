@@ -236,15 +236,7 @@ inline double operand_hbm_bytes(const GpuHardware& hw, const GemmShape& s, const
   return operands_resident ? std::min(a_bytes + b_bytes, reuse_total) : reuse_total;
 }
 
-// One wave of `active` tiles: a prologue that fills the first pipeline stage (not overlapped),
-// k-steps each bounded by the slowest of matrix engine, L2, HBM and the load stream, and an
-// epilogue that writes the C tiles. The load stream: a core keeps stages - 1 k-steps of loads in
-// flight, and one k-step's loads complete a round trip plus their own transfer after issue (the
-// wave's active cores share the HBM bandwidth, so a core's share of one step moves in hbm_step).
-// By Little's law a step then takes at least (latency + hbm_step) / (stages - 1): with one step
-// in flight, latency and transfer add, which is what a single wave of memory-bound tiles waits
-// for (a skinny GEMM with one block per core); deeper pipelines hide the latency. `hbm_scale`:
-// the HBM bytes per panel byte loaded (L2 reuse).
+// One wave's time in parts: how they add depends on whether the engine streams its tiles.
 struct WaveTime {
   double prologue = 0.0;
   double steps = 0.0;      // the k-steps
@@ -256,6 +248,15 @@ struct WaveTime {
   [[nodiscard]] double overlapped() const noexcept { return std::max(steps, hbm_steps + epilogue); }
 };
 
+// One wave of `active` tiles: a prologue that fills the first pipeline stage (not overlapped),
+// k-steps each bounded by the slowest of matrix engine, L2, HBM and the load stream, and an
+// epilogue that writes the C tiles. The load stream: a core keeps stages - 1 k-steps of loads in
+// flight, and one k-step's loads complete a round trip plus their own transfer after issue (the
+// wave's active cores share the HBM bandwidth, so a core's share of one step moves in hbm_step).
+// By Little's law a step then takes at least (latency + hbm_step) / (stages - 1): with one step
+// in flight, latency and transfer add, which is what a single wave of memory-bound tiles waits
+// for (a skinny GEMM with one block per core); deeper pipelines hide the latency. `hbm_scale`:
+// the HBM bytes per panel byte loaded (L2 reuse).
 inline WaveTime gemm_wave_time(const GpuHardware& hw, const GemmGrid& g, std::int64_t active, double step_compute_s,
                                double hbm_scale, std::int64_t stages) noexcept {
   const double hbm_bw = hw.hbm_bandwidth_bytes_per_s();
