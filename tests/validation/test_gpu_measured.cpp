@@ -609,6 +609,33 @@ TEST(GpuMeasured, H100Fp8GemmSweepWithinGemmBounds) {
   check_rows("H100 FP8 GEMM (pytorch/pytorch issue 143465)", rows, 0.08, 0.20);
 }
 
+// Gaudi 2 BF16 GEMMs, measured TFLOP/s of a seven-shape sweep (P: NAVER-INTEL-Co-Lab/gaudi-perf
+// matmul/README.md @ 6edb3c6, "Results for BF16 matrix multiplication", M x K x N; repeated GEMMs in
+// one function, so device throughput). No figure of the preset was set from these rates (its
+// sustained fraction 1.0 is the MAMF v1 table's 99.4% at 20224 x 19968 x 11520); 8192^3 set its
+// FLOP energies (scripts/chip_power.py) and is left out. The rows test the MMEs' streamed tiles
+// (gemm_waves_pipelined): with a prologue and C write per wave of 256 x 256 tiles the model ran
+// them 9-61% slow (16384 x 8192 x 1024: 164.5 against 417.9 TFLOP/s); streamed, within the GEMM
+// bounds (median <= 8%, max <= 20%). Unthrottled device time (evaluate_gemm), as measured.
+TEST(GpuMeasured, Gaudi2Bf16GemmSweepWithinGemmBounds) {
+  const GpuHardware hw = load("gaudi2.yaml");
+  struct Measured {
+    std::int64_t m, n, k;
+    double tflops;
+  };
+  const Measured sweep[] = {{16384, 1280, 8192, 395.4}, {16384, 8192, 1024, 417.9},  {16384, 7168, 8192, 425.2},
+                            {16384, 8192, 3584, 422.9}, {4096, 4096, 4096, 408.2}, {16384, 16384, 16384, 379.8}};
+  std::vector<Row> rows;
+  for (const Measured& x : sweep) {
+    const Row r = device_gemm_row(hw, x.m, x.n, x.k, dse::costmodel::Precision::bf16,
+                                  2.0 * static_cast<double>(x.m) * static_cast<double>(x.n) *
+                                      static_cast<double>(x.k) / (x.tflops * 1e12));
+    ASSERT_TRUE(r.predicted.feasible) << r.label;
+    rows.push_back(r);
+  }
+  check_rows("Gaudi 2 BF16 GEMM (NAVER-INTEL-Co-Lab/gaudi-perf)", rows, 0.08, 0.20);
+}
+
 // The H200's FP8 GEMMs measured by scripts/measure_gpu.py (torch._scaled_mm, per-tensor
 // FP8 e4m3, BF16 out; device time of 20 back-to-back calls), runs 1 and 2 of
 // scenarios/validation/h200 (h200_matmul_fp8_device.csv: M, N, K, device ms, TFLOP/s): the
