@@ -98,6 +98,24 @@ Row device_gemm_row(const GpuHardware& hw, std::int64_t m, std::int64_t n, std::
   return r;
 }
 
+// A measured sweep's rows, each shape given with its measured TFLOP/s (device time, as device_gemm_row
+// compares it); every shape must have a kernel (EXPECT, so the others are still checked).
+struct MeasuredRate {
+  std::int64_t m, n, k;
+  double tflops;
+};
+std::vector<Row> rate_rows(const GpuHardware& hw, dse::costmodel::Precision precision,
+                           const std::vector<MeasuredRate>& sweep) {
+  std::vector<Row> rows;
+  for (const MeasuredRate& x : sweep) {
+    rows.push_back(device_gemm_row(hw, x.m, x.n, x.k, precision,
+                                   2.0 * static_cast<double>(x.m) * static_cast<double>(x.n) *
+                                       static_cast<double>(x.k) / (x.tflops * 1e12)));
+    EXPECT_TRUE(rows.back().predicted.feasible) << rows.back().label;
+  }
+  return rows;
+}
+
 double rel_error(const Row& r) { return (r.predicted.latency_s - r.measured_s) / r.measured_s; }
 
 // Print the table; check the median and (optionally) max absolute relative
@@ -589,23 +607,11 @@ TEST(GpuMeasured, Mi210LibraryTablePicksRocblasKernels) {
 // <= 8%, max <= 20%). do_bench times kernels issued back to back, so the
 // comparison is device time: the launch overhead is taken off the prediction.
 TEST(GpuMeasured, H100Fp8GemmSweepWithinGemmBounds) {
-  const GpuHardware hw = load("h100-sxm5.yaml");
-  struct Measured {
-    std::int64_t m, n, k;
-    double tflops;
-  };
-  const Measured sweep[] = {{16384, 8192, 1280, 1239.4133451945781},
-                            {16384, 8192, 7168, 1332.2623882545472},
-                            {16384, 3584, 8192, 1309.4453003269748},
-                            {8192, 8192, 8192, 1304.5406858844613}};
-  std::vector<Row> rows;
-  for (const Measured& x : sweep) {
-    const Row r = device_gemm_row(hw, x.m, x.n, x.k, dse::costmodel::Precision::fp8,
-                                  2.0 * static_cast<double>(x.m) * static_cast<double>(x.n) *
-                                      static_cast<double>(x.k) / (x.tflops * 1e12));
-    ASSERT_TRUE(r.predicted.feasible) << r.label;
-    rows.push_back(r);
-  }
+  const std::vector<Row> rows = rate_rows(load("h100-sxm5.yaml"), dse::costmodel::Precision::fp8,
+                                          {{16384, 8192, 1280, 1239.4133451945781},
+                                           {16384, 8192, 7168, 1332.2623882545472},
+                                           {16384, 3584, 8192, 1309.4453003269748},
+                                           {8192, 8192, 8192, 1304.5406858844613}});
   check_rows("H100 FP8 GEMM (pytorch/pytorch issue 143465)", rows, 0.08, 0.20);
 }
 
@@ -618,21 +624,13 @@ TEST(GpuMeasured, H100Fp8GemmSweepWithinGemmBounds) {
 // them 9-61% slow (16384 x 8192 x 1024: 164.5 against 417.9 TFLOP/s); streamed, within the GEMM
 // bounds (median <= 8%, max <= 20%). Unthrottled device time (evaluate_gemm), as measured.
 TEST(GpuMeasured, Gaudi2Bf16GemmSweepWithinGemmBounds) {
-  const GpuHardware hw = load("gaudi2.yaml");
-  struct Measured {
-    std::int64_t m, n, k;
-    double tflops;
-  };
-  const Measured sweep[] = {{16384, 1280, 8192, 395.4}, {16384, 8192, 1024, 417.9},  {16384, 7168, 8192, 425.2},
-                            {16384, 8192, 3584, 422.9}, {4096, 4096, 4096, 408.2}, {16384, 16384, 16384, 379.8}};
-  std::vector<Row> rows;
-  for (const Measured& x : sweep) {
-    const Row r = device_gemm_row(hw, x.m, x.n, x.k, dse::costmodel::Precision::bf16,
-                                  2.0 * static_cast<double>(x.m) * static_cast<double>(x.n) *
-                                      static_cast<double>(x.k) / (x.tflops * 1e12));
-    ASSERT_TRUE(r.predicted.feasible) << r.label;
-    rows.push_back(r);
-  }
+  const std::vector<Row> rows = rate_rows(load("gaudi2.yaml"), dse::costmodel::Precision::bf16,
+                                          {{16384, 1280, 8192, 395.4},
+                                           {16384, 8192, 1024, 417.9},
+                                           {16384, 7168, 8192, 425.2},
+                                           {16384, 8192, 3584, 422.9},
+                                           {4096, 4096, 4096, 408.2},
+                                           {16384, 16384, 16384, 379.8}});
   check_rows("Gaudi 2 BF16 GEMM (NAVER-INTEL-Co-Lab/gaudi-perf)", rows, 0.08, 0.20);
 }
 
