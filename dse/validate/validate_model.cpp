@@ -281,6 +281,9 @@ void pose_offline_serving(const io::MapReader& c, const Method& m, ModelCase& mc
   r.serving.output_tokens = mc.output;
   r.serving.static_kv_tokens = static_cast<int>(c.positive_integer_or("static_kv_tokens", 0));
   r.serving.prompt_bucket_tokens = static_cast<int>(c.positive_integer_or("prompt_bucket_tokens", 0));
+  // stack: the serving runtime the submitter ran (scenarios/stacks; its per-step and per-sequence
+  // host cost on every prefill and decode step), default the system file's.
+  if (c.has("stack")) r.serving.stack = io::resolve_stack(c.string("stack"));
   // A static cache shorter than a request is the case's static_kv_tokens; any other reason the
   // sweep cannot run (a TP degree that does not divide the heads, a learned position table
   // shorter than the request) is said as it is, not as a memory or cache-length problem.
@@ -316,6 +319,9 @@ void llm_offline_case(const io::MapReader& c, const Method& m, ModelCase& mc) {
       (c.has("max_batch") ? " (of at most " + std::to_string(r.serving.batch_sizes.back()) + ")" : std::string()) +
       (mc.per_chip ? ", per chip" : ", " + std::to_string(replicas) + " replica(s)") + ", " +
       std::to_string(mc.prompt) + " + " + std::to_string(mc.output) + " tokens per sample" +
+      (r.serving.stack ? ", stack " + r.serving.stack->name + " (" + fmt(r.serving.stack->step_s * 1e3) + " ms + " +
+                             fmt(r.serving.stack->per_sequence_s * 1e3) + " ms per sequence each iteration)"
+                       : std::string()) +
       (r.serving.prompt_bucket_tokens > 0
            ? ", prompts padded to multiples of " + std::to_string(r.serving.prompt_bucket_tokens)
            : std::string()) +

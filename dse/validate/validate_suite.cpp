@@ -219,7 +219,7 @@ constexpr std::initializer_list<const char*> kCaseKeys = {
     "virtual_stages", "batch", "max_batch", "seq", "context", "recompute", "measured", "unit",
     "static_kv_tokens", "prompt_bucket_tokens", "prompt_tokens", "output_tokens", "per_chip",
     "decode_attention", "vocab", "column", "max_positions", "gradient_reduce_precision",
-    "fusions", "launch", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
+    "fusions", "launch", "stack", "attention_kernel", "optimizer", "loss_kernel", "logit_metrics", "overlap_data",
     "layers", "images", "backend", "ops", "phase", "at", "source"};
 
 // The keys that only some kinds take, refused at the first one a case of another kind gives; a
@@ -240,6 +240,9 @@ void check_kind_keys(const io::MapReader& c, const YAML::Node& node, const io::P
              "a key of training_mfu, llm_offline and serving (llm_server, ttft_latency, tpot_latency, "
              "batch_latency) cases only",
              kind);
+  // stack: the serving runtime an offline LLM run ran (serving cases read it with their own keys).
+  if (c.has("stack") && kind != "llm_offline")
+    io::fail(c.place("stack"), c.node("stack"), "a key of llm_offline and serving cases only", kind);
   for (const char* key :
        {"dp", "sharding", "shard_group", "sequence_parallel", "attention_kernel", "optimizer",
         "loss_kernel", "logit_metrics", "overlap_data", "max_positions", "gradient_reduce_precision"})
