@@ -202,12 +202,13 @@ TEST(GpuHardwareReader, SharedMemoryBandwidth) {
   }
 }
 
-// gemm_tile_k_scales_with_precision: set on the Hopper-class presets, off (absent) on the A100
-// and AMD ones; a value other than true / false is refused at its key.
+// gemm_tile_k_scales_with_precision: set on the Hopper-class presets and the MI300X (hipBLASLt's
+// gfx942 kernels), off (absent) on the A100 and the older AMD ones; a value other than true / false
+// is refused at its key.
 TEST(GpuHardwareReader, GemmTileKScalesWithPrecision) {
-  for (const char* on : {"h100-sxm5.yaml", "h200.yaml", "b200.yaml"})
+  for (const char* on : {"h100-sxm5.yaml", "h200.yaml", "b200.yaml", "mi300x.yaml"})
     EXPECT_TRUE(load(on).gemm_tile_k_scales_with_precision) << on;
-  for (const char* off : {"a100-sxm4-80gb.yaml", "a100-sxm4-40gb.yaml", "mi300x.yaml", "mi250x.yaml", "mi210.yaml"})
+  for (const char* off : {"a100-sxm4-80gb.yaml", "a100-sxm4-40gb.yaml", "mi250x.yaml", "mi210.yaml"})
     EXPECT_FALSE(load(off).gemm_tile_k_scales_with_precision) << off;
   std::string t = dse::io::read_text_file(std::string(DSE_SOURCE_DIR) + "/scenarios/hardware/h200.yaml", "(file)");
   const std::string key = "gemm_tile_k_scales_with_precision: true";
