@@ -441,6 +441,9 @@ with tempfile.TemporaryDirectory() as tmp:
                        "cases[0].launch: a key of training_mfu, llm_offline and serving (llm_server, ttft_latency, tpot_latency, "
                        "batch_latency) cases only"),
                       ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
+                       " context: 128, measured: 1, unit: s, stack: vllm, source: s}",
+                       "cases[0].stack: a key of llm_offline and serving cases only"),
+                      ("{name: d, kind: decode_latency, group: end_to_end, hardware: a100-sxm4-80gb, workload: llama2-7b,"
                        " context: 128, measured: 1, unit: s, fusions: [flash_attention], source: s}",
                        "a key of llm_step_csv, training_mfu, llm_offline and power cases only"),
                       ("{name: t, kind: training_mfu, group: training_mfu, hardware: a100-sxm4-80gb, workload: llama2-7b,"
@@ -742,6 +745,17 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"llm_offline launch framework: {eager['predicted']} vs {want_eager} (graph: {want})")
     if "launch framework" not in eager["constants"]:
         sys.exit(f"llm_offline launch framework: constants {eager['constants']!r}")
+    # stack: vllm-0.5 (4 ms a step + 0.1 ms a sequence, scenarios/stacks/vllm-0.5.yaml) = `dse eval --stack
+    # vllm-0.5`: the same formula over that sweep; at batch 64 each decode step pays 4 + 6.4 = 10.4 ms more, so
+    # the rate falls to 512 x 64 / (T + 512 x 10.4 ms) / 2 of the stackless total T = 512 x 64 / (2 want).
+    staged = json.loads(run("validate", "--json", "--suite",
+                            offline_suite(fixed + ", per_chip: true, stack: vllm-0.5")))["cases"][0]
+    want_stack = out_tps("--stack", "vllm-0.5")
+    by_hand = 512 * 64 / (512 * 64 / (2 * want) + 512 * 10.4e-3) / 2
+    if abs(staged["predicted"] - want_stack) > 1e-9 * want_stack or abs(want_stack - by_hand) > 1e-6 * by_hand:
+        sys.exit(f"llm_offline stack vllm-0.5: {staged['predicted']} vs dse eval {want_stack}, by hand {by_hand}")
+    if "stack vllm-0.5 (4 ms + 0.1 ms per sequence each iteration)" not in staged["constants"]:
+        sys.exit(f"llm_offline stack: constants {staged['constants']!r}")
     # A serving case's launch: a ttft_latency case at launch framework is `dse eval --launch framework`'s
     # first-token latency of one request (the sweep's batch 1) of the same prompt, longer than at graph launch.
     def ttft_suite(extra):
