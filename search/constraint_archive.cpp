@@ -105,7 +105,8 @@ void ConstraintArchive::add(std::uint64_t index, std::span<const double> objecti
     throw;
   }
   pending_indices_.push_back(index);
-  if (pending_indices_.size() >= std::max(kFlushRows, indices_.size())) flush();
+  const std::size_t due = std::max(kFlushRows, indices_.size());
+  if (pending_indices_.size() >= (deferred_ ? kDeferredFlushFactor * due : due)) flush();
 }
 
 void ConstraintArchive::flush() {

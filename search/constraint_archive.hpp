@@ -24,11 +24,13 @@
 // joined); add() only queues it, and flush() files every queued point in one pass of
 // nondominated_rows (search/dominance_filter.hpp), about O(n log n) on sweep data. The
 // result is the same set either way. add() flushes by itself when the queue grows as
-// large as the archive (and at least kFlushRows), so memory stays bounded; merge()
+// large as the archive (and at least kFlushRows), so memory stays bounded (with defer_flushes,
+// at kDeferredFlushFactor times that, the owner flushing when flush_due()); merge()
 // queues the other archive and flushes. The read accessors (entries, sorted_indices,
 // front_under, to_bytes, ==) need an empty queue: they throw std::logic_error otherwise.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -62,6 +64,13 @@ class ConstraintArchive {
   void flush();
   [[nodiscard]] std::size_t pending() const noexcept { return pending_indices_.size(); }
   static constexpr std::size_t kFlushRows = 65536;
+  // The queue is as large as the archive (and at least kFlushRows): add() flushes here by itself.
+  [[nodiscard]] bool flush_due() const noexcept { return pending_indices_.size() >= std::max(kFlushRows, indices_.size()); }
+  // Deferred flushes: add() leaves a due queue to the owner, who flushes when flush_due() at points of
+  // its choosing (cooperating ranks all together, so that none waits on another's flush), and flushes
+  // by itself only at kDeferredFlushFactor times the due size, which bounds the queue between them.
+  static constexpr std::size_t kDeferredFlushFactor = 4;
+  void defer_flushes(bool on) noexcept { deferred_ = on; }
   // Order-independent: merging A into B holds the same set as merging B into A,
   // or inserting every point of both one by one in any order.
   void merge(const ConstraintArchive& other);
@@ -110,6 +119,7 @@ class ConstraintArchive {
   std::vector<double> keys_;
   std::vector<std::uint64_t> pending_indices_;
   std::vector<double> pending_keys_;
+  bool deferred_ = false;
 };
 
 }  // namespace dse::search

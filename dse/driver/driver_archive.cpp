@@ -65,6 +65,7 @@ void Archive::insert(const PointRecord& r) {
   if (it == parts_.end()) {
     it = parts_.emplace(r.workload_id, Part{search::ConstraintArchive(model_->senses, model_->metric_count), {}})
              .first;
+    it->second.archive.defer_flushes(deferred_);
   }
   Part& p = it->second;
   p.archive.add(e.index, e.objectives, e.constraints);
@@ -77,6 +78,15 @@ void Archive::settle() {
     p.archive.flush();
     p.prune();
   }
+}
+
+void Archive::defer_flushes() {
+  deferred_ = true;
+  for (auto& [w, p] : parts_) p.archive.defer_flushes(true);
+}
+
+bool Archive::flush_due() const {
+  return std::any_of(parts_.begin(), parts_.end(), [](const auto& wp) { return wp.second.archive.flush_due(); });
 }
 
 std::span<const PointRecord> Archive::view(std::vector<PointRecord>& scratch) const {
@@ -354,7 +364,10 @@ ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<Po
 
 search::ConstraintArchive& ObjectiveFront::part(std::uint32_t workload) {
   auto it = parts_.find(workload);
-  if (it == parts_.end()) it = parts_.emplace(workload, search::ConstraintArchive(model_->senses, 0)).first;
+  if (it == parts_.end()) {
+    it = parts_.emplace(workload, search::ConstraintArchive(model_->senses, 0)).first;
+    it->second.defer_flushes(deferred_);
+  }
   return it->second;
 }
 
@@ -366,6 +379,15 @@ void ObjectiveFront::insert(const PointRecord& r) {
 
 void ObjectiveFront::settle() {
   for (auto& [w, a] : parts_) a.flush();
+}
+
+void ObjectiveFront::defer_flushes() {
+  deferred_ = true;
+  for (auto& [w, a] : parts_) a.defer_flushes(true);
+}
+
+bool ObjectiveFront::flush_due() const {
+  return std::any_of(parts_.begin(), parts_.end(), [](const auto& wa) { return wa.second.flush_due(); });
 }
 
 Bytes ObjectiveFront::pack() {

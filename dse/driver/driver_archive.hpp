@@ -69,6 +69,10 @@ class Archive {
 
   // Files every queued point and drops the records no longer archived.
   void settle();
+  // Each part's queue left to settle() (ConstraintArchive::defer_flushes), from now on.
+  void defer_flushes();
+  // Some part's queue is due to be filed (ConstraintArchive::flush_due).
+  [[nodiscard]] bool flush_due() const;
 
   // The archived records (settle() first), in no set order: the one part's records in place, or
   // the parts' records copied one after another into `scratch`.
@@ -89,6 +93,7 @@ class Archive {
 
   const PointModel* model_;
   std::map<std::uint32_t, Part> parts_;
+  bool deferred_ = false;
 };
 
 // Per workload, the feasible points whose objectives no other point's dominate, ties kept (the
@@ -103,6 +108,9 @@ class ObjectiveFront {
   void insert(const PointRecord& r);
   // Files every queued point.
   void settle();
+  // As Archive's.
+  void defer_flushes();
+  [[nodiscard]] bool flush_due() const;
   // Settled, as bytes: per workload its id and its archive (ConstraintArchive::to_bytes).
   [[nodiscard]] Bytes pack();
   // Adds every point of a packed front and settles (throws MpiError on malformed bytes).
@@ -115,6 +123,7 @@ class ObjectiveFront {
 
   const PointModel* model_;
   std::map<std::uint32_t, search::ConstraintArchive> parts_;
+  bool deferred_ = false;
 };
 
 // The objective front over every rank's `local` front, on rank 0 (collective, along the
