@@ -69,7 +69,7 @@ class ConstraintArchive {
   // Deferred flushes: add() leaves a due queue to the owner, who flushes when flush_due() at points of
   // its choosing (cooperating ranks all together, so that none waits on another's flush), and flushes
   // by itself only at kDeferredFlushFactor times the due size, which bounds the queue between them.
-  static constexpr std::size_t kDeferredFlushFactor = 4;
+  static constexpr std::size_t kDeferredFlushFactor = 2;
   void defer_flushes(bool on) noexcept { deferred_ = on; }
   // Order-independent: merging A into B holds the same set as merging B into A,
   // or inserting every point of both one by one in any order.

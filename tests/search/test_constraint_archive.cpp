@@ -165,10 +165,10 @@ TEST(ConstraintArchive, InsertionOrderAndMergeTreeDoNotMatter) {
 }
 
 // add() files its queue once it is as large as the archive and at least kFlushRows (65,536) rows;
-// with defer_flushes the queue waits for the owner's flush() (flush_due() says when) up to four
-// times that, and the archive is the same set either way. Points on the line x + y = const are
+// with defer_flushes the queue waits for the owner's flush() (flush_due() says when) up to twice
+// that, and the archive is the same set either way. Points on the line x + y = const are
 // mutually non-dominated, so every one is kept and the archive grows as they are filed.
-TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToFourTimesTheDueSize) {
+TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToTwiceTheDueSize) {
   const std::vector<Sense> two_min = {Sense::minimize, Sense::minimize};
   auto add = [](ConstraintArchive& a, std::uint64_t from, std::uint64_t to) {
     for (std::uint64_t i = from; i < to; ++i) {
@@ -190,17 +190,17 @@ TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToFourTimesTheDueSize) {
   add(deferred, 0, due);
   EXPECT_TRUE(deferred.flush_due());
   EXPECT_EQ(deferred.pending(), due);  // left to the owner
-  add(deferred, due, 4 * due - 1);
-  EXPECT_EQ(deferred.pending(), 4 * due - 1);
-  add(deferred, 4 * due - 1, 4 * due);  // four times the due size: filed by itself
+  add(deferred, due, 2 * due - 1);
+  EXPECT_EQ(deferred.pending(), 2 * due - 1);
+  add(deferred, 2 * due - 1, 2 * due);  // twice the due size: filed by itself
   EXPECT_EQ(deferred.pending(), 0u);
-  EXPECT_EQ(deferred.size(), 4 * due);
-  // Now due at the archive's size, 262,144 rows: the owner flushes at 100,000.
-  add(deferred, 4 * due, 4 * due + 100000);
+  EXPECT_EQ(deferred.size(), 2 * due);
+  // Now due at the archive's size, 131,072 rows: the owner flushes at 100,000.
+  add(deferred, 2 * due, 2 * due + 100000);
   EXPECT_FALSE(deferred.flush_due());
   deferred.flush();
   ConstraintArchive reference(two_min, 0);
-  add(reference, 0, 4 * due + 100000);
+  add(reference, 0, 2 * due + 100000);
   reference.flush();
   EXPECT_EQ(deferred, reference);
 }
