@@ -343,7 +343,8 @@ bool Driver::evaluate_round() {
   const std::size_t generation = needs_results_ ? static_cast<search::Nsga2Sampler&>(*sampler_).generation() : 0;
   std::vector<search::Evaluation> evals;
   std::vector<PointRecord> records;
-  if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, gathered_ ? &records : nullptr);
+  // Rank 0 keeps every record of an NSGA-II run for the front of every point (file_gathered).
+  if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, true, gathered_ ? &records : nullptr);
   agreed(ctx_, [&] {
     if (needs_results_) sampler_->tell(evals);
   });

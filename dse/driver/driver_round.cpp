@@ -200,32 +200,66 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
   return !any_stop;
 }
 
-// Gather every rank's evaluations of the round to all ranks, ordered by position: each row goes
-// to its position (the positions of a round are 0 .. rows - 1, each once), with no sort of the
-// 230-byte records.
+// Every rank's evaluations of the round to every rank, ordered by position: each row's evaluation
+// alone (index, feasibility, objectives, constraint metrics: ~100 bytes) goes to every rank, not its
+// 230-byte record, which only rank 0 needs (with_records: gathered to it). Each row goes to its
+// position (the positions of a round are 0 .. rows - 1, each once), with no sort.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                std::vector<PointRecord>* records) {
+                                                bool with_records, std::vector<PointRecord>* records) {
   Bytes local;
   for (const auto& [p, r] : work.rows) {
+    const search::Evaluation e = model.to_evaluation(r);
     put(local, p);
-    put(local, r);
+    put(local, e.index);
+    put(local, static_cast<std::uint8_t>(e.feasible ? 1 : 0));
+    put(local, static_cast<std::uint32_t>(e.objectives.size()));
+    for (double v : e.objectives) put(local, v);
+    put(local, static_cast<std::uint32_t>(e.constraints.size()));
+    for (double v : e.constraints) put(local, v);
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
-  constexpr std::size_t kRow = sizeof(std::uint64_t) + sizeof(PointRecord);
-  if (all.size() % kRow != 0) throw MpiError("truncated message");
-  const std::size_t n = all.size() / kRow;
-  std::vector<PointRecord> rows(n);
-  std::vector<char> placed(n, 0);
+  std::vector<search::Evaluation> out;
+  std::vector<char> placed;
+  auto read_values = [&all](std::size_t& off, std::vector<double>& values) {
+    const auto n = get<std::uint32_t>(all, off);
+    if (n > (all.size() - off) / sizeof(double)) throw MpiError("truncated message");
+    values.resize(n);
+    for (double& v : values) v = get<double>(all, off);
+  };
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
-    if (p >= n || placed[p] != 0) throw MpiError("a round's positions are not 0 .. rows - 1");
+    // A row takes at least 25 bytes (position, index, feasibility, two counts), so fewer rows than that.
+    if (p >= all.size() / 25) throw MpiError("a round's positions are not 0 .. rows - 1");
+    if (p >= out.size()) {
+      out.resize(p + 1);
+      placed.resize(p + 1, 0);
+    }
+    if (placed[p] != 0) throw MpiError("a round's positions are not 0 .. rows - 1");
     placed[p] = 1;
-    rows[p] = get<PointRecord>(all, off);
+    search::Evaluation& e = out[p];
+    e.index = get<std::uint64_t>(all, off);
+    e.feasible = get<std::uint8_t>(all, off) != 0;
+    read_values(off, e.objectives);
+    read_values(off, e.constraints);
   }
-  std::vector<search::Evaluation> out;
-  out.reserve(n);
-  for (const PointRecord& r : rows) out.push_back(model.to_evaluation(r));
-  if (records != nullptr) records->insert(records->end(), rows.begin(), rows.end());
+  if (std::find(placed.begin(), placed.end(), 0) != placed.end()) throw MpiError("a round's positions are not 0 .. rows - 1");
+  if (!with_records) return out;
+  Bytes mine;
+  for (const auto& [p, r] : work.rows) {
+    put(mine, p);
+    put(mine, r);
+  }
+  const Bytes gathered = gather_bytes(ctx, std::move(mine));
+  if (ctx.rank() != 0 || records == nullptr) return out;
+  constexpr std::size_t kRow = sizeof(std::uint64_t) + sizeof(PointRecord);
+  if (gathered.size() != out.size() * kRow) throw MpiError("truncated message");
+  const std::size_t at = records->size();
+  records->resize(at + out.size());
+  for (std::size_t off = 0; off < gathered.size();) {
+    const auto p = get<std::uint64_t>(gathered, off);
+    if (p >= out.size()) throw MpiError("a round's positions are not 0 .. rows - 1");
+    (*records)[at + p] = get<PointRecord>(gathered, off);
+  }
   return out;
 }
 

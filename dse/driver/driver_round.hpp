@@ -78,9 +78,10 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
                const std::function<void()>& rank0_work = {});
 
 // Every rank's evaluations of the round, on every rank, ordered by position (collective); with
-// `records`, their records too, in that order.
+// `with_records` (the same on every rank), every rank's records too, gathered to rank 0 and
+// appended to its `records` in that order (the other ranks' `records` are left as they are).
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                std::vector<PointRecord>* records = nullptr);
+                                                bool with_records = false, std::vector<PointRecord>* records = nullptr);
 
 inline bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
 
