@@ -144,8 +144,10 @@ class Driver {
         front_(model),
         runner_(model, opt.threads, archive_, front_, store_rows_ || needs_results_),
         round_points_(std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64)) {
-    archive_.defer_flushes();  // filed together at the rounds' ends (evaluate_round)
-    front_.defer_flushes();
+    if (ctx.size() > 1) {  // filed together at the rounds' ends (evaluate_round); one rank waits on none
+      archive_.defer_flushes();
+      front_.defer_flushes();
+    }
   }
 
   DriverResult run();
