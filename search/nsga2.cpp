@@ -209,7 +209,9 @@ Nsga2Sampler::Nsga2Sampler(DesignSpace space, std::vector<Sense> senses, Nsga2Op
 
 void Nsga2Sampler::set_pending(std::vector<std::uint64_t> ids) {
   pending_ = std::move(ids);
-  pending_set_ = std::unordered_set<std::uint64_t>(pending_.begin(), pending_.end());
+  pending_set_.clear();
+  pending_set_.reserve(pending_.size());
+  pending_set_.insert(pending_.begin(), pending_.end());
   handed_out_ = 0;
   received_.clear();
 }
@@ -240,6 +242,15 @@ double Nsga2Sampler::violation(const Evaluation& e) const {
 }
 
 void Nsga2Sampler::tell(std::span<const Evaluation> results) {
+  tell_results(results, [](const Evaluation& e) -> const Evaluation& { return e; });
+}
+
+void Nsga2Sampler::tell(std::vector<Evaluation>&& results) {
+  tell_results(results, [](Evaluation& e) -> Evaluation&& { return std::move(e); });
+}
+
+template <class Results, class Take>
+void Nsga2Sampler::tell_results(Results& results, Take take) {
   if (finished_) throw std::invalid_argument("Nsga2Sampler::tell: the search is finished");
   // Validate the whole batch first so that a bad result leaves the state untouched.
   for (const auto& e : results) {
@@ -251,9 +262,13 @@ void Nsga2Sampler::tell(std::span<const Evaluation> results) {
       throw std::invalid_argument("Nsga2Sampler::tell: fewer constraint metrics than budgets");
     }
   }
-  for (const auto& e : results) {
-    const auto [it, inserted] = received_.emplace(e.index, e);
-    if (!inserted && !same(it->second, e)) {
+  received_.reserve(pending_.size());
+  for (auto& e : results) {
+    const auto it = received_.find(e.index);
+    if (it == received_.end()) {
+      const std::uint64_t index = e.index;
+      received_.emplace(index, take(e));
+    } else if (!same(it->second, e)) {
       throw std::invalid_argument("Nsga2Sampler::tell: conflicting results for one index");
     }
   }
@@ -288,6 +303,9 @@ void Nsga2Sampler::advance() {
 
 Nsga2Sampler::Known Nsga2Sampler::known_evaluations() const {
   Known known;
+  std::size_t n = received_.size();
+  for (const Island& island : islands_) n += island.parents.size();
+  known.reserve(n);
   for (const Island& island : islands_) {
     for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
   }
@@ -431,6 +449,9 @@ std::vector<std::uint64_t> Nsga2Sampler::offspring_of(std::size_t k, const std::
 
 void Nsga2Sampler::collect_pending() {
   std::unordered_set<std::uint64_t> seen;
+  std::size_t n = 0;
+  for (const Island& island : islands_) n += island.parents.size() + island.offspring.size();
+  seen.reserve(n);
   for (const Island& island : islands_) {
     for (const Member& m : island.parents) seen.insert(m.evaluation.index);
   }

@@ -98,6 +98,8 @@ class Nsga2Sampler final : public Sampler {
   // conflicting second result for an index, or a feasible result with the wrong
   // objective count / fewer constraint metrics than budgets.
   void tell(std::span<const Evaluation> results) override;
+  // The same, the results moved in rather than copied.
+  void tell(std::vector<Evaluation>&& results);
   [[nodiscard]] bool done() const override { return finished_; }
 
   // Selections completed: 0 while the initial population is pending.
@@ -171,6 +173,9 @@ class Nsga2Sampler final : public Sampler {
   [[nodiscard]] double violation(const Evaluation& e) const;
   [[nodiscard]] std::uint64_t fingerprint() const;
   void set_pending(std::vector<std::uint64_t> ids);
+  // tell(): checks the whole batch, then files each result (copied or moved by `take`).
+  template <class Results, class Take>
+  void tell_results(Results& results, Take take);
 
   DesignSpace space_;
   std::vector<Sense> senses_;

@@ -348,7 +348,7 @@ bool Driver::evaluate_round() {
   // Rank 0 keeps every record of an NSGA-II run for the front of every point (file_gathered).
   if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, true, gathered_ ? &records : nullptr);
   agreed(ctx_, [&] {
-    if (needs_results_) sampler_->tell(evals);
+    if (needs_results_) static_cast<search::Nsga2Sampler&>(*sampler_).tell(std::move(evals));
   });
   gathered_records_.insert(gathered_records_.end(), records.begin(), records.end());
   result_.evaluate_s += seconds_since(t0);

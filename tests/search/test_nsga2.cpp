@@ -304,6 +304,41 @@ TEST(Nsga2, RejectsResultsThatWereNotAsked) {
   EXPECT_THROW(Nsga2Sampler(space, {}, zdt1_options(1)), std::invalid_argument);
 }
 
+// tell(std::vector<Evaluation>&&), which `dse run` calls to move each generation's results in, runs
+// the search the copying tell() runs: the same state byte for byte after every generation (islands
+// and migration too), and the same refusals.
+TEST(Nsga2, MovedResultsRunTheCopiedRun) {
+  const DesignSpace space = zdt1_space();
+  Nsga2Options o = zdt1_options(5);
+  o.generations = 12;
+  o.islands = 4;
+  Nsga2Sampler copied(space, {Sense::minimize, Sense::minimize}, o);
+  Nsga2Sampler moved(space, {Sense::minimize, Sense::minimize}, o);
+  std::size_t generations = 0;
+  while (!copied.done()) {
+    const auto ids = copied.ask(std::numeric_limits<std::size_t>::max());
+    ASSERT_EQ(moved.ask(std::numeric_limits<std::size_t>::max()), ids);
+    std::vector<Evaluation> results;
+    for (auto id : ids) results.push_back(zdt1(space, id));
+    copied.tell(results);
+    moved.tell(std::move(results));
+    ASSERT_EQ(moved.save_state(), copied.save_state()) << "generation " << copied.generation();
+    ++generations;
+  }
+  EXPECT_TRUE(moved.done());
+  EXPECT_EQ(generations, 13U);  // the initial population and 12 offspring generations
+  Nsga2Sampler s(space, {Sense::minimize, Sense::minimize}, zdt1_options(1));
+  const auto ids = s.ask(3);
+  std::vector<Evaluation> wrong{zdt1(space, ids[0])};
+  wrong[0].objectives.push_back(1.0);
+  EXPECT_THROW(s.tell(std::move(wrong)), std::invalid_argument);
+  std::vector<Evaluation> right{zdt1(space, ids[0])};
+  std::vector<Evaluation> conflicting{zdt1(space, ids[0])};
+  conflicting[0].objectives[0] += 1.0;
+  s.tell(std::move(right));
+  EXPECT_THROW(s.tell(std::move(conflicting)), std::invalid_argument);
+}
+
 // ---- islands (search/nsga2.hpp, "Islands") -------------------------------------------------------
 
 // The ids a run evaluates, in ask order (asking whole generations, telling them in order).
