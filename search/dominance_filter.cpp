@@ -182,12 +182,43 @@ std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates,
   check_input(candidates, stride, strict_columns);
   check_input(removers, stride, strict_columns);
   const std::size_t rows = removers.size() / stride;
-  KeptTree tree(removers.data(), rows, stride, strict_columns);
-  for (std::size_t r = 0; r < rows; ++r) tree.keep(r);
-  std::vector<std::size_t> out;
-  for (std::size_t c = 0; c < candidates.size() / stride; ++c) {
-    if (rows == 0 || !tree.removes_row(candidates.data() + c * stride)) out.push_back(c);
+  const std::size_t count = candidates.size() / stride;
+  if (rows == 0) {
+    std::vector<std::size_t> all(count);
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    return all;
   }
+  // A remover of p is lexicographically below p (see the header), so the candidates are visited in
+  // lexicographic order and each sees only the removers below it kept in the tree: its query
+  // descends into fewer nodes than against all of them (most candidates of an archive merge have
+  // no remover, and a query without one visits every node its row does not prune).
+  auto lexicographic = [stride](const double* x, const double* y) {
+    for (std::size_t j = 0; j < stride; ++j) {
+      if (x[j] != y[j]) return x[j] < y[j];
+    }
+    return false;
+  };
+  auto order_of = [&](const double* k, std::size_t n) {
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return lexicographic(k + a * stride, k + b * stride) || (!lexicographic(k + b * stride, k + a * stride) && a < b);
+    });
+    return order;
+  };
+  const double* rk = removers.data();
+  const double* ck = candidates.data();
+  const std::vector<std::size_t> by_remover = order_of(rk, rows);
+  const std::vector<std::size_t> by_candidate = order_of(ck, count);
+  KeptTree tree(rk, rows, stride, strict_columns);
+  std::vector<std::size_t> out;
+  std::size_t next = 0;  // by_remover[next] is the lowest remover not yet kept
+  for (const std::size_t c : by_candidate) {
+    const double* p = ck + c * stride;
+    for (; next < rows && lexicographic(rk + by_remover[next] * stride, p); ++next) tree.keep(by_remover[next]);
+    if (next == 0 || !tree.removes_row(p)) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
