@@ -105,8 +105,7 @@ void ConstraintArchive::add(std::uint64_t index, std::span<const double> objecti
     throw;
   }
   pending_indices_.push_back(index);
-  const std::size_t due = std::max(kFlushRows, indices_.size());
-  if (pending_indices_.size() >= (deferred_ ? kDeferredFlushFactor * due : due)) flush();
+  if (pending_indices_.size() >= (deferred_ ? kDeferredFlushFactor : 1) * due_rows()) flush();
 }
 
 void ConstraintArchive::flush() {

@@ -65,7 +65,7 @@ class ConstraintArchive {
   [[nodiscard]] std::size_t pending() const noexcept { return pending_indices_.size(); }
   static constexpr std::size_t kFlushRows = 65536;
   // The queue is as large as the archive (and at least kFlushRows): add() flushes here by itself.
-  [[nodiscard]] bool flush_due() const noexcept { return pending_indices_.size() >= std::max(kFlushRows, indices_.size()); }
+  [[nodiscard]] bool flush_due() const noexcept { return pending_indices_.size() >= due_rows(); }
   // Deferred flushes: add() leaves a due queue to the owner, who flushes when flush_due() at points of
   // its choosing (cooperating ranks all together, so that none waits on another's flush), and flushes
   // by itself only at kDeferredFlushFactor times the due size, which bounds the queue between them.
@@ -109,6 +109,8 @@ class ConstraintArchive {
   // The key in minimisation form, checked (std::invalid_argument on bad values).
   void make_key(std::span<const double> objectives, std::span<const double> metrics, double* out) const;
   void require_flushed(const char* what) const;
+  // The queue's length at which it is due: the archive's size, at least kFlushRows.
+  [[nodiscard]] std::size_t due_rows() const noexcept { return std::max(kFlushRows, indices_.size()); }
   // Keeps the entries i for which keep(i) holds, in order, in place.
   template <class Keep>
   void compact(Keep keep);

@@ -139,13 +139,16 @@ class KeptTree {
   std::vector<std::size_t> stack_;
 };
 
-}  // namespace
+// x is lexicographically below y (stride values each).
+bool lexicographically_below(const double* x, const double* y, std::size_t stride) noexcept {
+  for (std::size_t j = 0; j < stride; ++j) {
+    if (x[j] != y[j]) return x[j] < y[j];
+  }
+  return false;
+}
 
-std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
-                                           std::size_t strict_columns) {
-  check_input(keys, stride, strict_columns);
-  const std::size_t rows = keys.size() / stride;
-  const double* k = keys.data();
+// The positions of `rows` rows in lexicographic order, equal rows by position.
+std::vector<std::size_t> lexicographic_order(const double* k, std::size_t rows, std::size_t stride) {
   std::vector<std::size_t> order(rows);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -156,6 +159,17 @@ std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::si
     }
     return a < b;
   });
+  return order;
+}
+
+}  // namespace
+
+std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
+                                           std::size_t strict_columns) {
+  check_input(keys, stride, strict_columns);
+  const std::size_t rows = keys.size() / stride;
+  const double* k = keys.data();
+  const std::vector<std::size_t> order = lexicographic_order(k, rows, stride);
   KeptTree tree(k, rows, stride, strict_columns);
   std::vector<std::size_t> out;
   bool previous_kept = false;
@@ -192,30 +206,18 @@ std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates,
   // lexicographic order and each sees only the removers below it kept in the tree: its query
   // descends into fewer nodes than against all of them (most candidates of an archive merge have
   // no remover, and a query without one visits every node its row does not prune).
-  auto lexicographic = [stride](const double* x, const double* y) {
-    for (std::size_t j = 0; j < stride; ++j) {
-      if (x[j] != y[j]) return x[j] < y[j];
-    }
-    return false;
-  };
-  auto order_of = [&](const double* k, std::size_t n) {
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return lexicographic(k + a * stride, k + b * stride) || (!lexicographic(k + b * stride, k + a * stride) && a < b);
-    });
-    return order;
-  };
   const double* rk = removers.data();
   const double* ck = candidates.data();
-  const std::vector<std::size_t> by_remover = order_of(rk, rows);
-  const std::vector<std::size_t> by_candidate = order_of(ck, count);
+  const std::vector<std::size_t> by_remover = lexicographic_order(rk, rows, stride);
+  const std::vector<std::size_t> by_candidate = lexicographic_order(ck, count, stride);
   KeptTree tree(rk, rows, stride, strict_columns);
   std::vector<std::size_t> out;
   std::size_t next = 0;  // by_remover[next] is the lowest remover not yet kept
   for (const std::size_t c : by_candidate) {
     const double* p = ck + c * stride;
-    for (; next < rows && lexicographic(rk + by_remover[next] * stride, p); ++next) tree.keep(by_remover[next]);
+    for (; next < rows && lexicographically_below(rk + by_remover[next] * stride, p, stride); ++next) {
+      tree.keep(by_remover[next]);
+    }
     if (next == 0 || !tree.removes_row(p)) out.push_back(c);
   }
   std::sort(out.begin(), out.end());
