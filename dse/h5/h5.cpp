@@ -330,6 +330,11 @@ Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std
   Handle space(check(H5Screate_simple(1, dims, maxdims), "H5Screate_simple"), H5Sclose);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
   check_status(H5Pset_chunk(dcpl, 1, chunk), "H5Pset_chunk");
+  // Every writer extends a dataset by rows it then writes (the committed row counts say which
+  // rows count on resume), so chunks are not filled first: under MPI-IO HDF5 allocates a
+  // dataset's chunks when it is extended and would write each chunk twice, zeros then rows
+  // (a 524,288-row /archive: 0.3-1.5 s of zeros on this machine).
+  check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
   if (deflate_level > 0) {
     check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle");
     check_status(H5Pset_deflate(dcpl, static_cast<unsigned>(deflate_level)), "H5Pset_deflate");

@@ -76,7 +76,8 @@ void write_rows(hid_t dset, hid_t mem_type, const void* buf, std::uint64_t offse
 [[nodiscard]] std::uint64_t dataset_rows(hid_t dset);
 
 // A 1-D extensible dataset (unlimited rows), chunked by `chunk_rows` and
-// deflate-compressed at `deflate_level` (0: uncompressed). Collective create.
+// deflate-compressed at `deflate_level` (0: uncompressed). Collective create. Rows it is
+// extended by hold whatever the file held until they are written (no fill values).
 Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std::uint64_t chunk_rows,
                             int deflate_level);
 Handle open_dataset(hid_t file, const std::string& name);
