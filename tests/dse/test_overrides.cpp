@@ -5,14 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "costmodel/platform/system.hpp"
 #include "dse/driver/run.hpp"
 #include "dse/error.hpp"
+#include "dse/io/knob_values.hpp"
 #include "dse/io/overrides.hpp"
+#include "dse/io/yaml_reader.hpp"
 #include "dse/io/platform_reader.hpp"
 #include "dse/io/scenario.hpp"
 #include "dse/io/workload_reader.hpp"
@@ -39,6 +44,37 @@ std::string error_of(const std::string& overrides_lines) {
     return e.what();
   }
   return "(no error)";
+}
+
+// exact_number_text is defined as the first of %.6g .. %.17g that reads back to the number; it
+// starts its search at the shortest round trip. Checked against that definition, tried digit by
+// digit, on numbers of every length in the normal range: powers of two (whose rounding interval is lopsided), tenths,
+// the log steps a scenario sweeps and random bit patterns of normal doubles.
+TEST(Overrides, ExactNumberTextIsTheFirstPrintfPrecisionThatReadsBack) {
+  const auto by_definition = [](double v) {
+    for (int digits = 6; digits <= 17; ++digits) {
+      const std::string t = io::format_number(v, digits);
+      if (std::stod(t) == v) return t;
+    }
+    return io::format_number(v, 17);
+  };
+  std::vector<double> values = {0.0, -0.0, 1.0, 0.1, 0.3, 1e15, 3e-13, 577969288415.3314, 8e9, 1.0 / 3.0,
+                                std::nextafter(1.0, 2.0), std::nextafter(1.0, 0.0), 123456.0, 1234567.0,
+                                std::numeric_limits<double>::infinity()};
+  for (int e = -1000; e <= 1000; ++e) values.push_back(std::ldexp(1.0, e));
+  for (int i = 0; i < 64; ++i) values.push_back(5.0e11 * std::pow(2e12 / 5e11, i / 63.0));
+  std::mt19937_64 rng(20261206);
+  while (values.size() < 60000) {
+    double v = 0.0;
+    const std::uint64_t bits = rng();
+    std::memcpy(&v, &bits, sizeof v);
+    // (std::stod refuses a text that rounds past the normal range, as both searches would)
+    if (std::isnormal(v) && std::fabs(v) > 1e-300 && std::fabs(v) < 1e300) values.push_back(v);
+  }
+  for (const double v : values) ASSERT_EQ(io::exact_number_text(v), by_definition(v)) << v;
+  EXPECT_EQ(io::exact_number_text(1e15), "1e+15");
+  EXPECT_EQ(io::exact_number_text(577969288415.3314), "577969288415.3314");
+  EXPECT_EQ(io::exact_number_text(0.1), "0.1");
 }
 
 TEST(Overrides, KnobsValuesNamesAndEvalOptions) {
