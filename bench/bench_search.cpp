@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "search/constraint_archive.hpp"
+#include "search/dominance_filter.hpp"
 #include "search/nondominated_sort.hpp"
 #include "search/nsga2.hpp"
 #include "search/pareto.hpp"
@@ -59,6 +60,43 @@ BENCHMARK(BM_ConstraintArchiveInsert)
     ->ArgNames({"obj", "metrics", "shape"})
     ->Args({2, 0, 0})->Args({2, 2, 0})->Args({2, 2, 1})->Args({4, 4, 1})
     ->Unit(benchmark::kMillisecond);
+
+// The dominance filters under an archive's flush and a cross-rank archive merge: rows of 4
+// objectives and 4 metrics near a front (shape 1, 18% of them kept). nondominated_rows over
+// `rows` rows; rows_not_removed_by of `rows` candidates against
+// `rows` other removers.
+std::vector<double> flat_keys(std::size_t n, std::size_t dims, std::uint64_t seed) {
+  std::vector<double> k;
+  for (const auto& p : make_points(n, dims, 1, seed)) k.insert(k.end(), p.begin(), p.end());
+  return k;
+}
+
+void BM_NondominatedRows(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  const auto keys = flat_keys(rows, 8, 3);
+  std::size_t kept = 0;
+  for (auto _ : state) {
+    kept = dse::search::nondominated_rows(keys, 8, 4).size();
+    benchmark::DoNotOptimize(kept);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows));
+  state.counters["kept"] = static_cast<double>(kept);
+}
+BENCHMARK(BM_NondominatedRows)->Arg(262144)->Unit(benchmark::kMillisecond);
+
+void BM_RowsNotRemovedBy(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  const auto candidates = flat_keys(rows, 8, 4);
+  const auto removers = flat_keys(rows, 8, 5);
+  std::size_t kept = 0;
+  for (auto _ : state) {
+    kept = dse::search::rows_not_removed_by(candidates, removers, 8, 4).size();
+    benchmark::DoNotOptimize(kept);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows));
+  state.counters["kept"] = static_cast<double>(kept);
+}
+BENCHMARK(BM_RowsNotRemovedBy)->Arg(262144)->Unit(benchmark::kMillisecond);
 
 void BM_ParetoArchiveInsert(benchmark::State& state) {
   const auto dims = static_cast<std::size_t>(state.range(0));
