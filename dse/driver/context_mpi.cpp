@@ -22,6 +22,9 @@ void check(int rc, const char* what) {
   throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
+// exchange()'s messages (the driver's rounds use 7401 and 7402, context.cpp 7301).
+constexpr int kTagExchange = 7501;
+
 int to_count(std::size_t n) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     throw MpiError("message larger than 2 GiB");
@@ -95,39 +98,36 @@ class MpiContext final : public Context {
     return out;
   }
 
+  // The counts in one all-to-all, then each peer's bytes sent from and received into their own
+  // buffers (no concatenated copy either side; this rank's own share stays where it is).
   std::vector<Bytes> exchange(std::vector<Bytes> out) override {
     if (out.size() != static_cast<std::size_t>(size_)) throw MpiError("exchange: one buffer per rank expected");
-    std::vector<int> send_counts(out.size());
-    std::vector<int> send_at(out.size());
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      send_counts[r] = to_count(out[r].size());
-      send_at[r] = to_count(total);
-      total += out[r].size();
-    }
-    Bytes send(total);
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      if (!out[r].empty()) std::memcpy(send.data() + send_at[r], out[r].data(), out[r].size());
-      Bytes().swap(out[r]);
-    }
-    std::vector<int> receive_counts(out.size());
-    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
+    std::vector<unsigned long long> send_counts(out.size());
+    std::vector<unsigned long long> receive_counts(out.size());
+    for (std::size_t r = 0; r < out.size(); ++r) send_counts[r] = out[r].size();
+    check(MPI_Alltoall(send_counts.data(), 1, MPI_UNSIGNED_LONG_LONG, receive_counts.data(), 1,
+                       MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD),
           "MPI_Alltoall");
-    std::vector<int> receive_at(out.size());
-    std::size_t received = 0;
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      receive_at[r] = to_count(received);
-      received += static_cast<std::size_t>(receive_counts[r]);
-    }
-    Bytes receive(received);
-    check(MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_CHAR, receive.data(),
-                        receive_counts.data(), receive_at.data(), MPI_CHAR, MPI_COMM_WORLD),
-          "MPI_Alltoallv");
     std::vector<Bytes> in(out.size());
-    for (std::size_t r = 0; r < in.size(); ++r) {
-      const auto* at = receive.data() + receive_at[r];
-      in[r].assign(at, at + receive_counts[r]);
+    const auto me = static_cast<std::size_t>(rank_);
+    in[me] = std::move(out[me]);
+    std::vector<MPI_Request> requests;
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      if (r == me || receive_counts[r] == 0) continue;
+      in[r].resize(static_cast<std::size_t>(receive_counts[r]));
+      requests.emplace_back();
+      check(MPI_Irecv(in[r].data(), to_count(in[r].size()), MPI_CHAR, static_cast<int>(r), kTagExchange,
+                      MPI_COMM_WORLD, &requests.back()),
+            "MPI_Irecv");
     }
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      if (r == me || out[r].empty()) continue;
+      requests.emplace_back();
+      check(MPI_Isend(out[r].data(), to_count(out[r].size()), MPI_CHAR, static_cast<int>(r), kTagExchange,
+                      MPI_COMM_WORLD, &requests.back()),
+            "MPI_Isend");
+    }
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     return in;
   }
 

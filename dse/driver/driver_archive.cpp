@@ -180,26 +180,26 @@ std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, c
   return keep;
 }
 
-// The records of `sources` (each in index order, each index once) merged in index order, each
+// One rank's records for the merge, in index order: `count` records at `data`, or, with `pick`,
+// those at the positions pick[0..count) of `data`.
+struct Source {
+  const char* data = nullptr;
+  std::size_t count = 0;
+  const std::size_t* pick = nullptr;
+  std::size_t at = 0;  // the next record
+  [[nodiscard]] const char* record() const { return data + (pick != nullptr ? pick[at] : at) * sizeof(PointRecord); }
+  [[nodiscard]] std::uint64_t index() const {
+    std::uint64_t index = 0;
+    std::memcpy(&index, record() + offsetof(PointRecord, index), sizeof index);
+    return index;
+  }
+};
+
+// The records of `in` (each in index order, each index once) merged in index order, each
 // record copied once, the lowest source first on equal indices: an index evaluated on two ranks
 // (NSGA-II re-asks points; both carry the same record, and equal keys do not remove each other)
-// is kept once, from the lowest rank, as an archive insert does. Source r is rank r's message.
-std::vector<PointRecord> merge_by_index(const std::vector<Bytes>& sources) {
-  struct Source {
-    const char* data;
-    std::size_t count;
-    std::size_t at = 0;  // the next record
-    [[nodiscard]] std::uint64_t index() const {
-      std::uint64_t index = 0;
-      std::memcpy(&index, data + at * sizeof(PointRecord) + offsetof(PointRecord, index), sizeof index);
-      return index;
-    }
-  };
-  std::vector<Source> in;
-  for (const Bytes& b : sources) {
-    if (b.size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
-    in.push_back({b.data(), b.size() / sizeof(PointRecord)});
-  }
+// is kept once, from the lowest rank, as an archive insert does. Source r is rank r's records.
+std::vector<PointRecord> merge_by_index(std::vector<Source> in) {
   using Head = std::pair<std::uint64_t, std::size_t>;  // (index, source), least first
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::size_t total = 0;
@@ -215,7 +215,7 @@ std::vector<PointRecord> merge_by_index(const std::vector<Bytes>& sources) {
     Source& src = in[s];
     if (out.empty() || out.back().index != index) {
       out.emplace_back();
-      std::memcpy(&out.back(), src.data + src.at * sizeof(PointRecord), sizeof(PointRecord));
+      std::memcpy(&out.back(), src.record(), sizeof(PointRecord));
     }
     if (++src.at == src.count) continue;
     const std::uint64_t next = src.index();
@@ -268,7 +268,8 @@ std::vector<std::uint64_t> splitters(Context& ctx, const std::vector<std::uint64
 }
 
 // The survivors of every rank spread by index range: rank r gets those in [split[r-1], split[r])
-// (collective, one all-to-all), merged in index order.
+// (collective, one all-to-all of the records that change rank; a rank's own share is read where it
+// is), merged in index order.
 std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRecord>& local,
                                          const std::vector<unsigned char>& keep) {
   std::vector<std::uint64_t> survivors;
@@ -277,21 +278,47 @@ std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRe
       if (keep[i] != 0) survivors.push_back(local[i].index);
   });
   const std::vector<std::uint64_t> split = splitters(ctx, survivors);
+  const auto me = static_cast<std::size_t>(ctx.rank());
   std::vector<Bytes> out(static_cast<std::size_t>(ctx.size()));
+  std::vector<std::size_t> mine;  // positions in `local` of the survivors this rank keeps
   agreed(ctx, [&] {
-    std::size_t to = 0;
-    for (std::size_t i = 0; i < local.size(); ++i) {  // `local` is in index order
-      if (keep[i] == 0) continue;
-      while (to < split.size() && local[i].index >= split[to]) ++to;
-      Bytes& b = out[to];
-      const std::size_t at = b.size();
-      b.resize(at + sizeof(PointRecord));
-      std::memcpy(b.data() + at, &local[i], sizeof(PointRecord));
+    // `local` is in index order: each rank's share is one range of it.
+    std::size_t begin = 0;
+    for (std::size_t to = 0; to < out.size(); ++to) {
+      std::size_t end = begin;
+      while (end < local.size() && (to == split.size() || local[end].index < split[to])) ++end;
+      if (to == me) {
+        for (std::size_t i = begin; i < end; ++i)
+          if (keep[i] != 0) mine.push_back(i);
+      } else {
+        std::size_t n = 0;
+        for (std::size_t i = begin; i < end; ++i) n += keep[i] != 0 ? 1 : 0;
+        Bytes& b = out[to];
+        b.resize(n * sizeof(PointRecord));
+        char* at = b.data();
+        for (std::size_t i = begin; i < end; ++i) {
+          if (keep[i] == 0) continue;
+          std::memcpy(at, &local[i], sizeof(PointRecord));
+          at += sizeof(PointRecord);
+        }
+      }
+      begin = end;
     }
   });
   const std::vector<Bytes> in = ctx.exchange(std::move(out));
   std::vector<PointRecord> part;
-  agreed(ctx, [&] { part = merge_by_index(in); });
+  agreed(ctx, [&] {
+    std::vector<Source> sources(in.size());
+    for (std::size_t r = 0; r < in.size(); ++r) {
+      if (r == me) {
+        sources[r] = {reinterpret_cast<const char*>(local.data()), mine.size(), mine.data()};
+        continue;
+      }
+      if (in[r].size() % sizeof(PointRecord) != 0) throw MpiError("truncated archive message");
+      sources[r] = {in[r].data(), in[r].size() / sizeof(PointRecord)};
+    }
+    part = merge_by_index(std::move(sources));
+  });
   return part;
 }
 
