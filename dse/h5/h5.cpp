@@ -333,7 +333,7 @@ Handle create_extensible_1d(hid_t file, const std::string& name, hid_t type, std
   // Every writer extends a dataset by rows it then writes (the committed row counts say which
   // rows count on resume), so chunks are not filled first: under MPI-IO HDF5 allocates a
   // dataset's chunks when it is extended and would write each chunk twice, zeros then rows
-  // (a 524,288-row /archive: 0.3-1.5 s of zeros on this machine).
+  // (the single-op bench's 1-rank run wrote 316.7 MB for 163.3 MB of rows, strace of pwritev).
   check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
   if (deflate_level > 0) {
     check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle");
