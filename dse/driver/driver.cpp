@@ -186,10 +186,15 @@ class Driver {
   std::unique_ptr<search::Sampler> sampler_;
   Archive archive_;
   ObjectiveFront front_;
-  // NSGA-II, rank 0: the objective front of every point evaluated, filed from the records every
+  // NSGA-II, rank 0: the objective front of every point evaluated, filed from the evaluations every
   // rank receives each generation anyway, so a quality sample needs no collective.
   std::optional<ObjectiveFront> gathered_;
-  std::vector<PointRecord> gathered_records_;  // rank 0: received since the last file_gathered()
+  // Rank 0: the feasible points received since the last file_gathered() (workload, index), and
+  // their objectives, one row of senses.size() each.
+  struct Received {
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> points;
+    std::vector<double> objectives;
+  } received_;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> quality_due_;  // rank 0: {evaluated, generation} to sample
   RoundRunner runner_;
   std::vector<QualityBound> bounds_;      // rank 0
@@ -344,13 +349,20 @@ bool Driver::evaluate_round() {
   const double eval_s = seconds_since(t0);
   const std::size_t generation = needs_results_ ? static_cast<search::Nsga2Sampler&>(*sampler_).generation() : 0;
   std::vector<search::Evaluation> evals;
-  std::vector<PointRecord> records;
-  // Rank 0 keeps every record of an NSGA-II run for the front of every point (file_gathered).
-  if (needs_results_) evals = driver_detail::all_evaluations(ctx_, model_, work, true, gathered_ ? &records : nullptr);
+  // Rank 0 keeps every evaluation of an NSGA-II run, with its workload, for the front of every point
+  // (file_gathered): the results every rank receives anyway, no records gathered.
+  if (needs_results_) {
+    std::vector<std::uint32_t> workloads;
+    evals = driver_detail::all_evaluations(ctx_, model_, work, gathered_ ? &workloads : nullptr);
+    for (std::size_t i = 0; i < evals.size() && gathered_; ++i) {
+      if (!evals[i].feasible) continue;
+      received_.points.push_back({workloads[i], evals[i].index});
+      received_.objectives.insert(received_.objectives.end(), evals[i].objectives.begin(), evals[i].objectives.end());
+    }
+  }
   agreed(ctx_, [&] {
     if (needs_results_) static_cast<search::Nsga2Sampler&>(*sampler_).tell(std::move(evals));
   });
-  gathered_records_.insert(gathered_records_.end(), records.begin(), records.end());
   result_.evaluate_s += seconds_since(t0);
   const auto tw = Clock::now();
   write_round_rows(work, ids.size());
@@ -394,13 +406,18 @@ void Driver::write_round_rows(RoundWork& work, std::uint64_t round_size) {
   h5::write_runs(points, type, buf.data(), runs, ctx_.distributed());
 }
 
-// NSGA-II, rank 0 (local): the records gathered since the last call filed into the front of every
+// NSGA-II, rank 0 (local): the points received since the last call filed into the front of every
 // point, and the quality sample of the generation that ended then, if one did. Run at the start of
 // the next round, while the other ranks evaluate (their chunks balance it), or before a checkpoint.
 void Driver::file_gathered() {
   if (!gathered_) return;
-  for (const PointRecord& r : gathered_records_) gathered_->insert(r);
-  gathered_records_.clear();
+  const std::size_t m = model_.senses.size();
+  for (std::size_t i = 0; i < received_.points.size(); ++i) {
+    const auto [workload, index] = received_.points[i];
+    gathered_->insert(workload, index, std::span<const double>(received_.objectives).subspan(i * m, m));
+  }
+  received_.points.clear();
+  received_.objectives.clear();
   if (!quality_due_) return;
   gathered_->settle();
   const auto rows =

@@ -401,7 +401,11 @@ search::ConstraintArchive& ObjectiveFront::part(std::uint32_t workload) {
 void ObjectiveFront::insert(const PointRecord& r) {
   if (r.feasible == 0) return;
   const search::Evaluation e = model_->to_evaluation(r);
-  part(r.workload_id).add(e.index, e.objectives, {});
+  insert(r.workload_id, e.index, e.objectives);
+}
+
+void ObjectiveFront::insert(std::uint32_t workload, std::uint64_t index, std::span<const double> objectives) {
+  part(workload).add(index, objectives, {});
 }
 
 void ObjectiveFront::settle() {

@@ -106,6 +106,8 @@ class ObjectiveFront {
 
   // Queued (infeasible records are skipped).
   void insert(const PointRecord& r);
+  // The same for a feasible point known by its workload, index and objectives (in the model's senses).
+  void insert(std::uint32_t workload, std::uint64_t index, std::span<const double> objectives);
   // Files every queued point.
   void settle();
   // As Archive's.

@@ -201,17 +201,18 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
 }
 
 // Every rank's evaluations of the round to every rank, ordered by position: each row's evaluation
-// alone (index, feasibility, objectives, constraint metrics: ~100 bytes) goes to every rank, not its
-// 230-byte record, which only rank 0 needs (with_records: gathered to it). Each row goes to its
-// position (the positions of a round are 0 .. rows - 1, each once), with no sort.
+// and workload id alone (position, index, feasibility, workload, objectives, constraint metrics: ~100
+// bytes) go to every rank, not its 230-byte record. Each row goes to its position (the positions of a
+// round are 0 .. rows - 1, each once), with no sort.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                bool with_records, std::vector<PointRecord>* records) {
+                                                std::vector<std::uint32_t>* workloads) {
   Bytes local;
   for (const auto& [p, r] : work.rows) {
     const search::Evaluation e = model.to_evaluation(r);
     put(local, p);
     put(local, e.index);
     put(local, static_cast<std::uint8_t>(e.feasible ? 1 : 0));
+    put(local, r.workload_id);
     put(local, static_cast<std::uint32_t>(e.objectives.size()));
     for (double v : e.objectives) put(local, v);
     put(local, static_cast<std::uint32_t>(e.constraints.size()));
@@ -219,6 +220,7 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
   std::vector<search::Evaluation> out;
+  std::vector<std::uint32_t> workload;
   std::vector<char> placed;
   auto read_values = [&all](std::size_t& off, std::vector<double>& values) {
     const auto n = get<std::uint32_t>(all, off);
@@ -226,12 +228,15 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
     values.resize(n);
     for (double& v : values) v = get<double>(all, off);
   };
+  // A row takes at least 29 bytes (position, index, feasibility, workload, two counts), so fewer rows than that.
+  constexpr std::size_t kMinRow = 29;
+  out.reserve(all.size() / 100);
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
-    // A row takes at least 25 bytes (position, index, feasibility, two counts), so fewer rows than that.
-    if (p >= all.size() / 25) throw MpiError("a round's positions are not 0 .. rows - 1");
+    if (p >= all.size() / kMinRow) throw MpiError("a round's positions are not 0 .. rows - 1");
     if (p >= out.size()) {
       out.resize(p + 1);
+      workload.resize(p + 1);
       placed.resize(p + 1, 0);
     }
     if (placed[p] != 0) throw MpiError("a round's positions are not 0 .. rows - 1");
@@ -239,27 +244,12 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
     search::Evaluation& e = out[p];
     e.index = get<std::uint64_t>(all, off);
     e.feasible = get<std::uint8_t>(all, off) != 0;
+    workload[p] = get<std::uint32_t>(all, off);
     read_values(off, e.objectives);
     read_values(off, e.constraints);
   }
   if (std::find(placed.begin(), placed.end(), 0) != placed.end()) throw MpiError("a round's positions are not 0 .. rows - 1");
-  if (!with_records) return out;
-  Bytes mine;
-  for (const auto& [p, r] : work.rows) {
-    put(mine, p);
-    put(mine, r);
-  }
-  const Bytes gathered = gather_bytes(ctx, std::move(mine));
-  if (ctx.rank() != 0 || records == nullptr) return out;
-  constexpr std::size_t kRow = sizeof(std::uint64_t) + sizeof(PointRecord);
-  if (gathered.size() != out.size() * kRow) throw MpiError("truncated message");
-  const std::size_t at = records->size();
-  records->resize(at + out.size());
-  for (std::size_t off = 0; off < gathered.size();) {
-    const auto p = get<std::uint64_t>(gathered, off);
-    if (p >= out.size()) throw MpiError("a round's positions are not 0 .. rows - 1");
-    (*records)[at + p] = get<PointRecord>(gathered, off);
-  }
+  if (workloads != nullptr) workloads->insert(workloads->end(), workload.begin(), workload.end());
   return out;
 }
 

@@ -77,11 +77,10 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
                RoundRunner& runner, RoundWork& work, const DriverOptions& opt,
                const std::function<void()>& rank0_work = {});
 
-// Every rank's evaluations of the round, on every rank, ordered by position (collective); with
-// `with_records` (the same on every rank), every rank's records too, gathered to rank 0 and
-// appended to its `records` in that order (the other ranks' `records` are left as they are).
+// Every rank's evaluations of the round, on every rank, ordered by position (collective). With
+// `workloads` (local, may be null), each evaluation's workload id is appended to it in the same order.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                bool with_records = false, std::vector<PointRecord>* records = nullptr);
+                                                std::vector<std::uint32_t>* workloads = nullptr);
 
 inline bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
 
