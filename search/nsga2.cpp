@@ -211,7 +211,7 @@ void Nsga2Sampler::set_pending(std::vector<std::uint64_t> ids) {
   pending_ = std::move(ids);
   pending_set_.clear();
   pending_set_.reserve(pending_.size());
-  pending_set_.insert(pending_.begin(), pending_.end());
+  for (std::uint64_t id : pending_) pending_set_.insert(id);
   handed_out_ = 0;
   received_.clear();
 }
@@ -264,11 +264,10 @@ void Nsga2Sampler::tell_results(Results& results, Take take) {
   }
   received_.reserve(pending_.size());
   for (auto& e : results) {
-    const auto it = received_.find(e.index);
-    if (it == received_.end()) {
+    if (const Evaluation* told = received_.find(e.index); told == nullptr) {
       const std::uint64_t index = e.index;
-      received_.emplace(index, take(e));
-    } else if (!same(it->second, e)) {
+      received_.try_emplace(index, take(e));
+    } else if (!same(*told, e)) {
       throw std::invalid_argument("Nsga2Sampler::tell: conflicting results for one index");
     }
   }
@@ -307,9 +306,9 @@ Nsga2Sampler::Known Nsga2Sampler::known_evaluations() const {
   for (const Island& island : islands_) n += island.parents.size();
   known.reserve(n);
   for (const Island& island : islands_) {
-    for (const Member& m : island.parents) known.emplace(m.evaluation.index, &m.evaluation);
+    for (const Member& m : island.parents) known.try_emplace(m.evaluation.index, &m.evaluation);
   }
-  for (const auto& [id, e] : received_) known.emplace(id, &e);
+  received_.for_each([&known](std::uint64_t id, const Evaluation& e) { known.try_emplace(id, &e); });
   return known;
 }
 
@@ -448,7 +447,7 @@ std::vector<std::uint64_t> Nsga2Sampler::offspring_of(std::size_t k, const std::
 }
 
 void Nsga2Sampler::collect_pending() {
-  std::unordered_set<std::uint64_t> seen;
+  IdTable<std::uint8_t> seen;
   std::size_t n = 0;
   for (const Island& island : islands_) n += island.parents.size() + island.offspring.size();
   seen.reserve(n);
@@ -458,7 +457,7 @@ void Nsga2Sampler::collect_pending() {
   std::vector<std::uint64_t> ids;
   for (const Island& island : islands_) {
     for (std::uint64_t id : island.offspring) {
-      if (seen.insert(id).second) ids.push_back(id);
+      if (seen.insert(id)) ids.push_back(id);
     }
   }
   set_pending(std::move(ids));
@@ -554,8 +553,7 @@ std::vector<std::byte> Nsga2Sampler::save_state() const {
   for (std::uint64_t id : pending_) told += received_.contains(id) ? 1 : 0;
   wire::put_u64(out, told);
   for (std::uint64_t id : pending_) {
-    const auto it = received_.find(id);
-    if (it != received_.end()) put_evaluation(out, it->second);
+    if (const Evaluation* e = received_.find(id)) put_evaluation(out, *e);
   }
   return out;
 }
@@ -600,7 +598,7 @@ void Nsga2Sampler::restore_state(std::span<const std::byte> bytes) {
   for (auto& e : received) {
     if (!pending_set_.contains(e.index)) throw std::invalid_argument("Nsga2Sampler: state tells a non-pending index");
     const std::uint64_t id = e.index;
-    received_.emplace(id, std::move(e));
+    received_.try_emplace(id, std::move(e));
   }
 }
 

@@ -51,11 +51,10 @@
 #include <exception>
 #include <functional>
 #include <span>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "search/design_space.hpp"
+#include "search/id_table.hpp"
 #include "search/pareto.hpp"
 #include "search/sampler.hpp"
 
@@ -146,7 +145,7 @@ class Nsga2Sampler final : public Sampler {
 
   void advance();
   // Index -> result of every current parent and every told result of the batch.
-  using Known = std::unordered_map<std::uint64_t, const Evaluation*>;
+  using Known = IdTable<const Evaluation*>;
   [[nodiscard]] Known known_evaluations() const;
   [[nodiscard]] std::vector<Evaluation> pool_of(std::size_t k, const Known& known) const;
   // Every island's selection (one copy does them all), then the migration when `migrating`.
@@ -187,9 +186,9 @@ class Nsga2Sampler final : public Sampler {
   std::uint64_t requested_ = 0;
   std::vector<Island> islands_;
   std::vector<std::uint64_t> pending_;    // distinct ids to evaluate, in ask order
-  std::unordered_set<std::uint64_t> pending_set_;
+  IdTable<std::uint8_t> pending_set_;
   std::size_t handed_out_ = 0;
-  std::unordered_map<std::uint64_t, Evaluation> received_;
+  IdTable<Evaluation> received_;
   std::size_t part_ = 0;
   std::size_t parts_ = 1;
   Exchange exchange_;
