@@ -115,6 +115,8 @@ class Nsga2Sampler final : public Sampler {
   // Ids of the pending batch not yet told.
   [[nodiscard]] std::size_t outstanding() const noexcept { return pending_.size() - received_.size(); }
   [[nodiscard]] std::uint64_t evaluations_requested() const noexcept { return requested_; }
+  // The constraint metrics it reads of each result: the first budgets().size(), none without budgets.
+  [[nodiscard]] const std::vector<double>& budgets() const noexcept { return opt_.budgets; }
 
   // Checkpoint: the whole search state as little-endian bytes. restore_state() must be
   // called on a sampler built with the same space, senses and options; ids handed out

@@ -353,7 +353,9 @@ bool Driver::evaluate_round() {
   // (file_gathered): the results every rank receives anyway, no records gathered.
   if (needs_results_) {
     std::vector<std::uint32_t> workloads;
-    evals = driver_detail::all_evaluations(ctx_, model_, work, gathered_ ? &workloads : nullptr);
+    // Only the constraint metrics the sampler reads are sent and told (none: make_sampler sets no budgets).
+    const std::size_t metrics = static_cast<search::Nsga2Sampler&>(*sampler_).budgets().size();
+    evals = driver_detail::all_evaluations(ctx_, model_, work, metrics, gathered_ ? &workloads : nullptr);
     for (std::size_t i = 0; i < evals.size() && gathered_; ++i) {
       if (!evals[i].feasible) continue;
       received_.points.push_back({workloads[i], evals[i].index});

@@ -201,22 +201,23 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
 }
 
 // Every rank's evaluations of the round to every rank, ordered by position: each row's evaluation
-// and workload id alone (position, index, feasibility, workload, objectives, constraint metrics: ~100
-// bytes) go to every rank, not its 230-byte record. Each row goes to its position (the positions of a
-// round are 0 .. rows - 1, each once), with no sort.
+// and workload id alone (position, index, feasibility, workload, objectives and the metrics asked
+// for: 61 bytes with 4 objectives and no metric) go to every rank, not its 230-byte record. Each row
+// goes to its position (the positions of a round are 0 .. rows - 1, each once), with no sort.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                std::vector<std::uint32_t>* workloads) {
+                                                std::size_t metrics, std::vector<std::uint32_t>* workloads) {
   Bytes local;
   for (const auto& [p, r] : work.rows) {
     const search::Evaluation e = model.to_evaluation(r);
+    const std::size_t kept = std::min(metrics, e.constraints.size());
     put(local, p);
     put(local, e.index);
     put(local, static_cast<std::uint8_t>(e.feasible ? 1 : 0));
     put(local, r.workload_id);
     put(local, static_cast<std::uint32_t>(e.objectives.size()));
     for (double v : e.objectives) put(local, v);
-    put(local, static_cast<std::uint32_t>(e.constraints.size()));
-    for (double v : e.constraints) put(local, v);
+    put(local, static_cast<std::uint32_t>(kept));
+    for (std::size_t j = 0; j < kept; ++j) put(local, e.constraints[j]);
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
   std::vector<search::Evaluation> out;
@@ -230,7 +231,7 @@ std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& 
   };
   // A row takes at least 29 bytes (position, index, feasibility, workload, two counts), so fewer rows than that.
   constexpr std::size_t kMinRow = 29;
-  out.reserve(all.size() / 100);
+  out.reserve(all.size() / (kMinRow + 8 * model.senses.size()));
   for (std::size_t off = 0; off < all.size();) {
     const auto p = get<std::uint64_t>(all, off);
     if (p >= all.size() / kMinRow) throw MpiError("a round's positions are not 0 .. rows - 1");

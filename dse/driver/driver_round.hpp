@@ -77,10 +77,11 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
                RoundRunner& runner, RoundWork& work, const DriverOptions& opt,
                const std::function<void()>& rank0_work = {});
 
-// Every rank's evaluations of the round, on every rank, ordered by position (collective). With
+// Every rank's evaluations of the round, on every rank, ordered by position (collective), each with
+// its first `metrics` constraint metrics only (the sampler's budgets: the rest are never read). With
 // `workloads` (local, may be null), each evaluation's workload id is appended to it in the same order.
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
-                                                std::vector<std::uint32_t>* workloads = nullptr);
+                                                std::size_t metrics, std::vector<std::uint32_t>* workloads = nullptr);
 
 inline bool cancelled(const DriverOptions& o) { return o.cancel != nullptr && o.cancel->load(); }
 
