@@ -32,6 +32,8 @@ class Context {
   virtual std::uint64_t sum(std::uint64_t value) = 0;
   // Maximum of a value over ranks, on every rank.
   virtual std::int64_t max(std::int64_t value) = 0;
+  // Every rank's bytes, concatenated in rank order, on every rank. Collective.
+  virtual Bytes all_gather(Bytes mine) = 0;
   // All-to-all: out[r] goes to rank r (out.size() == size()); returns in[r], the bytes rank r
   // sent to this rank (in[rank()] is out[rank()]). Collective.
   virtual std::vector<Bytes> exchange(std::vector<Bytes> out) = 0;

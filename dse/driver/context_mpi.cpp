@@ -98,6 +98,31 @@ class MpiContext final : public Context {
     return out;
   }
 
+  // The sizes in one all-gather, then the bytes in one MPI_Allgatherv (one step where a gather to
+  // rank 0 and its broadcast took two, each rank's bytes copied once to every other rank).
+  Bytes all_gather(Bytes mine) override {
+    const unsigned long long n = mine.size();
+    std::vector<unsigned long long> sizes(static_cast<std::size_t>(size_));
+    check(MPI_Allgather(&n, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD),
+          "MPI_Allgather");
+    std::vector<int> counts(sizes.size());
+    std::vector<int> displacements(sizes.size());
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+      counts[r] = to_count(static_cast<std::size_t>(sizes[r]));
+      displacements[r] = to_count(total);
+      total += static_cast<std::size_t>(sizes[r]);
+    }
+    (void)to_count(total);
+    Bytes all(total);
+    if (total > 0) {
+      check(MPI_Allgatherv(mine.data(), counts[static_cast<std::size_t>(rank_)], MPI_CHAR, all.data(), counts.data(),
+                           displacements.data(), MPI_CHAR, MPI_COMM_WORLD),
+            "MPI_Allgatherv");
+    }
+    return all;
+  }
+
   // The counts in one all-to-all, then each peer's bytes sent from and received into their own
   // buffers (no concatenated copy either side; this rank's own share stays where it is).
   std::vector<Bytes> exchange(std::vector<Bytes> out) override {

@@ -53,10 +53,7 @@ Bytes gather_bytes(Context& ctx, Bytes mine) {
   });
 }
 
-Bytes all_gather_bytes(Context& ctx, Bytes mine) {
-  Bytes gathered = gather_bytes(ctx, std::move(mine));
-  return ctx.broadcast(ctx.rank() == 0 ? gathered : Bytes{}, 0);
-}
+Bytes all_gather_bytes(Context& ctx, Bytes mine) { return ctx.all_gather(std::move(mine)); }
 
 void Archive::insert(const PointRecord& r) {
   if (r.feasible == 0) return;

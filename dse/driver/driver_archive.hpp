@@ -45,7 +45,7 @@ T get(const Bytes& b, std::size_t& off) {
 // Every rank's bytes, concatenated in the reduction tree's order, on rank 0 (collective; the
 // other ranks get their subtree's part, which they drop).
 Bytes gather_bytes(Context& ctx, Bytes mine);
-// Every rank's bytes, concatenated in the reduction tree's order, on every rank (collective).
+// Every rank's bytes, concatenated in rank order, on every rank (collective: Context::all_gather).
 Bytes all_gather_bytes(Context& ctx, Bytes mine);
 
 // Every rank's part size, on every rank (collective): {the offset of this rank's part (the parts
