@@ -55,9 +55,11 @@ std::string exact_number_text(double v) {
   if (std::isfinite(v)) {
     char buf[64];
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    int shortest = 0;
-    for (const char* c = buf; c != end && *c != 'e'; ++c) shortest += (*c >= '0' && *c <= '9') ? 1 : 0;
-    if (ec == std::errc{}) first = std::max(first, shortest);
+    if (ec == std::errc{}) {  // on an error `end` is the buffer's end and nothing was written
+      int shortest = 0;
+      for (const char* c = buf; c != end && *c != 'e'; ++c) shortest += (*c >= '0' && *c <= '9') ? 1 : 0;
+      first = std::max(first, shortest);
+    }
   }
   for (int digits = first; digits <= 17; ++digits) {
     const std::string t = format_number(v, digits);
