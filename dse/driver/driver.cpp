@@ -356,10 +356,12 @@ bool Driver::evaluate_round() {
     // Only the constraint metrics the sampler reads are sent and told (none: make_sampler sets no budgets).
     const std::size_t metrics = static_cast<search::Nsga2Sampler&>(*sampler_).budgets().size();
     evals = driver_detail::all_evaluations(ctx_, model_, work, metrics, gathered_ ? &workloads : nullptr);
-    for (std::size_t i = 0; i < evals.size() && gathered_; ++i) {
-      if (!evals[i].feasible) continue;
-      received_.points.push_back({workloads[i], evals[i].index});
-      received_.objectives.insert(received_.objectives.end(), evals[i].objectives.begin(), evals[i].objectives.end());
+    if (gathered_) {
+      for (std::size_t i = 0; i < evals.size(); ++i) {
+        if (!evals[i].feasible) continue;
+        received_.points.push_back({workloads[i], evals[i].index});
+        received_.objectives.insert(received_.objectives.end(), evals[i].objectives.begin(), evals[i].objectives.end());
+      }
     }
   }
   agreed(ctx_, [&] {
