@@ -8,7 +8,7 @@
 # Left to the plain ci job (each of its dse calls runs under ASan in another test, or it checks
 # figures, not memory):
 # - the 4-rank twins of the two MPI fault scripts and mpi_rank_failures_np3: their 2-rank runs take
-#   the same code paths (the pair took 176 s of the ASan job on the 2-core CI machine);
+#   the same code paths (the two 4-rank twins took 176 s of the ASan job on the 2-core CI machine);
 # - results_current, which checks the figures shipped in results/: its dse run and shortlist calls
 #   are those of mpi_quickstart_* and report_quickstart (27 s under ASan);
 # - served_points_equal_dse_eval, next_gen_chip_points_equal_dse_eval and
