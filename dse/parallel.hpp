@@ -3,7 +3,8 @@
 // end before parallel_for returns; it then reports the caller's later use of memory a body
 // read (its own stack frames reused, for one) as a race. Under TSan the wrapper releases a
 // sync object before the loop that every task acquires, and every task releases one that
-// the caller acquires after the loop. Without TSan it is tbb::parallel_for.
+// the caller acquires after the loop. Without TSan it is tbb::parallel_for. tsan_release and
+// tsan_acquire do the same for other hand-offs (a task_group's task).
 #pragma once
 
 #include <oneapi/tbb/parallel_for.h>
@@ -22,6 +23,21 @@ extern "C" void __tsan_release(void* addr);
 #endif
 
 namespace dse {
+
+// A hand-off through libtbb made visible to ThreadSanitizer (no-ops without it): the side that
+// hands memory over calls tsan_release(&sync), the side that takes it calls tsan_acquire(&sync)
+// with the same sync object. For a task_group: release before run(), acquire first thing in the
+// task; release last thing in the task, acquire after wait().
+inline void tsan_release([[maybe_unused]] void* sync) {
+#ifdef DSE_TSAN_SYNC
+  __tsan_release(sync);
+#endif
+}
+inline void tsan_acquire([[maybe_unused]] void* sync) {
+#ifdef DSE_TSAN_SYNC
+  __tsan_acquire(sync);
+#endif
+}
 
 template <class Index, class Body>
 void parallel_for(Index first, Index last, const Body& body) {

@@ -66,6 +66,7 @@ class RoundRunner {
   tbb::task_group filing_;           // the filing in flight, run and waited inside arena_
   std::vector<PointRecord> filed_;   // the chunk it files
   bool filing_pending_ = false;
+  int filing_sync_ = 0;              // ThreadSanitizer's sync object for the filing's hand-off
 };
 
 // Evaluate positions [0, ids.size()) over all ranks in dynamic chunks of min_chunk to max_chunk
