@@ -44,13 +44,13 @@ void parallel_for(Index first, Index last, const Body& body) {
 #ifdef DSE_TSAN_SYNC
   int fork = 0;
   int join = 0;
-  __tsan_release(&fork);
+  tsan_release(&fork);
   tbb::parallel_for(first, last, [&](Index i) {
-    __tsan_acquire(&fork);
+    tsan_acquire(&fork);
     body(i);
-    __tsan_release(&join);
+    tsan_release(&join);
   });
-  __tsan_acquire(&join);
+  tsan_acquire(&join);
 #else
   tbb::parallel_for(first, last, body);
 #endif
