@@ -9,8 +9,9 @@ with --dse also a fresh report of scenarios/llm-serving.yaml drawn by the curren
     with a probe script added, which reports every <img>'s load state and natural size and where
     the page lays it out; each figure of figures.json must have loaded (complete, decoded to the
     width and height the manifest gives);
-  - Chromium screenshots the page at 1400 px wide (as tall as the page) to PNG; every figure's
-    place on it must not be blank (pixel variance over the figure's box);
+  - the same Chromium run screenshots the page laid out 1400 px wide to PNG, at device scale 0.5
+    (a 700 px bitmap: a quarter of the pixels to draw, encode and decode); every figure's place on
+    it must not be blank (pixel variance over the figure's box);
   - the HTML references no missing file, anchor or network address (figure_checks.check_links);
   - no two texts of a figure overlap and none leaves it (the matplotlib renderer's boxes);
   - every drawn number equals the value read back from the report's result file (the .h5 one
@@ -35,8 +36,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figure_checks as fc  # noqa: E402
 
 WIDTH_PX = 1400
-# The tallest screenshot taken; a longer page is shot in several (check_report).
+# The tallest screenshot taken (CSS px); a longer page is shot in several (check_report). The first
+# shot is taken with the probe, before the page's height is known, so its window is this tall.
 MAX_SHOT_PX = 16000
+# Device pixels per CSS pixel of the screenshots: the layout is the 1400 px one, the bitmap half as
+# wide and tall. A figure's box is still hundreds of pixels of axes and text on white.
+SHOT_SCALE = 0.5
 # A figure's box on the screenshot: axes, text and marks on white give a pixel variance (0..1 scale)
 # far above this; a blank or missing image (white, or a broken-image icon) gives about 0.
 MIN_VARIANCE = 1e-3
@@ -45,7 +50,7 @@ document.querySelectorAll('img').forEach(function(i){var r=i.getBoundingClientRe
 o.push({src:i.getAttribute('src'),complete:i.complete,w:i.naturalWidth,h:i.naturalHeight,
 x:r.left+window.scrollX,y:r.top+window.scrollY,cw:r.width,ch:r.height});});
 var p=document.createElement('pre');p.id='dse-probe';p.textContent=JSON.stringify({images:o,
-height:document.documentElement.scrollHeight,width:document.documentElement.scrollWidth});
+height:Math.ceil(document.body.getBoundingClientRect().bottom+window.scrollY),width:document.documentElement.scrollWidth});
 document.body.appendChild(p);});</script>"""
 
 failures = []
@@ -72,15 +77,17 @@ def browse(browser, args, url, timeout=120):
     return r
 
 
-def probe(browser, rep, work):
-    """The probe's report of the page in `rep` (copied to `work`)."""
+def probe(browser, rep, work, shot):
+    """The probe's report of the page in `rep` (copied to `work`), and a screenshot of its first
+    MAX_SHOT_PX px to `shot`, from one Chromium run."""
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(rep, work)
     with open(os.path.join(work, "index.html"), encoding="utf-8") as f:
         page = f.read()
     with open(os.path.join(work, "probe.html"), "w", encoding="utf-8") as f:
         f.write(page.replace("</body>", PROBE + "</body>"))
-    r = browse(browser, [f"--window-size={WIDTH_PX},1000", "--dump-dom"], "file://" + os.path.join(work, "probe.html"))
+    r = browse(browser, [f"--window-size={WIDTH_PX},{MAX_SHOT_PX}", f"--force-device-scale-factor={SHOT_SCALE}",
+                         "--dump-dom", f"--screenshot={shot}"], "file://" + os.path.join(work, "probe.html"))
     start = r.stdout.find('id="dse-probe">')
     if start < 0:
         return None, r.stderr[-2000:]
@@ -107,7 +114,8 @@ def check_report(browser, rep, h5, work):
         check(n > 0, f"{rep}: some drawn numbers read back ({n})")
     print(f"  {n} drawn numbers read back, {sum(len(g['texts']) for g in manifest['figures'])} text boxes checked")
 
-    info, err = probe(browser, rep, work)
+    first_shot = work + "-shot0.png"
+    info, err = probe(browser, rep, work, first_shot)
     check(info is not None, f"{rep}: chromium ran the probe ({err})")
     if info is None:
         return
@@ -124,32 +132,39 @@ def check_report(browser, rep, h5, work):
         check(i["complete"] and i["w"] > 0, f"{rep}: image {src} loads in chromium")
     check(info["width"] <= WIDTH_PX, f"{rep}: the page fits {WIDTH_PX} px (scroll width {info['width']})")
 
-    # Screenshots of at most MAX_SHOT_PX each: the first from the top of the page, the next ones of a
-    # copy whose body is moved up to start at the first figure not yet shot (position: relative).
+    # Screenshots of at most MAX_SHOT_PX each: the first from the top of the page (taken with the
+    # probe), the next ones of a copy whose body is moved up to start at the first figure not yet
+    # shot (position: relative).
     todo = [f for f in manifest["figures"] if f["file"] in imgs]
     shots = 0
     while todo:
         top = 0 if shots == 0 else max(0, int(imgs[todo[0]["file"]]["y"]) - 8)
-        page = os.path.join(work, "index.html") if top == 0 else os.path.join(work, f"shot{shots}.html")
-        if top:
+        r = None
+        if shots == 0:
+            shot = first_shot
+        else:
+            page = os.path.join(work, f"shot{shots}.html")
             with open(os.path.join(work, "index.html"), encoding="utf-8") as f:
                 text = f.read()
             with open(page, "w", encoding="utf-8") as f:
                 f.write(text.replace("</head>", f"<style>body{{position:relative;top:-{top}px}}</style></head>"))
-        height = max(1, min(int(info["height"]) - top, MAX_SHOT_PX))
-        shot = os.path.join(work, f"screenshot{shots}.png")
-        r = browse(browser, [f"--window-size={WIDTH_PX},{height}", f"--screenshot={shot}"], "file://" + page)
+            height = max(1, min(int(info["height"]) - top, MAX_SHOT_PX))
+            shot = os.path.join(work, f"screenshot{shots}.png")
+            r = browse(browser, [f"--window-size={WIDTH_PX},{height}", f"--force-device-scale-factor={SHOT_SCALE}",
+                                 f"--screenshot={shot}"], "file://" + page)
         shots += 1
-        check(os.path.isfile(shot), f"{rep}: chromium wrote a screenshot ({r.stderr[-500:]})")
+        check(os.path.isfile(shot), f"{rep}: chromium wrote a screenshot ({r.stderr[-500:] if r else err})")
         if not os.path.isfile(shot):
             return
         img = mpimg.imread(shot)
-        check(img.shape[1] == WIDTH_PX, f"{rep}: screenshot {WIDTH_PX} px wide ({img.shape})")
+        check(img.shape[1] == round(WIDTH_PX * SHOT_SCALE),
+              f"{rep}: screenshot {WIDTH_PX} px wide at scale {SHOT_SCALE} ({img.shape})")
         left = []
         for fig in todo:
             i = imgs[fig["file"]]
-            y0, y1 = int(i["y"]) - top, int(i["y"] + i["ch"]) - top
-            x0, x1 = int(i["x"]), int(i["x"] + i["cw"])
+            # The box in CSS px, then in the bitmap's pixels.
+            y0, y1 = int((i["y"] - top) * SHOT_SCALE), int((i["y"] + i["ch"] - top) * SHOT_SCALE)
+            x0, x1 = int(i["x"] * SHOT_SCALE), int((i["x"] + i["cw"]) * SHOT_SCALE)
             if y1 > img.shape[0]:
                 left.append(fig)
                 continue
@@ -159,7 +174,8 @@ def check_report(browser, rep, h5, work):
             check(False, f"{rep}: {left[0]['file']} does not fit a {MAX_SHOT_PX} px screenshot")
             break
         todo = left
-    print(f"  chromium: {len(imgs)} images loaded and decoded, {shots} screenshot(s) {WIDTH_PX} px wide of a "
+    print(f"  chromium: {len(imgs)} images loaded and decoded, {shots} screenshot(s) {WIDTH_PX} px wide (scale "
+          f"{SHOT_SCALE}) of a "
           f"{info['height']} px page, every figure on one and not blank")
 
 
