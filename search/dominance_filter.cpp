@@ -188,32 +188,68 @@ std::vector<std::size_t> lexicographic_order(const double* k, std::size_t rows, 
   return order;
 }
 
+// The rows are in lexicographic order already (each row equal to or above the one before).
+bool lexicographically_sorted(const double* k, std::size_t rows, std::size_t stride) noexcept {
+  for (std::size_t i = 1; i < rows; ++i) {
+    if (lexicographically_below(k + i * stride, k + (i - 1) * stride, stride)) return false;
+  }
+  return true;
+}
+
+// lexicographic_order, or 0..rows-1 without sorting when the rows are in that order already
+// (equal rows by position, as lexicographic_order puts them; the O(n) check stops at the first
+// pair out of order): distinct_rows' values, a shortlist's group sorted by its keys.
+std::vector<std::size_t> lexicographic_order_of(const double* k, std::size_t rows, std::size_t stride) {
+  if (lexicographically_sorted(k, rows, stride)) {
+    std::vector<std::size_t> order(rows);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    return order;
+  }
+  return lexicographic_order(k, rows, stride);
+}
+
+bool equal_rows(const double* a, const double* b, std::size_t stride) noexcept { return std::equal(a, a + stride, b); }
+
 }  // namespace
+
+DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
+  check_input(keys, stride, stride);
+  const std::size_t rows = keys.size() / stride;
+  const double* k = keys.data();
+  DistinctRows out;
+  out.of_row.resize(rows);
+  const double* last = nullptr;
+  for (const std::size_t r : lexicographic_order_of(k, rows, stride)) {
+    const double* row = k + r * stride;
+    if (last == nullptr || !equal_rows(row, last, stride)) {
+      out.values.insert(out.values.end(), row, row + stride);
+      last = row;
+    }
+    out.of_row[r] = out.values.size() / stride - 1;
+  }
+  return out;
+}
 
 std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
                                            std::size_t strict_columns) {
   check_input(keys, stride, strict_columns);
   const std::size_t rows = keys.size() / stride;
-  const double* k = keys.data();
-  const std::vector<std::size_t> order = lexicographic_order(k, rows, stride);
-  KeptTree tree(k, rows, stride, strict_columns);
-  std::vector<std::size_t> out;
-  bool previous_kept = false;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const std::size_t r = order[i];
-    // A row equal in every column to the previous one removes and is removed by the
-    // same rows: same decision, and one copy in the tree is enough.
-    if (i > 0 && std::equal(k + r * stride, k + (r + 1) * stride, k + order[i - 1] * stride)) {
-      if (previous_kept) out.push_back(r);
-      continue;
-    }
-    previous_kept = !tree.removed(r);
-    if (previous_kept) {
-      tree.keep(r);
-      out.push_back(r);
-    }
+  // Rows equal in every column remove and are removed by the same rows: one decision per
+  // distinct row, and the tree holds one copy of each (the distinct rows come in lexicographic
+  // order, the order of the sweep).
+  const DistinctRows distinct = distinct_rows(keys, stride);
+  const std::size_t n = distinct.values.size() / stride;
+  KeptTree tree(distinct.values.data(), n, stride, strict_columns);
+  std::vector<unsigned char> kept(n, 0);
+  for (std::size_t d = 0; d < n; ++d) {
+    if (tree.removed(d)) continue;
+    tree.keep(d);
+    kept[d] = 1;
   }
-  std::sort(out.begin(), out.end());
+  std::vector<std::size_t> out;
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (kept[distinct.of_row[r]] != 0) out.push_back(r);
+  }
   return out;
 }
 
@@ -231,20 +267,27 @@ std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates,
   // A remover of p is lexicographically below p (see the header), so the candidates are visited in
   // lexicographic order and each sees only the removers below it kept in the tree: its query
   // descends into fewer nodes than against all of them (most candidates of an archive merge have
-  // no remover, and a query without one visits every node its row does not prune).
-  const double* rk = removers.data();
+  // no remover, and a query without one visits every node its row does not prune). The tree holds
+  // one copy of each distinct remover, and a candidate equal to the previous one takes its decision.
   const double* ck = candidates.data();
-  const std::vector<std::size_t> by_remover = lexicographic_order(rk, rows, stride);
-  const std::vector<std::size_t> by_candidate = lexicographic_order(ck, count, stride);
-  KeptTree tree(rk, rows, stride, strict_columns);
+  const DistinctRows removing = distinct_rows(removers, stride);
+  const double* rk = removing.values.data();
+  const std::size_t distinct = removing.values.size() / stride;
+  const std::vector<std::size_t> by_candidate = lexicographic_order_of(ck, count, stride);
+  KeptTree tree(rk, distinct, stride, strict_columns);
   std::vector<std::size_t> out;
-  std::size_t next = 0;  // by_remover[next] is the lowest remover not yet kept
-  for (const std::size_t c : by_candidate) {
+  std::size_t next = 0;  // rk's row `next` is the lowest remover not yet kept
+  bool previous_kept = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t c = by_candidate[i];
     const double* p = ck + c * stride;
-    for (; next < rows && lexicographically_below(rk + by_remover[next] * stride, p, stride); ++next) {
-      tree.keep(by_remover[next]);
+    if (i > 0 && equal_rows(p, ck + by_candidate[i - 1] * stride, stride)) {
+      if (previous_kept) out.push_back(c);
+      continue;
     }
-    if (next == 0 || !tree.removes_row(p)) out.push_back(c);
+    for (; next < distinct && lexicographically_below(rk + next * stride, p, stride); ++next) tree.keep(next);
+    previous_kept = next == 0 || !tree.removes_row(p);
+    if (previous_kept) out.push_back(c);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -33,8 +33,23 @@ std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::si
 // Positions (ascending) of the rows of `candidates` that no row of `removers` removes
 // (same columns and rule). Exact merge of archives that are each already free of
 // removed rows: a row of archive A belongs to minimal(A u B) iff no row of B removes it.
+// Copies of a row count once on either side, and a side already in lexicographic order
+// (distinct_rows' values) is not sorted again; nor are the rows of distinct_rows and
+// nondominated_rows.
 std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates, std::span<const double> removers,
                                              std::size_t stride, std::size_t strict_columns);
+
+// The distinct rows of `keys` (rows equal in every column are one; -0.0 equals 0.0) in
+// lexicographic order, `values` (stride values each), and for each row of `keys` the position
+// of its value among them, `of_row`. Every filter here gives rows equal in every column one
+// decision, and one copy of a remover removes what all its copies remove: a set of design points
+// often holds many copies of one key (knobs a saturated model ignores), which the filters then
+// handle once. Values must not be NaN (std::invalid_argument); keys.size() a multiple of stride.
+struct DistinctRows {
+  std::vector<double> values;
+  std::vector<std::size_t> of_row;
+};
+DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride);
 
 // The same set by brute force, O(n^2): the reference for tests and tiny inputs.
 std::vector<std::size_t> nondominated_rows_brute_force(std::span<const double> keys, std::size_t stride,

@@ -142,9 +142,12 @@ void Archive::Part::prune() {
 
 namespace {
 
+// Which records of `local` no other rank's key removes. `mine` holds, per workload, the distinct
+// key rows of this rank's records of that workload (in `local` order: of_row) that every rank
+// sent; `all` is the all-gather of every rank's distinct rows.
 std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local,
-                                        const std::map<std::uint32_t, std::vector<double>>& mine_keys,
-                                        const Bytes& all, std::size_t stride) {
+                                        const std::map<std::uint32_t, search::DistinctRows>& mine, const Bytes& all,
+                                        std::size_t stride) {
   std::map<std::uint32_t, std::vector<double>> other_keys;
   for (std::size_t off = 0; off < all.size();) {
     const auto rank = get<std::uint64_t>(all, off);
@@ -165,14 +168,16 @@ std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, c
   std::map<std::uint32_t, std::vector<std::size_t>> where;  // workload -> positions in `local`
   for (std::size_t i = 0; i < local.size(); ++i) where[local[i].workload_id].push_back(i);
   std::vector<unsigned char> keep(local.size(), 1);
-  for (const auto& [w, keys] : mine_keys) {
+  for (const auto& [w, rows] : mine) {
     const auto it = other_keys.find(w);
     if (it == other_keys.end()) continue;
-    const auto& pos = where.at(w);
-    for (const std::size_t j : pos) keep[j] = 0;
-    for (const std::size_t i : search::rows_not_removed_by(keys, it->second, stride, model.senses.size())) {
-      keep[pos[i]] = 1;
+    // One decision per distinct row, then each record takes its row's.
+    std::vector<unsigned char> row_kept(rows.values.size() / stride, 0);
+    for (const std::size_t i : search::rows_not_removed_by(rows.values, it->second, stride, model.senses.size())) {
+      row_kept[i] = 1;
     }
+    const auto& pos = where.at(w);
+    for (std::size_t j = 0; j < pos.size(); ++j) keep[pos[j]] = row_kept[rows.of_row.at(j)];
   }
   return keep;
 }
@@ -358,18 +363,21 @@ ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<Po
     return out;
   }
   const std::size_t stride = model.senses.size() + model.metric_count;
-  std::map<std::uint32_t, std::vector<double>> mine_keys;
+  // Each rank sends the distinct key rows of its records (per workload, in lexicographic order):
+  // copies of a key decide alike and remove alike (search::distinct_rows), and a design space
+  // often maps many points to one key (the single-operator bench: 254,170 records, 4,204 keys).
+  std::map<std::uint32_t, search::DistinctRows> mine_keys;
   Bytes mine;
   agreed(ctx, [&] {
-    mine_keys = keys_by_workload(model, local);
+    for (auto& [w, keys] : keys_by_workload(model, local)) mine_keys[w] = search::distinct_rows(keys, stride);
     put(mine, static_cast<std::uint64_t>(ctx.rank()));
     put(mine, static_cast<std::uint64_t>(mine_keys.size()));
-    for (const auto& [w, keys] : mine_keys) {
+    for (const auto& [w, rows] : mine_keys) {
       put(mine, static_cast<std::uint64_t>(w));
-      put(mine, static_cast<std::uint64_t>(keys.size()));
+      put(mine, static_cast<std::uint64_t>(rows.values.size()));
       const std::size_t at = mine.size();
-      mine.resize(at + keys.size() * sizeof(double));
-      std::memcpy(mine.data() + at, keys.data(), keys.size() * sizeof(double));
+      mine.resize(at + rows.values.size() * sizeof(double));
+      std::memcpy(mine.data() + at, rows.values.data(), rows.values.size() * sizeof(double));
     }
   });
   const Bytes all = all_gather_bytes(ctx, std::move(mine));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -122,6 +123,65 @@ TEST(DominanceFilter, HandMadeCases) {
 
 // Batched filing (add + flush, including automatic flushes) and merges of batched
 // parts give exactly the archive of one-by-one insert(), also when an index comes again.
+// distinct_rows by hand: the distinct rows in lexicographic order, each input row mapped to its
+// value; -0.0 and 0.0 are one row (they compare equal, so they decide and remove alike).
+TEST(DominanceFilter, DistinctRowsByHand) {
+  const std::vector<double> k = {2, 1, 0, 5, 2, 1, -0.0, 5, 1, 9};
+  const DistinctRows d = distinct_rows(k, 2);
+  EXPECT_EQ(d.values, (std::vector<double>{0, 5, 1, 9, 2, 1}));
+  EXPECT_EQ(d.of_row, (std::vector<std::size_t>{2, 0, 2, 0, 1}));
+  EXPECT_TRUE(distinct_rows(std::vector<double>{}, 3).values.empty());
+  EXPECT_THROW((void)distinct_rows(std::vector<double>{1, NAN}, 2), std::invalid_argument);
+}
+
+// The filters on rows given already in lexicographic order with copies side by side (a
+// shortlist's sorted group, distinct_rows' values), where they skip their sort: the same sets as
+// by brute force, and distinct_rows' values are each row's value.
+TEST(DominanceFilter, SortedInputsWithCopiesEqualBruteForce) {
+  std::mt19937_64 rng(20261207);
+  for (int t = 0; t < 300; ++t) {
+    const std::size_t stride = 1 + rng() % 6;
+    const std::size_t strict = 1 + rng() % stride;
+    const std::size_t n = t % 10 == 0 ? 500 + rng() % 1500 : rng() % 100;
+    const int style = static_cast<int>(rng() % 5);
+    std::vector<double> k = make_rows(rng, n, stride, style);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::lexicographical_compare(k.begin() + a * stride, k.begin() + (a + 1) * stride,
+                                          k.begin() + b * stride, k.begin() + (b + 1) * stride);
+    });
+    std::vector<double> sorted;
+    for (const std::size_t r : order) sorted.insert(sorted.end(), k.begin() + r * stride, k.begin() + (r + 1) * stride);
+    ASSERT_EQ(nondominated_rows(sorted, stride, strict), nondominated_rows_brute_force(sorted, stride, strict))
+        << "case " << t;
+    const DistinctRows d = distinct_rows(sorted, stride);
+    ASSERT_EQ(d.of_row.size(), n);
+    for (std::size_t r = 0; r < n; ++r) {
+      ASSERT_TRUE(std::equal(sorted.begin() + r * stride, sorted.begin() + (r + 1) * stride,
+                             d.values.begin() + d.of_row[r] * stride))
+          << "case " << t << ", row " << r;
+    }
+    // Candidates sorted, removers distinct and sorted: rows_not_removed_by against brute force.
+    const std::vector<double> rem = d.values;
+    std::vector<double> cand = make_rows(rng, n / 2 + 1, stride, style);
+    std::vector<std::size_t> want;
+    for (std::size_t c = 0; c < cand.size() / stride; ++c) {
+      bool kept = true;
+      for (std::size_t q = 0; q < rem.size() / stride && kept; ++q) {
+        bool le = true, lt = false;
+        for (std::size_t j = 0; j < stride; ++j) {
+          le = le && rem[q * stride + j] <= cand[c * stride + j];
+          lt = lt || (j < strict && rem[q * stride + j] < cand[c * stride + j]);
+        }
+        kept = !(le && lt);
+      }
+      if (kept) want.push_back(c);
+    }
+    ASSERT_EQ(rows_not_removed_by(cand, rem, stride, strict), want) << "case " << t;
+  }
+}
+
 TEST(DominanceFilter, BatchedArchiveEqualsOneByOneInsertion) {
   std::mt19937_64 rng(77);
   for (int t = 0; t < 120; ++t) {
