@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -196,18 +198,6 @@ bool lexicographically_sorted(const double* k, std::size_t rows, std::size_t str
   return true;
 }
 
-// lexicographic_order, or 0..rows-1 without sorting when the rows are in that order already
-// (equal rows by position, as lexicographic_order puts them; the O(n) check stops at the first
-// pair out of order): distinct_rows' values, a shortlist's group sorted by its keys.
-std::vector<std::size_t> lexicographic_order_of(const double* k, std::size_t rows, std::size_t stride) {
-  if (lexicographically_sorted(k, rows, stride)) {
-    std::vector<std::size_t> order(rows);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    return order;
-  }
-  return lexicographic_order(k, rows, stride);
-}
-
 bool equal_rows(const double* a, const double* b, std::size_t stride) noexcept { return std::equal(a, a + stride, b); }
 
 }  // namespace
@@ -218,15 +208,64 @@ DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
   const double* k = keys.data();
   DistinctRows out;
   out.of_row.resize(rows);
-  const double* last = nullptr;
-  for (const std::size_t r : lexicographic_order_of(k, rows, stride)) {
-    const double* row = k + r * stride;
-    if (last == nullptr || !equal_rows(row, last, stride)) {
-      out.values.insert(out.values.end(), row, row + stride);
-      last = row;
+  // Rows in lexicographic order (copies side by side): one pass. So too, after sorting, a set too
+  // large for the hash table's 32-bit entries.
+  const bool sorted = lexicographically_sorted(k, rows, stride);
+  if (sorted || rows >= std::numeric_limits<std::uint32_t>::max()) {
+    const std::vector<std::size_t> order = sorted ? std::vector<std::size_t>{} : lexicographic_order(k, rows, stride);
+    const double* last = nullptr;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const std::size_t r = sorted ? i : order[i];
+      const double* row = k + r * stride;
+      if (last == nullptr || !equal_rows(row, last, stride)) {
+        out.values.insert(out.values.end(), row, row + stride);
+        last = row;
+      }
+      out.of_row[r] = out.values.size() / stride - 1;
     }
-    out.of_row[r] = out.values.size() / stride - 1;
+    return out;
   }
+  // The copies found by hashing first (O(n)), then only the distinct rows sorted: an archive's
+  // flush holds many copies of few keys (the single-operator bench: 254,170 rows, 4,204 keys), where
+  // sorting every row was most of the filter's time.
+  std::size_t slots = 16;
+  while (slots < 2 * rows) slots *= 2;
+  std::vector<std::uint32_t> table(slots, 0);  // 1 + the first row of a distinct value; 0 empty
+  std::vector<std::size_t> first;              // first row of each distinct value, in order found
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double* row = k + r * stride;
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::size_t j = 0; j < stride; ++j) {
+      const double v = row[j] == 0.0 ? 0.0 : row[j];  // -0.0 hashes as 0.0, which it equals
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &v, sizeof bits);
+      h = (h ^ bits) * 0xff51afd7ed558ccdULL;
+      h ^= h >> 32;
+    }
+    for (std::size_t s = h & (slots - 1);; s = (s + 1) & (slots - 1)) {
+      if (table[s] == 0) {
+        table[s] = static_cast<std::uint32_t>(first.size() + 1);
+        out.of_row[r] = first.size();
+        first.push_back(r);
+        break;
+      }
+      const std::size_t d = table[s] - 1;
+      if (equal_rows(k + first[d] * stride, row, stride)) {
+        out.of_row[r] = d;
+        break;
+      }
+    }
+  }
+  std::vector<double> found(first.size() * stride);
+  for (std::size_t d = 0; d < first.size(); ++d) std::copy_n(k + first[d] * stride, stride, found.data() + d * stride);
+  const std::vector<std::size_t> order = lexicographic_order(found.data(), first.size(), stride);
+  std::vector<std::size_t> place(first.size());
+  out.values.resize(found.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    place[order[i]] = i;
+    std::copy_n(found.data() + order[i] * stride, stride, out.values.data() + i * stride);
+  }
+  for (std::size_t r = 0; r < rows; ++r) out.of_row[r] = place[out.of_row[r]];
   return out;
 }
 
@@ -267,29 +306,26 @@ std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates,
   // A remover of p is lexicographically below p (see the header), so the candidates are visited in
   // lexicographic order and each sees only the removers below it kept in the tree: its query
   // descends into fewer nodes than against all of them (most candidates of an archive merge have
-  // no remover, and a query without one visits every node its row does not prune). The tree holds
-  // one copy of each distinct remover, and a candidate equal to the previous one takes its decision.
-  const double* ck = candidates.data();
+  // no remover, and a query without one visits every node its row does not prune). One copy of
+  // each distinct remover is in the tree, and each distinct candidate is decided once.
   const DistinctRows removing = distinct_rows(removers, stride);
+  const DistinctRows deciding = distinct_rows(candidates, stride);
   const double* rk = removing.values.data();
-  const std::size_t distinct = removing.values.size() / stride;
-  const std::vector<std::size_t> by_candidate = lexicographic_order_of(ck, count, stride);
-  KeptTree tree(rk, distinct, stride, strict_columns);
-  std::vector<std::size_t> out;
+  const double* ck = deciding.values.data();
+  const std::size_t nr = removing.values.size() / stride;
+  const std::size_t nc = deciding.values.size() / stride;
+  KeptTree tree(rk, nr, stride, strict_columns);
+  std::vector<unsigned char> kept(nc, 0);
   std::size_t next = 0;  // rk's row `next` is the lowest remover not yet kept
-  bool previous_kept = false;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t c = by_candidate[i];
+  for (std::size_t c = 0; c < nc; ++c) {
     const double* p = ck + c * stride;
-    if (i > 0 && equal_rows(p, ck + by_candidate[i - 1] * stride, stride)) {
-      if (previous_kept) out.push_back(c);
-      continue;
-    }
-    for (; next < distinct && lexicographically_below(rk + next * stride, p, stride); ++next) tree.keep(next);
-    previous_kept = next == 0 || !tree.removes_row(p);
-    if (previous_kept) out.push_back(c);
+    for (; next < nr && lexicographically_below(rk + next * stride, p, stride); ++next) tree.keep(next);
+    kept[c] = next == 0 || !tree.removes_row(p) ? 1 : 0;
   }
-  std::sort(out.begin(), out.end());
+  std::vector<std::size_t> out;
+  for (std::size_t r = 0; r < count; ++r) {
+    if (kept[deciding.of_row[r]] != 0) out.push_back(r);
+  }
   return out;
 }
 

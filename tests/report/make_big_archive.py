@@ -11,13 +11,16 @@ import numpy as np
 
 out, n = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
 rng = np.random.default_rng(1)
-dt = np.dtype({"names": ["index", "hardware_id", "workload_id", "batch", "hardware", "workload",
-                         "throughput_samples_per_s", "latency_s", "energy_per_sample_j", "engineering_risk", "flops",
-                         "dram_bytes", "memory_bytes", "p99_latency_s", "power_w", "area_mm2", "feasible",
-                         "bottleneck"],
-               "formats": ["<u8", "<u4", "<u4", "<i8", "S32", "S32"] + ["<f8"] * 10 + ["u1", "S16"],
-               "offsets": [0, 8, 12, 16, 24, 56, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 169],
-               "itemsize": 192})
+# The record of result layout 5 (dse/h5/results.hpp PointRecord, point_record_type()).
+floats = ["throughput_samples_per_s", "latency_s", "energy_per_sample_j", "engineering_risk", "flops", "dram_bytes",
+          "memory_bytes", "p99_latency_s", "ttft_p99_s", "tpot_p99_s", "power_w", "area_mm2", "cost_usd",
+          "cost_per_hour_usd", "ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p90_s", "e2e_p50_s",
+          "accelerator_power_w", "mfu"]
+dt = np.dtype({"names": ["index", "hardware_id", "workload_id", "batch", "hardware", "workload"] + floats +
+                        ["feasible", "bottleneck"],
+               "formats": ["<u8", "<u4", "<u4", "<i8", "S32", "S32"] + ["<f8"] * len(floats) + ["u1", "S16"],
+               "offsets": [0, 8, 12, 16, 24, 56] + [88 + 8 * i for i in range(len(floats))] + [256, 257],
+               "itemsize": 280})
 a = np.zeros(n, dtype=dt)
 a["index"] = np.arange(n) * 3
 a["hardware_id"] = rng.integers(0, 5000, n)
@@ -36,10 +39,11 @@ a["memory_bytes"] = 1e8 * rng.uniform(1, 100, n)
 a["p99_latency_s"] = a["latency_s"] * rng.uniform(1.0, 3.0, n)
 a["power_w"] = rng.uniform(5, 700, n)
 a["area_mm2"] = rng.uniform(50, 900, n)
+a["accelerator_power_w"] = a["power_w"]
 a["feasible"] = 1
 a["bottleneck"] = b"compute"
 with h5py.File(out, "w") as f:
-    f.attrs["layout_version"] = np.int64(2)
+    f.attrs["layout_version"] = np.int64(5)
     for k in ("scenario", "scenario_file", "version", "start_time", "store", "sampler"):
         f.attrs[k] = np.bytes_({"scenario": "name: big-synthetic\n", "store": "archive"}.get(k, "synthetic"))
     # The exact file type of dse/driver/driver.cpp point_record_type() (NUL-terminated strings),
