@@ -44,6 +44,25 @@ std::vector<double> make_rows(std::mt19937_64& rng, std::size_t n, std::size_t s
   return k;
 }
 
+// The candidates (positions, ascending) that no remover removes, by the definition.
+std::vector<std::size_t> not_removed_brute_force(const std::vector<double>& cand, const std::vector<double>& rem,
+                                                 std::size_t stride, std::size_t strict) {
+  std::vector<std::size_t> want;
+  for (std::size_t c = 0; c < cand.size() / stride; ++c) {
+    bool kept = true;
+    for (std::size_t q = 0; q < rem.size() / stride && kept; ++q) {
+      bool le = true, lt = false;
+      for (std::size_t j = 0; j < stride; ++j) {
+        le = le && rem[q * stride + j] <= cand[c * stride + j];
+        lt = lt || (j < strict && rem[q * stride + j] < cand[c * stride + j]);
+      }
+      kept = !(le && lt);
+    }
+    if (kept) want.push_back(c);
+  }
+  return want;
+}
+
 TEST(DominanceFilter, EqualsBruteForceOnRandomSets) {
   std::mt19937_64 rng(20240611);
   for (int t = 0; t < 600; ++t) {
@@ -86,19 +105,7 @@ TEST(DominanceFilter, RowsNotRemovedByEqualsBruteForce) {
       cand = minimal(cand);
       rem = minimal(rem);
     }
-    std::vector<std::size_t> want;
-    for (std::size_t c = 0; c < cand.size() / stride; ++c) {
-      bool kept = true;
-      for (std::size_t q = 0; q < rem.size() / stride && kept; ++q) {
-        bool le = true, lt = false;
-        for (std::size_t j = 0; j < stride; ++j) {
-          le = le && rem[q * stride + j] <= cand[c * stride + j];
-          lt = lt || (j < strict && rem[q * stride + j] < cand[c * stride + j]);
-        }
-        kept = !(le && lt);
-      }
-      if (kept) want.push_back(c);
-    }
+    const std::vector<std::size_t> want = not_removed_brute_force(cand, rem, stride, strict);
     ASSERT_EQ(rows_not_removed_by(cand, rem, stride, strict), want)
         << "case " << t << ": " << cand.size() / stride << " candidates, " << rem.size() / stride << " removers, stride "
         << stride << ", strict " << strict << ", style " << style;
@@ -165,19 +172,7 @@ TEST(DominanceFilter, SortedInputsWithCopiesEqualBruteForce) {
     // Candidates sorted, removers distinct and sorted: rows_not_removed_by against brute force.
     const std::vector<double> rem = d.values;
     std::vector<double> cand = make_rows(rng, n / 2 + 1, stride, style);
-    std::vector<std::size_t> want;
-    for (std::size_t c = 0; c < cand.size() / stride; ++c) {
-      bool kept = true;
-      for (std::size_t q = 0; q < rem.size() / stride && kept; ++q) {
-        bool le = true, lt = false;
-        for (std::size_t j = 0; j < stride; ++j) {
-          le = le && rem[q * stride + j] <= cand[c * stride + j];
-          lt = lt || (j < strict && rem[q * stride + j] < cand[c * stride + j]);
-        }
-        kept = !(le && lt);
-      }
-      if (kept) want.push_back(c);
-    }
+    const std::vector<std::size_t> want = not_removed_brute_force(cand, rem, stride, strict);
     ASSERT_EQ(rows_not_removed_by(cand, rem, stride, strict), want) << "case " << t;
   }
 }
