@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -118,7 +119,8 @@ void ConstraintArchive::flush() {
   keys_.insert(keys_.end(), pending_keys_.begin(), pending_keys_.end());
   pending_indices_.clear();
   pending_keys_.clear();
-  {
+  // Indices in increasing order (an exhaustive sweep's, filed as evaluated) repeat none.
+  if (!std::is_sorted(indices_.begin(), indices_.end(), std::less_equal<>())) {
     std::vector<std::size_t> order(indices_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
