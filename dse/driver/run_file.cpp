@@ -205,12 +205,24 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::
   agreed(ctx, [&] {
     const auto p = static_cast<std::size_t>(ctx.size());
     const auto r = static_cast<std::size_t>(ctx.rank());
-    for (std::size_t i = ids.size() * r / p; i < ids.size() * (r + 1) / p; ++i) {
-      const auto [entry, variant] = locate_hardware(s, ids[i]);
+    const std::size_t end = ids.size() * (r + 1) / p;
+    for (std::size_t i = ids.size() * r / p; i < end;) {
+      // A run of ids of one entry: their knobs' texts are described together (HardwareEntry::describe).
+      const std::size_t entry = locate_hardware(s, ids[i]).first;
       const HardwareEntry& e = s.hardware[entry];
-      for (const std::string& text : {e.name, e.variant(variant).name(), e.describe(variant), e.eval_arguments(variant)}) {
-        driver_detail::put(mine, static_cast<std::uint64_t>(text.size()));
-        mine.insert(mine.end(), text.begin(), text.end());
+      std::vector<std::uint64_t> variants;
+      for (; i < end; ++i) {
+        const auto [at, variant] = locate_hardware(s, ids[i]);
+        if (at != entry) break;
+        variants.push_back(variant);
+      }
+      const std::vector<std::string> described = e.describe(variants);
+      for (std::size_t n = 0; n < variants.size(); ++n) {
+        const std::uint64_t variant = variants[n];
+        for (const std::string& text : {e.name, e.variant(variant).name(), described[n], e.eval_arguments(variant)}) {
+          driver_detail::put(mine, static_cast<std::uint64_t>(text.size()));
+          mine.insert(mine.end(), text.begin(), text.end());
+        }
       }
     }
   });

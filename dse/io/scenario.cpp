@@ -672,6 +672,15 @@ namespace {
 
 std::string figure_text(double v) { return io::exact_number_text(v); }
 
+// A field whose text is its value's number alone (figure_text), the same in every variant: not a
+// categorical field, nor a system's dp (0 fills the system: its text depends on the other fields).
+bool numeric_field(HardwareKind kind, const std::string& key) {
+  if (key == "dataflow") return false;
+  if (kind != HardwareKind::system) return true;
+  return key != "precision" && key != "fusion" && key != "batching" && key != "attention_kernel" &&
+         key != "stack" && key != "dp";
+}
+
 // The text of a categorical field's value (its position in the list), else the number.
 std::string field_value_text(HardwareKind kind, const std::string& key, double v,
                              const std::vector<costmodel::system::ServingStack>& stacks,
@@ -689,27 +698,51 @@ std::string field_value_text(HardwareKind kind, const std::string& key, double v
 
 }  // namespace
 
-std::string HardwareEntry::describe(std::uint64_t v) const {
-  std::vector<double> f = figures;
-  std::vector<bool> swept(f.size(), false);
-  for (const auto& k : knobs) {
-    f[k.field] = k.values[v % k.values.size()];
-    v /= k.values.size();
-    swept[k.field] = true;
-  }
-  if (kind == HardwareKind::loopnest) return chips::describe_loopnest(*loopnest, f, swept);
+std::string HardwareEntry::describe(std::uint64_t v) const { return describe(std::span(&v, 1)).front(); }
+
+std::vector<std::string> HardwareEntry::describe(std::span<const std::uint64_t> vs) const {
+  std::vector<std::string> out;
+  out.reserve(vs.size());
   const auto& defs = fields_of(kind);
-  std::string out;
-  for (std::size_t i = 0; i < defs.size(); ++i) {
-    const std::string key = defs[i].key;
-    bool show = swept[i];
-    if (kind == HardwareKind::system)
-      show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
-    if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
-      f[i] = system_at(f)->system.chips / (f[kTp] * f[kCp] * f[kPp]);
-    if (show) out += (out.empty() ? "" : " ") + key + "=" + field_value_text(kind, key, f[i], stacks, system_at(f));
+  // The text of each knob value of a numeric field, made once for all the variants (65,536
+  // variants of five knobs: 327,680 numbers printed where 192 values are distinct).
+  std::vector<std::vector<std::string>> texts(knobs.size());
+  for (std::size_t k = 0; k < knobs.size() && kind != HardwareKind::loopnest; ++k) {
+    if (knobs[k].field >= defs.size() || !numeric_field(kind, defs[knobs[k].field].key)) continue;
+    for (const double value : knobs[k].values) texts[k].push_back(figure_text(value));
   }
-  if (overrides) out += " " + overrides->describe(override_choices(f));
+  std::vector<const std::string*> text_of(figures.size());  // a swept numeric field's text
+  for (std::uint64_t v : vs) {
+    std::vector<double> f = figures;
+    std::vector<bool> swept(f.size(), false);
+    std::fill(text_of.begin(), text_of.end(), nullptr);
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+      const HardwareKnob& knob = knobs[k];
+      const std::size_t j = v % knob.values.size();
+      f[knob.field] = knob.values[j];
+      v /= knob.values.size();
+      swept[knob.field] = true;
+      if (!texts[k].empty()) text_of[knob.field] = &texts[k][j];
+    }
+    if (kind == HardwareKind::loopnest) {
+      out.push_back(chips::describe_loopnest(*loopnest, f, swept));
+      continue;
+    }
+    std::string d;
+    for (std::size_t i = 0; i < defs.size(); ++i) {
+      const std::string key = defs[i].key;
+      bool show = swept[i];
+      if (kind == HardwareKind::system)
+        show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
+      if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
+        f[i] = system_at(f)->system.chips / (f[kTp] * f[kCp] * f[kPp]);
+      if (!show) continue;
+      d += (d.empty() ? "" : " ") + key + "=";
+      d += text_of[i] != nullptr ? *text_of[i] : field_value_text(kind, key, f[i], stacks, system_at(f));
+    }
+    if (overrides) d += " " + overrides->describe(override_choices(f));
+    out.push_back(std::move(d));
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,8 @@ struct HardwareEntry {
   // a system's strategy (tp, pp, dp, ep, precision, fusion, attention_kernel, batching and, for
   // static batching, batch_timeout_s, stack) and every swept figure; another kind's swept figures.
   [[nodiscard]] std::string describe(std::uint64_t v) const;
+  // The same for each of `vs`, each knob value's number printed once for all of them.
+  [[nodiscard]] std::vector<std::string> describe(std::span<const std::uint64_t> vs) const;
   // For a system variant, the `dse eval` options that select the same system and strategy
   // (--system FILE --tp ... --stack ... --override PATH=VALUE ...); for a loop-nest variant, the
   // `dse map` options that select the same architecture and mapping strategy
