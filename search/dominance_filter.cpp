@@ -202,8 +202,10 @@ bool equal_rows(const double* a, const double* b, std::size_t stride) noexcept {
 
 }  // namespace
 
-DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
-  check_input(keys, stride, stride);
+namespace {
+
+// distinct_rows of keys that check_input has accepted (the filters check theirs first).
+DistinctRows checked_distinct_rows(std::span<const double> keys, std::size_t stride) {
   const std::size_t rows = keys.size() / stride;
   const double* k = keys.data();
   DistinctRows out;
@@ -269,6 +271,13 @@ DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
   return out;
 }
 
+}  // namespace
+
+DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
+  check_input(keys, stride, stride);
+  return checked_distinct_rows(keys, stride);
+}
+
 std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
                                            std::size_t strict_columns) {
   check_input(keys, stride, strict_columns);
@@ -276,7 +285,7 @@ std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::si
   // Rows equal in every column remove and are removed by the same rows: one decision per
   // distinct row, and the tree holds one copy of each (the distinct rows come in lexicographic
   // order, the order of the sweep).
-  const DistinctRows distinct = distinct_rows(keys, stride);
+  const DistinctRows distinct = checked_distinct_rows(keys, stride);
   const std::size_t n = distinct.values.size() / stride;
   KeptTree tree(distinct.values.data(), n, stride, strict_columns);
   std::vector<unsigned char> kept(n, 0);
@@ -308,8 +317,8 @@ std::vector<std::size_t> rows_not_removed_by(std::span<const double> candidates,
   // descends into fewer nodes than against all of them (most candidates of an archive merge have
   // no remover, and a query without one visits every node its row does not prune). One copy of
   // each distinct remover is in the tree, and each distinct candidate is decided once.
-  const DistinctRows removing = distinct_rows(removers, stride);
-  const DistinctRows deciding = distinct_rows(candidates, stride);
+  const DistinctRows removing = checked_distinct_rows(removers, stride);
+  const DistinctRows deciding = checked_distinct_rows(candidates, stride);
   const double* rk = removing.values.data();
   const double* ck = deciding.values.data();
   const std::size_t nr = removing.values.size() / stride;

@@ -179,7 +179,6 @@ bool read_deflated_chunks(hid_t ds, hid_t mem_type, std::vector<PointRecord>& ro
   return ok;
 }
 
-
 // With a small --top, the first `top` front points of a group in lexicographic order are found
 // by a scan that stops there: each candidate is checked against the points kept so far (at most
 // `top`), O(n x top). Past kScanTop the whole front is computed instead.
