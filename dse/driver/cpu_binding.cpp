@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <thread>
 
 #include "dse/driver/agree.hpp"
@@ -47,6 +48,24 @@ int allowed_cores() {
 }
 
 int node_cores() { return std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))); }
+
+std::string single_node_pml(const std::function<const char*(const char*)>& env) {
+  const auto set = [&](const char* name) {
+    const char* v = env(name);
+    return v != nullptr && *v != '\0';
+  };
+  const auto equal = [&](const char* name, std::string_view value) { return set(name) && env(name) == value; };
+  if (set("OMPI_MCA_pml")) return "";
+  bool one_node = false;
+  if (set("OMPI_COMM_WORLD_SIZE")) {
+    one_node = set("OMPI_COMM_WORLD_LOCAL_SIZE") && equal("OMPI_COMM_WORLD_SIZE", env("OMPI_COMM_WORLD_LOCAL_SIZE"));
+  } else if (set("PMIX_RANK") || set("PMI_RANK")) {
+    one_node = equal("SLURM_STEP_NUM_NODES", "1");
+  } else {
+    one_node = true;  // started alone: an MPI singleton
+  }
+  return one_node ? "ob1" : "";
+}
 
 int threads_for(int requested, int cores) { return requested > 0 ? requested : std::max(1, cores); }
 

@@ -38,6 +38,18 @@ std::vector<std::string> binding_warnings(const std::vector<RankCores>& ranks, i
 // "1 (ranks 0-1)", "2 (rank 0), 1 (rank 1)": each run of equal values with its ranks.
 std::string cores_per_rank_text(const std::vector<int>& cores);
 
+// OpenMPI's point-to-point layer (PML) for a job whose ranks all run on this node, read from the
+// environment before MPI_Init (`env` is getenv or a test's table). OpenMPI tries its PMLs in turn:
+// Debian's 4.1 build first asks the cm PML, whose PSM and PSM2 transports (Omni-Path, InfiniPath)
+// take 0.1 s each to find no adapter, then picks ob1 -- 0.22 s of every run's start on a machine
+// without those adapters (a 16-point run: 0.40 -> 0.21 s under mpirun, 0.46 -> 0.25 s alone). Ranks
+// on one node talk through shared memory whatever the fabric, and ob1 (its shared-memory transport)
+// is that path, so "ob1" when: no PML is chosen (OMPI_MCA_pml, which `mpirun --mca pml X` also sets)
+// and the job is one process started alone, an mpirun job with OMPI_COMM_WORLD_SIZE equal to
+// OMPI_COMM_WORLD_LOCAL_SIZE, or a job of another launcher (PMIX_RANK or PMI_RANK set) over one
+// node (SLURM_STEP_NUM_NODES 1). "" otherwise: a job over nodes keeps OpenMPI's own choice.
+std::string single_node_pml(const std::function<const char*(const char*)>& env);
+
 // Every rank's view, on every rank (collective; agreed first).
 std::vector<RankCores> gather_rank_cores(Context& ctx, int requested);
 

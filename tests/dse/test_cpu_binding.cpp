@@ -3,6 +3,7 @@
 // 1-2 ranks: `mpirun -np 1 --report-bindings` says "bound to socket 0[core 0[hwt 0]]").
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,31 @@ TEST(CpuBinding, EachRankOnItsShareIsQuiet) {
   EXPECT_TRUE(binding_warnings(ranks, 1).empty());
   EXPECT_EQ(cores_per_rank_text({1, 1}), "1 (ranks 0-1)");
   EXPECT_EQ(cores_per_rank_text({2, 1}), "2 (rank 0), 1 (rank 1)");
+}
+
+// single_node_pml: the environments that OpenMPI 4.1's mpirun, Slurm's srun and a lone start give a
+// rank (mpirun sets OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE, and OMPI_MCA_pml for --mca pml;
+// srun --mpi=pmix sets PMIX_RANK and SLURM_STEP_NUM_NODES).
+std::string pml_for(const std::map<std::string, std::string>& vars) {
+  return single_node_pml([&](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(CpuBinding, OneNodeJobsTakeTheSharedMemoryPml) {
+  EXPECT_EQ(pml_for({}), "ob1");  // started alone
+  EXPECT_EQ(pml_for({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}), "ob1");
+  EXPECT_EQ(pml_for({{"PMIX_RANK", "0"}, {"SLURM_STEP_NUM_NODES", "1"}}), "ob1");
+}
+
+TEST(CpuBinding, JobsOverNodesOrWithAChosenPmlAreLeftAlone) {
+  EXPECT_EQ(pml_for({{"OMPI_COMM_WORLD_SIZE", "64"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}), "");
+  EXPECT_EQ(pml_for({{"OMPI_COMM_WORLD_SIZE", "2"}}), "");  // no local size: not known to be one node
+  EXPECT_EQ(pml_for({{"PMIX_RANK", "0"}, {"SLURM_STEP_NUM_NODES", "4"}}), "");
+  EXPECT_EQ(pml_for({{"PMI_RANK", "0"}}), "");
+  EXPECT_EQ(pml_for({{"OMPI_MCA_pml", "ucx"}}), "");
+  EXPECT_EQ(pml_for({{"OMPI_MCA_pml", "cm"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}), "");
 }
 
 }  // namespace
