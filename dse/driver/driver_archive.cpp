@@ -33,8 +33,9 @@ std::vector<PointRecord> sorted_by_index(const std::vector<PointRecord>& rows) {
 std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& model,
                                                               const std::vector<PointRecord>& rows) {
   std::map<std::uint32_t, std::vector<double>> out;
+  search::Evaluation e;
   for (const auto& r : rows) {
-    const search::Evaluation e = model.to_evaluation(r);
+    model.fill_evaluation(r, e);
     auto& k = out[r.workload_id];
     for (std::size_t j = 0; j < model.senses.size(); ++j) {
       k.push_back(model.senses[j] == search::Sense::minimize ? e.objectives[j] : -e.objectives[j]);
@@ -57,7 +58,8 @@ Bytes all_gather_bytes(Context& ctx, Bytes mine) { return ctx.all_gather(std::mo
 
 void Archive::insert(const PointRecord& r) {
   if (r.feasible == 0) return;
-  const search::Evaluation e = model_->to_evaluation(r);
+  search::Evaluation& e = scratch_;
+  model_->fill_evaluation(r, e);
   auto it = parts_.find(r.workload_id);
   if (it == parts_.end()) {
     it = parts_.emplace(r.workload_id, Part{search::ConstraintArchive(model_->senses, model_->metric_count), {}})
@@ -405,8 +407,8 @@ search::ConstraintArchive& ObjectiveFront::part(std::uint32_t workload) {
 
 void ObjectiveFront::insert(const PointRecord& r) {
   if (r.feasible == 0) return;
-  const search::Evaluation e = model_->to_evaluation(r);
-  insert(r.workload_id, e.index, e.objectives);
+  model_->fill_evaluation(r, scratch_);
+  insert(r.workload_id, scratch_.index, scratch_.objectives);
 }
 
 void ObjectiveFront::insert(std::uint32_t workload, std::uint64_t index, std::span<const double> objectives) {

@@ -94,6 +94,7 @@ class Archive {
   const PointModel* model_;
   std::map<std::uint32_t, Part> parts_;
   bool deferred_ = false;
+  search::Evaluation scratch_;  // insert's, its storage reused
 };
 
 // Per workload, the feasible points whose objectives no other point's dominate, ties kept (the
@@ -126,6 +127,7 @@ class ObjectiveFront {
   const PointModel* model_;
   std::map<std::uint32_t, search::ConstraintArchive> parts_;
   bool deferred_ = false;
+  search::Evaluation scratch_;  // insert's, its storage reused
 };
 
 // The objective front over every rank's `local` front, on rank 0 (collective, along the

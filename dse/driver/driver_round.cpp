@@ -222,17 +222,18 @@ bool run_round(Context& ctx, const std::vector<std::uint64_t>& ids, std::uint64_
 std::vector<search::Evaluation> all_evaluations(Context& ctx, const PointModel& model, const RoundWork& work,
                                                 std::size_t metrics, std::vector<std::uint32_t>* workloads) {
   Bytes local;
+  search::Evaluation row;
   for (const auto& [p, r] : work.rows) {
-    const search::Evaluation e = model.to_evaluation(r);
-    const std::size_t kept = std::min(metrics, e.constraints.size());
+    model.fill_evaluation(r, row);
+    const std::size_t kept = std::min(metrics, row.constraints.size());
     put(local, p);
-    put(local, e.index);
-    put(local, static_cast<std::uint8_t>(e.feasible ? 1 : 0));
+    put(local, row.index);
+    put(local, static_cast<std::uint8_t>(row.feasible ? 1 : 0));
     put(local, r.workload_id);
-    put(local, static_cast<std::uint32_t>(e.objectives.size()));
-    for (double v : e.objectives) put(local, v);
+    put(local, static_cast<std::uint32_t>(row.objectives.size()));
+    for (double v : row.objectives) put(local, v);
     put(local, static_cast<std::uint32_t>(kept));
-    for (std::size_t j = 0; j < kept; ++j) put(local, e.constraints[j]);
+    for (std::size_t j = 0; j < kept; ++j) put(local, row.constraints[j]);
   }
   const Bytes all = all_gather_bytes(ctx, std::move(local));
   std::vector<search::Evaluation> out;

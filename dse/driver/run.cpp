@@ -172,12 +172,16 @@ PointRecord evaluate_point(const Scenario& s, const search::DesignSpace& space, 
   return r;
 }
 
+void fill_evaluation(const PointRecord& r, search::Evaluation& e) {
+  e.index = r.index;
+  e.objectives.assign({r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk});
+  e.constraints.assign({r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes, r.cost_usd});
+  e.feasible = r.feasible != 0;
+}
+
 search::Evaluation to_evaluation(const PointRecord& r) {
   search::Evaluation e;
-  e.index = r.index;
-  e.objectives = {r.throughput_samples_per_s, r.latency_s, r.energy_per_sample_j, r.engineering_risk};
-  e.constraints = {r.p99_latency_s, r.ttft_p99_s, r.tpot_p99_s, r.power_w, r.area_mm2, r.memory_bytes, r.cost_usd};
-  e.feasible = r.feasible != 0;
+  fill_evaluation(r, e);
   return e;
 }
 
@@ -218,7 +222,7 @@ PointModel point_model(const Scenario& s, const search::DesignSpace& space) {
                       }
                       return r;
                     },
-                    to_evaluation};
+                    fill_evaluation};
 }
 
 }  // namespace dse

@@ -92,6 +92,8 @@ costmodel::platform::SystemEval evaluate_served(const SystemVariant& v, const Mo
 // metrics (p99 end-to-end latency, p99 TTFT, p99 TPOT, power, area, memory, cost) of a row.
 inline constexpr std::size_t kConstraintMetrics = 7;
 search::Evaluation to_evaluation(const PointRecord& r);
+// The same into `e`, its vectors' storage reused.
+void fill_evaluation(const PointRecord& r, search::Evaluation& e);
 // The Pareto indices over the objectives among feasible rows, per workload; ascending.
 std::vector<std::uint64_t> pareto_indices(const std::vector<PointRecord>& rows);
 

@@ -76,7 +76,7 @@ struct Fixture {
                      if (point_time.count() > 0) std::this_thread::sleep_for(point_time);
                      return point(i);
                    },
-                   to_evaluation};
+                   fill_evaluation};
 
   DriverResult drive_file(const std::string& path, bool fresh) {
     auto ctx = make_local_context();

@@ -42,7 +42,7 @@ PointRecord record(std::uint64_t index, std::uint32_t workload, double throughpu
 }
 
 PointModel model_of(search::DesignSpace space, PointRecord (*point)(std::uint64_t)) {
-  return PointModel{std::move(space), kSenses, kConstraintMetrics, point, to_evaluation};
+  return PointModel{std::move(space), kSenses, kConstraintMetrics, point, fill_evaluation};
 }
 
 PointRecord unused_point(std::uint64_t i) { return record(i, 0, 1.0, 1.0, 1.0, 0.0); }
