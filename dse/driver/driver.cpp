@@ -468,7 +468,9 @@ void Driver::checkpoint() {
     file_gathered();
     archive_.settle();
     const std::span<const PointRecord> records = archive_.view(scratch_);
-    std::sort(since_checkpoint_.begin(), since_checkpoint_.end());
+    if (!std::is_sorted(since_checkpoint_.begin(), since_checkpoint_.end())) {
+      std::sort(since_checkpoint_.begin(), since_checkpoint_.end());  // in order already on a sweep
+    }
     entered_.clear();
     local.reserve(records.size());
     for (const auto& r : records) {
