@@ -281,6 +281,13 @@ DistinctRows distinct_rows(std::span<const double> keys, std::size_t stride) {
 std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
                                            std::size_t strict_columns) {
   check_input(keys, stride, strict_columns);
+  return nondominated_rows_no_nan(keys, stride, strict_columns);
+}
+
+std::vector<std::size_t> nondominated_rows_no_nan(std::span<const double> keys, std::size_t stride,
+                                                  std::size_t strict_columns) {
+  check_input(std::span<const double>(), stride, strict_columns);  // the shape only
+  if (keys.size() % stride != 0) throw std::invalid_argument("nondominated_rows: keys not a whole number of rows");
   const std::size_t rows = keys.size() / stride;
   // Rows equal in every column remove and are removed by the same rows: one decision per
   // distinct row, and the tree holds one copy of each (the distinct rows come in lexicographic

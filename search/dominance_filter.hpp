@@ -29,6 +29,11 @@ namespace dse::search {
 // 1 <= strict_columns <= stride).
 std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::size_t stride,
                                            std::size_t strict_columns);
+// The same for keys the caller knows hold no NaN (a ConstraintArchive's, all finite: make_key
+// refuses others), without the scan of every value; the shape is still checked. NaN values give
+// an unspecified answer.
+std::vector<std::size_t> nondominated_rows_no_nan(std::span<const double> keys, std::size_t stride,
+                                                  std::size_t strict_columns);
 
 // Positions (ascending) of the rows of `candidates` that no row of `removers` removes
 // (same columns and rule). Exact merge of archives that are each already free of

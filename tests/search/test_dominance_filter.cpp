@@ -74,7 +74,18 @@ TEST(DominanceFilter, EqualsBruteForceOnRandomSets) {
     const std::vector<double> k = make_rows(rng, n, stride, style);
     ASSERT_EQ(nondominated_rows(k, stride, strict), nondominated_rows_brute_force(k, stride, strict))
         << "case " << t << ": n " << n << ", stride " << stride << ", strict " << strict << ", style " << style;
+    ASSERT_EQ(nondominated_rows_no_nan(k, stride, strict), nondominated_rows_brute_force(k, stride, strict))
+        << "case " << t;
   }
+}
+
+// The unchecked entry point still refuses a bad shape (ConstraintArchive::flush calls it).
+TEST(DominanceFilter, NoNanEntryChecksTheShape) {
+  const std::vector<double> k = {1.0, 2.0, 3.0};
+  EXPECT_THROW((void)nondominated_rows_no_nan(k, 2, 1), std::invalid_argument);
+  EXPECT_THROW((void)nondominated_rows_no_nan(k, 3, 4), std::invalid_argument);
+  EXPECT_THROW((void)nondominated_rows_no_nan(k, 0, 1), std::invalid_argument);
+  EXPECT_EQ(nondominated_rows_no_nan(k, 3, 3), std::vector<std::size_t>{0});
 }
 
 // rows_not_removed_by (the cross-rank merge of archives, driver_archive.cpp kept_records) against
