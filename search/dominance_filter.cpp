@@ -15,11 +15,15 @@ namespace {
 constexpr std::size_t kLeafRows = 16;
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-void check_input(std::span<const double> keys, std::size_t stride, std::size_t strict_columns) {
+void check_shape(std::span<const double> keys, std::size_t stride, std::size_t strict_columns) {
   if (stride == 0 || strict_columns == 0 || strict_columns > stride) {
     throw std::invalid_argument("nondominated_rows: need 1 <= strict_columns <= stride");
   }
   if (keys.size() % stride != 0) throw std::invalid_argument("nondominated_rows: keys not a whole number of rows");
+}
+
+void check_input(std::span<const double> keys, std::size_t stride, std::size_t strict_columns) {
+  check_shape(keys, stride, strict_columns);
   for (double v : keys) {
     if (std::isnan(v)) throw std::invalid_argument("nondominated_rows: NaN value");
   }
@@ -286,8 +290,7 @@ std::vector<std::size_t> nondominated_rows(std::span<const double> keys, std::si
 
 std::vector<std::size_t> nondominated_rows_no_nan(std::span<const double> keys, std::size_t stride,
                                                   std::size_t strict_columns) {
-  check_input(std::span<const double>(), stride, strict_columns);  // the shape only
-  if (keys.size() % stride != 0) throw std::invalid_argument("nondominated_rows: keys not a whole number of rows");
+  check_shape(keys, stride, strict_columns);
   const std::size_t rows = keys.size() / stride;
   // Rows equal in every column remove and are removed by the same rows: one decision per
   // distinct row, and the tree holds one copy of each (the distinct rows come in lexicographic

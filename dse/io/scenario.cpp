@@ -672,13 +672,17 @@ namespace {
 
 std::string figure_text(double v) { return io::exact_number_text(v); }
 
+// A field whose value is a position in a list of names (field_value_text prints the name).
+bool categorical_field(HardwareKind kind, const std::string& key) {
+  if (key == "dataflow") return true;
+  return kind == HardwareKind::system && (key == "precision" || key == "fusion" || key == "batching" ||
+                                          key == "attention_kernel" || key == "stack");
+}
+
 // A field whose text is its value's number alone (figure_text), the same in every variant: not a
 // categorical field, nor a system's dp (0 fills the system: its text depends on the other fields).
 bool numeric_field(HardwareKind kind, const std::string& key) {
-  if (key == "dataflow") return false;
-  if (kind != HardwareKind::system) return true;
-  return key != "precision" && key != "fusion" && key != "batching" && key != "attention_kernel" &&
-         key != "stack" && key != "dp";
+  return !categorical_field(kind, key) && !(kind == HardwareKind::system && key == "dp");
 }
 
 // The text of a categorical field's value (its position in the list), else the number.
@@ -686,14 +690,13 @@ std::string field_value_text(HardwareKind kind, const std::string& key, double v
                              const std::vector<costmodel::system::ServingStack>& stacks,
                              const std::shared_ptr<const io::SystemFile>& system) {
   const auto pick = [v](const std::vector<std::string>& names) { return names[static_cast<std::size_t>(v)]; };
+  if (!categorical_field(kind, key)) return figure_text(v);
   if (key == "dataflow") return pick({"ws", "os", "is"});
-  if (kind != HardwareKind::system) return figure_text(v);
   if (key == "precision") return pick(kPrecisions);
   if (key == "fusion") return pick(kFusions);
   if (key == "batching") return pick(kBatchings);
   if (key == "attention_kernel") return pick(kAttentionKernels);
-  if (key == "stack") return v > 0 ? stacks[static_cast<std::size_t>(v) - 1].name : system->system.default_stack.name;
-  return figure_text(v);
+  return v > 0 ? stacks[static_cast<std::size_t>(v) - 1].name : system->system.default_stack.name;  // stack
 }
 
 }  // namespace
