@@ -179,7 +179,7 @@ std::vector<ArchiveEntry> ConstraintArchive::entries() const {
 
 std::vector<std::uint64_t> ConstraintArchive::sorted_indices() const {
   require_flushed("sorted_indices");
-  std::vector<std::uint64_t> out = indices_;
+  std::vector<std::uint64_t> out(indices_.begin(), indices_.end());
   // An exhaustive sweep files its points in index order, and flush keeps that order.
   if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
   return out;

@@ -36,6 +36,7 @@
 #include <span>
 #include <vector>
 
+#include "search/big_pages.hpp"
 #include "search/pareto.hpp"
 #include "search/sampler.hpp"
 
@@ -117,10 +118,11 @@ class ConstraintArchive {
 
   std::vector<Sense> senses_;
   std::size_t metric_count_;
-  std::vector<std::uint64_t> indices_;
-  std::vector<double> keys_;
-  std::vector<std::uint64_t> pending_indices_;
-  std::vector<double> pending_keys_;
+  // The keys grow row by row to tens of megabytes (BigVector: huge pages, search/big_pages.hpp).
+  BigVector<std::uint64_t> indices_;
+  BigVector<double> keys_;
+  BigVector<std::uint64_t> pending_indices_;
+  BigVector<double> pending_keys_;
   bool deferred_ = false;
 };
 

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "search/big_pages.hpp"
+
 namespace dse::search {
 namespace {
 
@@ -236,7 +238,7 @@ DistinctRows checked_distinct_rows(std::span<const double> keys, std::size_t str
   // sorting every row was most of the filter's time.
   std::size_t slots = 16;
   while (slots < 2 * rows) slots *= 2;
-  std::vector<std::uint32_t> table(slots, 0);  // 1 + the first row of a distinct value; 0 empty
+  BigVector<std::uint32_t> table(slots, 0);  // 1 + the first row of a distinct value; 0 empty
   std::vector<std::size_t> first;              // first row of each distinct value, in order found
   for (std::size_t r = 0; r < rows; ++r) {
     const double* row = k + r * stride;

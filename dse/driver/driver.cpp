@@ -531,7 +531,7 @@ void Driver::checkpoint() {
 void Driver::finish() {
   const auto tm = Clock::now();
   ArchivePart part;
-  std::vector<PointRecord> sorted;
+  BigVector<PointRecord> sorted;
   agreed(ctx_, [&] {
     file_gathered();  // nothing left after the last checkpoint, which the end of the search makes
     if (finished_) {

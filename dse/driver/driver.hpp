@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "search/big_pages.hpp"
 #include "dse/h5/h5.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/plan.hpp"
@@ -70,7 +71,7 @@ struct DriverResult {
   bool interrupted = false;
   // This rank's part of the merged archive: rows [archive_offset, archive_offset + archive.size()) of
   // /archive, ordered by index (the parts of the ranks in rank order are the whole archive).
-  std::vector<PointRecord> archive;
+  BigVector<PointRecord> archive;
   std::uint64_t archive_offset = 0;
   std::uint64_t archive_size = 0;          // the whole archive's size (every rank)
   // Wall time of the phases on this rank (for the run summary): evaluating rounds

@@ -19,11 +19,11 @@ namespace {
 // `rows` ordered by index, equal indices in their order (stable). A record is ~230 bytes:
 // sorting (index, position) pairs and copying each record once is several times faster than
 // sorting the records (stable_sort of 524,288 records: 0.35 s).
-std::vector<PointRecord> sorted_by_index(const std::vector<PointRecord>& rows) {
+BigVector<PointRecord> sorted_by_index(const BigVector<PointRecord>& rows) {
   std::vector<std::pair<std::uint64_t, std::size_t>> order(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) order[i] = {rows[i].index, i};
   std::sort(order.begin(), order.end());
-  std::vector<PointRecord> out;
+  BigVector<PointRecord> out;
   out.reserve(rows.size());
   for (const auto& [index, i] : order) out.push_back(rows[i]);
   return out;
@@ -31,7 +31,7 @@ std::vector<PointRecord> sorted_by_index(const std::vector<PointRecord>& rows) {
 
 // Key rows (objectives in minimisation form, then the metrics) of records, by workload.
 std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& model,
-                                                              const std::vector<PointRecord>& rows) {
+                                                              std::span<const PointRecord> rows) {
   std::map<std::uint32_t, std::vector<double>> out;
   search::Evaluation e;
   for (const auto& r : rows) {
@@ -95,13 +95,13 @@ std::span<const PointRecord> Archive::view(std::vector<PointRecord>& scratch) co
   return scratch;
 }
 
-std::vector<PointRecord> Archive::take_sorted() {
+BigVector<PointRecord> Archive::take_sorted() {
   settle();
-  std::vector<PointRecord> out;
+  BigVector<PointRecord> out;
   if (parts_.size() == 1) {
     out = std::move(parts_.begin()->second.records);
   } else {
-    view(out);  // the parts' records copied into `out`
+    for (const auto& [w, p] : parts_) out.insert(out.end(), p.records.begin(), p.records.end());
   }
   parts_.clear();
   const auto by_index = [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; };
@@ -147,7 +147,7 @@ namespace {
 // Which records of `local` no other rank's key removes. `mine` holds, per workload, the distinct
 // key rows of this rank's records of that workload (in `local` order: of_row) that every rank
 // sent; `all` is the all-gather of every rank's distinct rows.
-std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, const std::vector<PointRecord>& local,
+std::vector<unsigned char> kept_records(Context& ctx, const PointModel& model, std::span<const PointRecord> local,
                                         const std::map<std::uint32_t, search::DistinctRows>& mine, const Bytes& all,
                                         std::size_t stride) {
   std::map<std::uint32_t, std::vector<double>> other_keys;
@@ -203,7 +203,7 @@ struct Source {
 // record copied once, the lowest source first on equal indices: an index evaluated on two ranks
 // (NSGA-II re-asks points; both carry the same record, and equal keys do not remove each other)
 // is kept once, from the lowest rank, as an archive insert does. Source r is rank r's records.
-std::vector<PointRecord> merge_by_index(std::vector<Source> in) {
+BigVector<PointRecord> merge_by_index(std::vector<Source> in) {
   using Head = std::pair<std::uint64_t, std::size_t>;  // (index, source), least first
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::size_t total = 0;
@@ -211,7 +211,7 @@ std::vector<PointRecord> merge_by_index(std::vector<Source> in) {
     total += in[s].count;
     if (in[s].count > 0) heads.emplace(in[s].index(), s);
   }
-  std::vector<PointRecord> out;
+  BigVector<PointRecord> out;
   out.reserve(total);
   while (!heads.empty()) {
     const auto [index, s] = heads.top();
@@ -274,7 +274,7 @@ std::vector<std::uint64_t> splitters(Context& ctx, const std::vector<std::uint64
 // The survivors of every rank spread by index range: rank r gets those in [split[r-1], split[r])
 // (collective, one all-to-all of the records that change rank; a rank's own share is read where it
 // is), merged in index order.
-std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRecord>& local,
+BigVector<PointRecord> spread_by_index(Context& ctx, std::span<const PointRecord> local,
                                          const std::vector<unsigned char>& keep) {
   std::vector<std::uint64_t> survivors;
   agreed(ctx, [&] {
@@ -310,7 +310,7 @@ std::vector<PointRecord> spread_by_index(Context& ctx, const std::vector<PointRe
     }
   });
   const std::vector<Bytes> in = ctx.exchange(std::move(out));
-  std::vector<PointRecord> part;
+  BigVector<PointRecord> part;
   agreed(ctx, [&] {
     std::vector<Source> sources(in.size());
     for (std::size_t r = 0; r < in.size(); ++r) {
@@ -356,7 +356,7 @@ std::vector<std::uint32_t> union_of_ids(Context& ctx, const std::vector<std::uin
   return ids;
 }
 
-ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local) {
+ArchivePart global_archive(Context& ctx, const PointModel& model, BigVector<PointRecord> local) {
   ArchivePart out;
   if (!ctx.distributed() || ctx.size() == 1) {
     test_fault_point("merge", ctx.rank());

@@ -79,12 +79,12 @@ class Archive {
   std::span<const PointRecord> view(std::vector<PointRecord>& scratch) const;
 
   // The archived records, ordered by index; the archive is left empty.
-  std::vector<PointRecord> take_sorted();
+  BigVector<PointRecord> take_sorted();
 
  private:
   struct Part {
     search::ConstraintArchive archive;
-    std::vector<PointRecord> records;  // the archived points and the queued ones
+    BigVector<PointRecord> records;  // the archived points and the queued ones
 
     // Keep the records of archived points only (the first record of an index), in place and in
     // their order.
@@ -137,7 +137,7 @@ ObjectiveFront global_front(Context& ctx, const PointModel& model, ObjectiveFron
 // This rank's share of the global archive: a range of point indices, ordered by index, and where it
 // goes in /archive.
 struct ArchivePart {
-  std::vector<PointRecord> records;
+  BigVector<PointRecord> records;
   std::uint64_t offset = 0;  // the row of records[0] in /archive
   std::uint64_t total = 0;   // the rows of /archive (every rank's part)
 };
@@ -149,6 +149,6 @@ struct ArchivePart {
 // survivors, one all-to-all), so that each rank holds a contiguous, balanced part of /archive,
 // merged in index order (an index evaluated on two ranks kept once, from the lower rank), and
 // writes it itself.
-ArchivePart global_archive(Context& ctx, const PointModel& model, std::vector<PointRecord> local);
+ArchivePart global_archive(Context& ctx, const PointModel& model, BigVector<PointRecord> local);
 
 }  // namespace dse::driver_detail

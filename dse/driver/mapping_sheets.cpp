@@ -147,7 +147,7 @@ void fill_roofs(Tables& t, const Scenario& scenario, const std::vector<std::uint
 }  // namespace
 
 void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                         const std::vector<PointRecord>& archive, std::uint64_t archive_size,
+                         std::span<const PointRecord> archive, std::uint64_t archive_size,
                          const std::vector<std::uint64_t>& pareto, int threads) {
   const bool all = archive_size <= kSheetArchiveLimit;
   Tables t;

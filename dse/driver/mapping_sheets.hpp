@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "dse/driver/context.hpp"
@@ -27,7 +28,7 @@ inline constexpr std::size_t kSheetArchiveLimit = 10000;
 // archive: this rank's part of the archive (ordered by index, the parts in rank order making the
 // whole); pareto: every Pareto index, sorted; threads: this rank's TBB threads.
 void write_point_details(hid_t file, Context& ctx, const Scenario& scenario, const search::DesignSpace& space,
-                         const std::vector<PointRecord>& archive, std::uint64_t archive_size,
+                         std::span<const PointRecord> archive, std::uint64_t archive_size,
                          const std::vector<std::uint64_t>& pareto, int threads);
 
 }  // namespace dse

@@ -178,7 +178,7 @@ std::string throughput_unit(const WorkloadEntry& e) {
   return "samples/s";
 }
 
-void write_names_tables(hid_t file, Context& ctx, const Scenario& s, const std::vector<PointRecord>& archive) {
+void write_names_tables(hid_t file, Context& ctx, const Scenario& s, std::span<const PointRecord> archive) {
   TextTable w;
   w.columns = {"name", "throughput_unit", "eval_arguments"};
   for (std::size_t i = 0; i < s.workloads.size(); ++i) {
@@ -489,7 +489,7 @@ DriverOptions driver_options(const RunOptions& options, int threads, Store store
 // archive's front under the shortlist's default objectives, and the front of the union of the
 // ranks' parts' fronts is the whole archive's, so each rank sends its part's front only, not the
 // archive that rank 0 would otherwise read back from the file. Sorted by index, as /archive is.
-std::vector<PointRecord> summary_rows(Context& ctx, const std::vector<PointRecord>& part) {
+std::vector<PointRecord> summary_rows(Context& ctx, std::span<const PointRecord> part) {
   Bytes mine;
   agreed(ctx, [&] {
     const std::vector<std::size_t> front = shortlist(part, Budgets{}, default_objectives());

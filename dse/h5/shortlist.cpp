@@ -269,7 +269,7 @@ bool within_budgets(const PointRecord& r, const Budgets& b) noexcept {
          (!b.cost_usd || r.cost_usd <= *b.cost_usd);
 }
 
-std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
+std::vector<std::size_t> shortlist(std::span<const PointRecord> rows, const Budgets& budgets,
                                    const std::vector<ObjectiveSpec>& objectives, std::size_t top) {
   const std::size_t k = objectives.size();
   if (k == 0) throw InputError("shortlist: at least one objective is needed");

@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,7 +57,7 @@ std::vector<ObjectiveSpec> parse_objectives(std::string_view csv);
 // objective vectors do not dominate each other, so ties are all kept). Ordered by
 // workload id, then best first by the objectives in order, then by index. With
 // top > 0 only the first `top` of each workload are kept.
-std::vector<std::size_t> shortlist(const std::vector<PointRecord>& rows, const Budgets& budgets,
+std::vector<std::size_t> shortlist(std::span<const PointRecord> rows, const Budgets& budgets,
                                    const std::vector<ObjectiveSpec>& objectives, std::size_t top = 0);
 
 // Only the /archive rows of a result file (not /points), ordered as stored.
