@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "search/big_pages.hpp"
+
 namespace dse {
 
-using Bytes = std::vector<char>;
+using Bytes = BigVector<char>;  // messages of 4 MiB and more on huge pages (search/big_pages.hpp)
 
 class Context {
  public:

@@ -29,10 +29,16 @@ BigVector<PointRecord> sorted_by_index(const BigVector<PointRecord>& rows) {
   return out;
 }
 
-// Key rows (objectives in minimisation form, then the metrics) of records, by workload.
-std::map<std::uint32_t, std::vector<double>> keys_by_workload(const PointModel& model,
-                                                              std::span<const PointRecord> rows) {
-  std::map<std::uint32_t, std::vector<double>> out;
+// Key rows (objectives in minimisation form, then the metrics) of records, by workload. Each
+// workload's rows are sized up front: grown row by row, the copies of a 354,577-record part's 31 MB
+// were two thirds of this function's time (perf, a 2-rank single-op run).
+std::map<std::uint32_t, BigVector<double>> keys_by_workload(const PointModel& model,
+                                                            std::span<const PointRecord> rows) {
+  const std::size_t stride = model.senses.size() + model.metric_count;
+  std::map<std::uint32_t, std::size_t> count;
+  for (const auto& r : rows) ++count[r.workload_id];
+  std::map<std::uint32_t, BigVector<double>> out;
+  for (const auto& [w, n] : count) out[w].reserve(n * stride);
   search::Evaluation e;
   for (const auto& r : rows) {
     model.fill_evaluation(r, e);
