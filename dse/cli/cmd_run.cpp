@@ -182,7 +182,10 @@ int print_run_summary(Context& ctx, const RunSummary& s) {
             << "; threads per rank: " << cores_per_rank_text(s.rank_threads) << "\n\n";
   try {
     test_fault_point("print", ctx.rank());
-    if (print_shortlist(s.summary_rows, kSummaryTop, std::cout, read_result_names(s.output_path), &g_cancel)) {
+    std::vector<std::uint32_t> shown;  // the hardware ids whose names the summary may print
+    for (const auto& r : s.summary_rows) shown.push_back(r.hardware_id);
+    if (print_shortlist(s.summary_rows, kSummaryTop, std::cout, read_result_names(s.output_path, std::move(shown)),
+                        &g_cancel)) {
       std::cout << "(the first " << kSummaryTop << " of each workload; all of them: dse shortlist "
                 << printable(s.output_path) << ")\n";
     }

@@ -81,8 +81,11 @@ int cmd_shortlist(const Args& args) {
   // SIGINT/SIGTERM stop the printing within a few thousand rows (exit code 130).
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  std::vector<std::uint32_t> shown;  // the hardware ids of the rows listed, whose names are read
+  shown.reserve(selected.size());
+  for (const std::size_t i : selected) shown.push_back(rows[i].hardware_id);
   try {
-    write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input),
+    write_shortlist(rows, selected, budgets, specs, fmt, std::cout, read_result_names(input, std::move(shown)),
                     static_cast<std::size_t>(top), &g_stop);
   } catch (const Interrupted&) {
     std::cout.flush();

@@ -222,15 +222,27 @@ h5::Handle point_record_type() {
   return t;
 }
 
-void write_text_table(hid_t file, const std::string& name, const TextTable& table, bool collective, bool writer) {
-  const std::size_t nc = table.columns.size();
-  std::vector<std::size_t> width(nc, 1);
+std::vector<std::size_t> text_table_widths(const TextTable& table) {
+  std::vector<std::size_t> width(table.columns.size(), 1);
   for (const auto& row : table.rows)
-    for (std::size_t c = 0; c < nc; ++c) width[c] = std::max(width[c], row[c].size() + 1);
-  std::vector<std::size_t> offset(nc);
+    for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], row[c].size() + 1);
+  return width;
+}
+
+namespace {
+
+// Dataset `name` of `total` rows with `width`'s columns, afresh; rows [offset, offset + count) from
+// the first `count` rows of `table` (collective: every rank passes the same name, columns, widths
+// and total).
+void write_text_rows(hid_t file, const std::string& name, const TextTable& table, const std::vector<std::size_t>& width,
+                     std::uint64_t offset, std::uint64_t count, std::uint64_t total, bool collective) {
+  const std::size_t nc = table.columns.size();
+  if (width.size() != nc) throw IoError("/" + name + ": " + std::to_string(width.size()) + " widths for " +
+                                        std::to_string(nc) + " columns");
+  std::vector<std::size_t> offsets(nc);
   std::size_t size = sizeof(std::uint32_t);
   for (std::size_t c = 0; c < nc; ++c) {
-    offset[c] = size;
+    offsets[c] = size;
     size += width[c];
   }
   const h5::Handle type = h5::compound_type(size);
@@ -238,20 +250,37 @@ void write_text_table(hid_t file, const std::string& name, const TextTable& tabl
   std::vector<h5::Handle> strings;
   for (std::size_t c = 0; c < nc; ++c) {
     strings.push_back(h5::fixed_string_type(width[c]));
-    h5::add_member(type, table.columns[c], offset[c], strings.back());
+    h5::add_member(type, table.columns[c], offsets[c], strings.back());
   }
-  std::vector<unsigned char> buf(table.rows.size() * size, 0);
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+  std::vector<unsigned char> buf(count * size, 0);
+  for (std::size_t r = 0; r < count; ++r) {
     unsigned char* row = buf.data() + r * size;
     std::memcpy(row, &table.ids[r], sizeof(std::uint32_t));
-    for (std::size_t c = 0; c < nc; ++c) std::memcpy(row + offset[c], table.rows[r][c].data(), table.rows[r][c].size());
+    for (std::size_t c = 0; c < nc; ++c) {
+      if (table.rows[r][c].size() >= width[c]) throw IoError("/" + name + ": a cell wider than its column");
+      std::memcpy(row + offsets[c], table.rows[r][c].data(), table.rows[r][c].size());
+    }
   }
   if (h5::has_link(file, name)) h5::remove_link(file, name);
-  const h5::Handle ds = h5::create_dataset_1d(file, name, type, table.rows.size());
-  h5::write_rows(ds, type, buf.data(), 0, writer ? table.rows.size() : 0, collective);
+  const h5::Handle ds = h5::create_dataset_1d(file, name, type, total);
+  h5::write_rows(ds, type, buf.data(), offset, count, collective);
 }
 
-TextTable read_text_table(hid_t file, const std::string& name) {
+}  // namespace
+
+void write_text_table(hid_t file, const std::string& name, const TextTable& table, bool collective, bool writer) {
+  write_text_rows(file, name, table, text_table_widths(table), 0, writer ? table.rows.size() : 0, table.rows.size(),
+                  collective);
+}
+
+void write_text_table_part(hid_t file, const std::string& name, const TextTable& part,
+                           const std::vector<std::size_t>& width, std::uint64_t offset, std::uint64_t total,
+                           bool collective) {
+  if (offset > total || part.rows.size() > total - offset) throw IoError("/" + name + ": rows beyond the table");
+  write_text_rows(file, name, part, width, offset, part.rows.size(), total, collective);
+}
+
+TextTable read_text_table(hid_t file, const std::string& name, const std::vector<std::uint32_t>* only) {
   TextTable t;
   if (!h5::has_link(file, name)) return t;
   const h5::Handle ds = h5::open_dataset(file, name);
@@ -277,6 +306,7 @@ TextTable read_text_table(hid_t file, const std::string& name) {
     const unsigned char* row = buf.data() + r * size;
     std::uint32_t id = 0;
     std::memcpy(&id, row, sizeof(id));
+    if (only != nullptr && !std::binary_search(only->begin(), only->end(), id)) continue;
     t.ids.push_back(id);
     std::vector<std::string> cells;
     for (std::size_t c = 0; c < offset.size(); ++c) {

@@ -137,8 +137,18 @@ struct TextTable {
 };
 // Writes dataset `name` of `table` (collective: every rank calls with the same table).
 void write_text_table(hid_t file, const std::string& name, const TextTable& table, bool collective, bool writer);
-// Reads a table written by write_text_table; an empty table when `name` is absent.
-TextTable read_text_table(hid_t file, const std::string& name);
+// Each column's width in a written table: its longest cell + 1 (at least 1).
+std::vector<std::size_t> text_table_widths(const TextTable& table);
+// Writes dataset `name`, `total` rows, of which `part`'s rows go to [offset, offset + its rows):
+// each rank its own part (collective: every rank passes the same name, columns, `width` -- the
+// largest of the parts' text_table_widths -- and total). The rows written are those that
+// write_text_table writes of the whole table.
+void write_text_table_part(hid_t file, const std::string& name, const TextTable& part,
+                           const std::vector<std::size_t>& width, std::uint64_t offset, std::uint64_t total,
+                           bool collective);
+// Reads a table written by write_text_table; an empty table when `name` is absent. With `only`
+// (sorted ids), the rows of those ids alone.
+TextTable read_text_table(hid_t file, const std::string& name, const std::vector<std::uint32_t>* only = nullptr);
 
 // Overwrite-or-create scalar attributes (collective in parallel files).
 void set_attribute(hid_t loc, const std::string& name, std::int64_t value);

@@ -368,7 +368,9 @@ std::vector<PointRecord> read_archive_rows(const std::string& path) {
   return rows;
 }
 
-ResultNames read_result_names(const std::string& path) {
+namespace {
+
+ResultNames read_names(const std::string& path, const std::vector<std::uint32_t>* hardware_ids) {
   h5::quiet_errors();
   const h5::Handle file = h5::open_file_readonly(path);
   ResultNames n;
@@ -384,11 +386,21 @@ ResultNames read_result_names(const std::string& path) {
     n.units[w.ids[i]] = w.rows[i][1];
     if (w.rows[i].size() > 2) n.workload_eval_arguments[w.ids[i]] = w.rows[i][2];
   }
-  const TextTable v = read_text_table(file, "variants");
+  const TextTable v = read_text_table(file, "variants", hardware_ids);
   for (std::size_t i = 0; i < v.ids.size(); ++i)
     if (v.rows[i].size() >= 3)
       n.variants[v.ids[i]] = {v.rows[i][1], v.rows[i][2], v.rows[i].size() > 3 ? v.rows[i][3] : std::string()};
   return n;
+}
+
+}  // namespace
+
+ResultNames read_result_names(const std::string& path) { return read_names(path, nullptr); }
+
+ResultNames read_result_names(const std::string& path, std::vector<std::uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return read_names(path, &ids);
 }
 
 std::string ResultNames::unit(std::uint32_t w) const { return w < units.size() ? units[w] : std::string("samples/s"); }

@@ -80,7 +80,10 @@ struct ResultNames {
   // The `dse eval` command that evaluates point r again (a served model on a system), or "".
   [[nodiscard]] std::string eval_command(const PointRecord& r) const;
 };
+// The names tables of result file `path`; with `hardware_ids`, the variants of those ids only (a
+// run's /variants may hold 65,536 rows, of which a shortlist shows a few).
 ResultNames read_result_names(const std::string& path);
+ResultNames read_result_names(const std::string& path, std::vector<std::uint32_t> hardware_ids);
 
 enum class ShortlistFormat { table, csv, json };
 ShortlistFormat parse_shortlist_format(const std::string& s);  // throws InputError

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "dse/io/knob_values.hpp"
 #include "dse/io/lengths_reader.hpp"
@@ -715,9 +716,11 @@ std::vector<std::string> HardwareEntry::describe(std::span<const std::uint64_t> 
     for (const double value : knobs[k].values) texts[k].push_back(figure_text(value));
   }
   std::vector<const std::string*> text_of(figures.size());  // a swept numeric field's text
+  std::vector<double> f;                                     // one variant's figures, its storage reused
+  std::vector<bool> swept;
   for (std::uint64_t v : vs) {
-    std::vector<double> f = figures;
-    std::vector<bool> swept(f.size(), false);
+    f.assign(figures.begin(), figures.end());
+    swept.assign(f.size(), false);
     std::fill(text_of.begin(), text_of.end(), nullptr);
     for (std::size_t k = 0; k < knobs.size(); ++k) {
       const HardwareKnob& knob = knobs[k];
@@ -733,15 +736,21 @@ std::vector<std::string> HardwareEntry::describe(std::span<const std::uint64_t> 
     }
     std::string d;
     for (std::size_t i = 0; i < defs.size(); ++i) {
-      const std::string key = defs[i].key;
+      const std::string_view key = defs[i].key;
       bool show = swept[i];
       if (kind == HardwareKind::system)
         show = show || (key != "batch_timeout_s" ? true : f[kBatching] == 1.0);
       if (kind == HardwareKind::system && key == "dp" && f[i] == 0.0)  // fill the system
         f[i] = system_at(f)->system.chips / (f[kTp] * f[kCp] * f[kPp]);
       if (!show) continue;
-      d += (d.empty() ? "" : " ") + key + "=";
-      d += text_of[i] != nullptr ? *text_of[i] : field_value_text(kind, key, f[i], stacks, system_at(f));
+      if (!d.empty()) d += ' ';
+      d += key;
+      d += '=';
+      if (text_of[i] != nullptr) {
+        d += *text_of[i];
+      } else {
+        d += field_value_text(kind, std::string(key), f[i], stacks, system_at(f));
+      }
     }
     if (overrides) d += " " + overrides->describe(override_choices(f));
     out.push_back(std::move(d));

@@ -374,3 +374,62 @@ TEST(ShortlistFront, TheWholeFrontAndTheTopScanAgree) {
 
 }  // namespace
 }  // namespace dse
+
+namespace dse {
+namespace {
+
+TextTable three_columns(std::uint32_t first, std::size_t n) {
+  TextTable t;
+  t.columns = {"entry", "name", "knobs"};
+  for (std::uint32_t i = first; i < first + n; ++i) {
+    t.ids.push_back(i);
+    t.rows.push_back({"npu", "npu#" + std::to_string(i), std::string(i % 5, 'k')});
+  }
+  return t;
+}
+
+// A names table written a part at a time (each rank its rows, `dse run`'s /variants) holds the rows
+// write_text_table writes of the whole table, at their places; the widths are every part's largest.
+// Widths by hand: "entry" 4 ("npu" + 1), "name" 7 ("npu#9" + 1 = 6, "npu#10" + 1 = 7), "knobs" 5 (4 k's + 1).
+TEST(NamesTables, APartLandsAtItsRowsWithTheAgreedWidths) {
+  h5::quiet_errors();
+  const TextTable whole = three_columns(0, 12);
+  EXPECT_EQ(text_table_widths(whole), (std::vector<std::size_t>{4, 7, 5}));
+  const TextTable head = three_columns(0, 5);  // narrower on its own: "npu#4", at most 4 k's
+  EXPECT_EQ(text_table_widths(head), (std::vector<std::size_t>{4, 6, 5}));
+  const std::string a = test::scratch_file("names_whole.h5");
+  const std::string b = test::scratch_file("names_part.h5");
+  {
+    const h5::Handle f = h5::create_file(a, {});
+    write_text_table(f, "variants", whole, false, true);
+  }
+  {
+    const h5::Handle f = h5::create_file(b, {});
+    // Rows 5..11 alone, the whole table's widths: in parallel every rank writes its part so.
+    write_text_table_part(f, "variants", three_columns(5, 7), text_table_widths(whole), 5, 12, false);
+  }
+  const h5::Handle fa = h5::open_file_readonly(a);
+  const h5::Handle fb = h5::open_file_readonly(b);
+  const TextTable ra = read_text_table(fa, "variants");
+  const TextTable rb = read_text_table(fb, "variants");
+  ASSERT_EQ(ra.ids.size(), 12U);
+  ASSERT_EQ(rb.ids.size(), 12U);
+  for (std::size_t i = 5; i < 12; ++i) {
+    EXPECT_EQ(rb.ids[i], ra.ids[i]);
+    EXPECT_EQ(rb.rows[i], ra.rows[i]);
+  }
+  EXPECT_EQ(rb.rows[0], (std::vector<std::string>{"", "", ""}));  // not written by this part
+  // Reading only some ids.
+  const std::vector<std::uint32_t> only = {3, 10};
+  const TextTable some = read_text_table(fa, "variants", &only);
+  EXPECT_EQ(some.ids, only);
+  EXPECT_EQ(some.rows[1], (std::vector<std::string>{"npu", "npu#10", ""}));  // 10 % 5 = 0 k's
+  // A part beyond the table, widths that do not match its columns, a cell wider than its column.
+  const h5::Handle fc = h5::create_file(test::scratch_file("names_bad.h5"), {});
+  EXPECT_THROW(write_text_table_part(fc, "v", head, text_table_widths(whole), 10, 12, false), IoError);
+  EXPECT_THROW(write_text_table_part(fc, "v", head, {4, 7}, 0, 12, false), IoError);
+  EXPECT_THROW(write_text_table_part(fc, "v", three_columns(10, 2), text_table_widths(head), 10, 12, false), IoError);
+}
+
+}  // namespace
+}  // namespace dse
