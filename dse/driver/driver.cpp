@@ -201,7 +201,7 @@ class Driver {
   std::vector<QualityRow> quality_rows_;  // rank 0: taken since the last checkpoint
   std::uint64_t next_sample_ = 0;         // exhaustive and random: the next quality sample
   std::vector<std::uint64_t> since_checkpoint_;  // indices this rank evaluated since the last checkpoint
-  std::vector<PointRecord> scratch_;      // checkpoint buffers, kept from one to the next
+  BigVector<PointRecord> scratch_;        // checkpoint buffers, kept from one to the next
   std::vector<std::uint64_t> entered_;
   std::optional<Progress> progress_;
   std::uint64_t round_points_;

@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "search/big_pages.hpp"
 #include "dse/h5/h5.hpp"
 #include "dse/h5/results.hpp"
 #include "dse/plan.hpp"
+#include "search/big_pages.hpp"
 #include "search/design_space.hpp"
 #include "search/pareto.hpp"
 #include "search/sampler.hpp"

@@ -94,7 +94,7 @@ bool Archive::flush_due() const {
   return std::any_of(parts_.begin(), parts_.end(), [](const auto& wp) { return wp.second.archive.flush_due(); });
 }
 
-std::span<const PointRecord> Archive::view(std::vector<PointRecord>& scratch) const {
+std::span<const PointRecord> Archive::view(BigVector<PointRecord>& scratch) const {
   if (parts_.size() == 1) return parts_.begin()->second.records;
   scratch.clear();
   for (const auto& [w, p] : parts_) scratch.insert(scratch.end(), p.records.begin(), p.records.end());
@@ -107,7 +107,7 @@ BigVector<PointRecord> Archive::take_sorted() {
   if (parts_.size() == 1) {
     out = std::move(parts_.begin()->second.records);
   } else {
-    for (const auto& [w, p] : parts_) out.insert(out.end(), p.records.begin(), p.records.end());
+    view(out);  // the parts' records copied into `out`
   }
   parts_.clear();
   const auto by_index = [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; };

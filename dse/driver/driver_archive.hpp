@@ -76,7 +76,7 @@ class Archive {
 
   // The archived records (settle() first), in no set order: the one part's records in place, or
   // the parts' records copied one after another into `scratch`.
-  std::span<const PointRecord> view(std::vector<PointRecord>& scratch) const;
+  std::span<const PointRecord> view(BigVector<PointRecord>& scratch) const;
 
   // The archived records, ordered by index; the archive is left empty.
   BigVector<PointRecord> take_sorted();

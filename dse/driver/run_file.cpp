@@ -207,7 +207,7 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, std::span<c
   const auto p = static_cast<std::size_t>(ctx.size());
   const auto r = static_cast<std::size_t>(ctx.rank());
   const std::size_t begin = ids.size() * r / p;
-  Bytes widths;
+  std::vector<std::size_t> width;
   agreed(ctx, [&] {
     const std::size_t end = ids.size() * (r + 1) / p;
     for (std::size_t i = begin; i < end;) {
@@ -226,16 +226,9 @@ void write_names_tables(hid_t file, Context& ctx, const Scenario& s, std::span<c
         v.rows.push_back({e.name, e.variant(variants[n]).name(), std::move(described[n]), e.eval_arguments(variants[n])});
       }
     }
-    for (const std::size_t c : text_table_widths(v)) driver_detail::put(widths, static_cast<std::uint64_t>(c));
+    width = text_table_widths(v);
   });
-  const Bytes gathered = driver_detail::all_gather_bytes(ctx, std::move(widths));
-  std::vector<std::size_t> width(v.columns.size(), 1);
-  agreed(ctx, [&] {
-    if (gathered.size() % (width.size() * sizeof(std::uint64_t)) != 0) throw MpiError("truncated names widths");
-    for (std::size_t off = 0; off < gathered.size();)
-      for (auto& c : width)
-        c = std::max(c, static_cast<std::size_t>(driver_detail::get<std::uint64_t>(gathered, off)));
-  });
+  for (auto& c : width) c = static_cast<std::size_t>(ctx.max(static_cast<std::int64_t>(c)));
   write_text_table_part(file, "variants", v, width, begin, ids.size(), ctx.distributed());
   const h5::Handle ds = h5::open_dataset(file, "variants");
   h5::write_attribute(ds, "variants", std::string(all ? "all" : "archive"));

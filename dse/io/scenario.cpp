@@ -674,7 +674,7 @@ namespace {
 std::string figure_text(double v) { return io::exact_number_text(v); }
 
 // A field whose value is a position in a list of names (field_value_text prints the name).
-bool categorical_field(HardwareKind kind, const std::string& key) {
+bool categorical_field(HardwareKind kind, std::string_view key) {
   if (key == "dataflow") return true;
   return kind == HardwareKind::system && (key == "precision" || key == "fusion" || key == "batching" ||
                                           key == "attention_kernel" || key == "stack");
@@ -682,12 +682,12 @@ bool categorical_field(HardwareKind kind, const std::string& key) {
 
 // A field whose text is its value's number alone (figure_text), the same in every variant: not a
 // categorical field, nor a system's dp (0 fills the system: its text depends on the other fields).
-bool numeric_field(HardwareKind kind, const std::string& key) {
+bool numeric_field(HardwareKind kind, std::string_view key) {
   return !categorical_field(kind, key) && !(kind == HardwareKind::system && key == "dp");
 }
 
 // The text of a categorical field's value (its position in the list), else the number.
-std::string field_value_text(HardwareKind kind, const std::string& key, double v,
+std::string field_value_text(HardwareKind kind, std::string_view key, double v,
                              const std::vector<costmodel::system::ServingStack>& stacks,
                              const std::shared_ptr<const io::SystemFile>& system) {
   const auto pick = [v](const std::vector<std::string>& names) { return names[static_cast<std::size_t>(v)]; };
@@ -749,7 +749,7 @@ std::vector<std::string> HardwareEntry::describe(std::span<const std::uint64_t> 
       if (text_of[i] != nullptr) {
         d += *text_of[i];
       } else {
-        d += field_value_text(kind, std::string(key), f[i], stacks, system_at(f));
+        d += field_value_text(kind, key, f[i], stacks, system_at(f));
       }
     }
     if (overrides) d += " " + overrides->describe(override_choices(f));
