@@ -14,6 +14,8 @@ packages=(
   # targets (scripts/fuzz_smoke.sh), llvm-symbolizer for sanitizer stack traces, and
   # util-linux's setpriv for the read-only-output fault test (tests/mpi/check_output_faults.sh).
   clang libclang-rt-dev llvm util-linux
+  # LLVM's linker: every tree links with it where the compiler accepts -fuse-ld=lld (CMakeLists.txt).
+  lld
   # The report's browser test (ctest report_browser: headless screenshots of results/*/report).
   chromium
 )
