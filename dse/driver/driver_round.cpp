@@ -55,7 +55,7 @@ constexpr int kRequestsInFlight = 4;
 // (population 10,000 in 32 islands, ~6,400 new points a generation) waited 4.4 ms a generation,
 // 1.0-1.1 s of a 12 s run. Counting every chunk a worker may hold (share 4 x ranks x
 // kRequestsInFlight) makes the chunks near the end that much smaller: 0.07-0.13 s of waiting,
-// efficiency 0.80-0.81 -> 0.88-0.90 (docs/speed.md). One rank has nobody to wait for.
+// efficiency 0.80-0.86 -> 0.87-0.90 (docs/speed.md). One rank has nobody to wait for.
 std::uint64_t cursor_share(std::uint64_t ranks) {
   return ranks == 1 ? 4 : 4 * ranks * static_cast<std::uint64_t>(kRequestsInFlight);
 }
