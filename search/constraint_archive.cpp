@@ -106,7 +106,7 @@ void ConstraintArchive::add(std::uint64_t index, std::span<const double> objecti
     throw;
   }
   pending_indices_.push_back(index);
-  if (pending_indices_.size() >= (deferred_ ? kDeferredFlushFactor : 1) * due_rows()) flush();
+  if (pending_indices_.size() >= (deferred_ ? deferred_factor_ : 1) * due_rows()) flush();
 }
 
 void ConstraintArchive::flush() {

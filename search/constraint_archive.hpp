@@ -69,9 +69,13 @@ class ConstraintArchive {
   [[nodiscard]] bool flush_due() const noexcept { return pending_indices_.size() >= due_rows(); }
   // Deferred flushes: add() leaves a due queue to the owner, who flushes when flush_due() at points of
   // its choosing (cooperating ranks all together, so that none waits on another's flush), and flushes
-  // by itself only at kDeferredFlushFactor times the due size, which bounds the queue between them.
+  // by itself only at `factor` (default kDeferredFlushFactor, at least 1) times the due size, which
+  // bounds the queue between them.
   static constexpr std::size_t kDeferredFlushFactor = 2;
-  void defer_flushes(bool on) noexcept { deferred_ = on; }
+  void defer_flushes(bool on, std::size_t factor = kDeferredFlushFactor) noexcept {
+    deferred_ = on;
+    deferred_factor_ = std::max<std::size_t>(1, factor);
+  }
   // Order-independent: merging A into B holds the same set as merging B into A,
   // or inserting every point of both one by one in any order.
   void merge(const ConstraintArchive& other);
@@ -124,6 +128,7 @@ class ConstraintArchive {
   BigVector<std::uint64_t> pending_indices_;
   BigVector<double> pending_keys_;
   bool deferred_ = false;
+  std::size_t deferred_factor_ = kDeferredFlushFactor;
 };
 
 }  // namespace dse::search

@@ -44,6 +44,15 @@ using driver_detail::RoundWork;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// How far rank 0's archive and front queues may grow before it files them inside a chunk
+// (ConstraintArchive::defer_flushes; the other ranks: kDeferredFlushFactor, 2). Rank 0 answers chunk
+// requests between its chunks: in a 2-rank single-op bench run one of its chunks that filed its
+// queue took 143 ms and the worker waited 126 ms for replies. At 4, rank 0 files at the round's end
+// with the others instead: 2-rank medians 0.75-0.86 s -> 0.70-0.88 s (lower in 4 of 5 alternated
+// pairs, docs/speed.md), for up to one round's records more held on rank 0 (the largest rank's peak
+// memory 268-292 -> 267-316 MB there).
+constexpr std::size_t kRank0DeferredFlushFactor = 4;
+
 // ---- samplers -----------------------------------------------------------------------------------
 
 std::unique_ptr<search::Sampler> make_sampler(const PointModel& model, const SearchPlan& plan) {
@@ -145,8 +154,12 @@ class Driver {
         runner_(model, opt.threads, archive_, front_, store_rows_ || needs_results_),
         round_points_(std::max<std::uint64_t>(64, static_cast<std::uint64_t>(ctx.size()) * 64)) {
     if (ctx.size() > 1) {  // filed together at the rounds' ends (evaluate_round); one rank waits on none
-      archive_.defer_flushes();
-      front_.defer_flushes();
+      // Rank 0 answers the other ranks' chunk requests between its chunks, so a filing it is forced into
+      // inside a chunk stalls them (kRank0DeferredFlushFactor); the others may file alone.
+      const std::size_t factor =
+          ctx.rank() == 0 ? kRank0DeferredFlushFactor : search::ConstraintArchive::kDeferredFlushFactor;
+      archive_.defer_flushes(factor);
+      front_.defer_flushes(factor);
     }
   }
 

@@ -70,7 +70,7 @@ void Archive::insert(const PointRecord& r) {
   if (it == parts_.end()) {
     it = parts_.emplace(r.workload_id, Part{search::ConstraintArchive(model_->senses, model_->metric_count), {}})
              .first;
-    it->second.archive.defer_flushes(deferred_);
+    it->second.archive.defer_flushes(deferred_, deferred_factor_);
   }
   Part& p = it->second;
   p.archive.add(e.index, e.objectives, e.constraints);
@@ -85,9 +85,10 @@ void Archive::settle() {
   }
 }
 
-void Archive::defer_flushes() {
+void Archive::defer_flushes(std::size_t factor) {
   deferred_ = true;
-  for (auto& [w, p] : parts_) p.archive.defer_flushes(true);
+  deferred_factor_ = factor;
+  for (auto& [w, p] : parts_) p.archive.defer_flushes(true, factor);
 }
 
 bool Archive::flush_due() const {
@@ -406,7 +407,7 @@ search::ConstraintArchive& ObjectiveFront::part(std::uint32_t workload) {
   auto it = parts_.find(workload);
   if (it == parts_.end()) {
     it = parts_.emplace(workload, search::ConstraintArchive(model_->senses, 0)).first;
-    it->second.defer_flushes(deferred_);
+    it->second.defer_flushes(deferred_, deferred_factor_);
   }
   return it->second;
 }
@@ -425,9 +426,10 @@ void ObjectiveFront::settle() {
   for (auto& [w, a] : parts_) a.flush();
 }
 
-void ObjectiveFront::defer_flushes() {
+void ObjectiveFront::defer_flushes(std::size_t factor) {
   deferred_ = true;
-  for (auto& [w, a] : parts_) a.defer_flushes(true);
+  deferred_factor_ = factor;
+  for (auto& [w, a] : parts_) a.defer_flushes(true, factor);
 }
 
 bool ObjectiveFront::flush_due() const {

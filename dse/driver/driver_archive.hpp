@@ -69,8 +69,9 @@ class Archive {
 
   // Files every queued point and drops the records no longer archived.
   void settle();
-  // Each part's queue left to settle() (ConstraintArchive::defer_flushes), from now on.
-  void defer_flushes();
+  // Each part's queue left to settle() (ConstraintArchive::defer_flushes), from now on; a part flushes
+  // by itself at `factor` times its due size.
+  void defer_flushes(std::size_t factor = search::ConstraintArchive::kDeferredFlushFactor);
   // Some part's queue is due to be filed (ConstraintArchive::flush_due).
   [[nodiscard]] bool flush_due() const;
 
@@ -94,6 +95,7 @@ class Archive {
   const PointModel* model_;
   std::map<std::uint32_t, Part> parts_;
   bool deferred_ = false;
+  std::size_t deferred_factor_ = search::ConstraintArchive::kDeferredFlushFactor;
   search::Evaluation scratch_;  // insert's, its storage reused
 };
 
@@ -112,7 +114,7 @@ class ObjectiveFront {
   // Files every queued point.
   void settle();
   // As Archive's.
-  void defer_flushes();
+  void defer_flushes(std::size_t factor = search::ConstraintArchive::kDeferredFlushFactor);
   [[nodiscard]] bool flush_due() const;
   // Settled, as bytes: per workload its id and its archive (ConstraintArchive::to_bytes).
   [[nodiscard]] Bytes pack();
@@ -127,6 +129,7 @@ class ObjectiveFront {
   const PointModel* model_;
   std::map<std::uint32_t, search::ConstraintArchive> parts_;
   bool deferred_ = false;
+  std::size_t deferred_factor_ = search::ConstraintArchive::kDeferredFlushFactor;
   search::Evaluation scratch_;  // insert's, its storage reused
 };
 

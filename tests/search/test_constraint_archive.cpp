@@ -205,6 +205,34 @@ TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToTwiceTheDueSize) {
   EXPECT_EQ(deferred, reference);
 }
 
+// The bound may be set per archive (rank 0 of `dse run` waits longer, dse/driver/driver.cpp): at
+// factor 4 the queue files itself at 4 x 65,536 rows, not before; a factor of 0 is taken as 1.
+TEST(ConstraintArchive, DeferredFlushFactorSetsTheBound) {
+  const std::vector<Sense> two_min = {Sense::minimize, Sense::minimize};
+  auto add = [](ConstraintArchive& a, std::uint64_t from, std::uint64_t to) {
+    for (std::uint64_t i = from; i < to; ++i) {
+      const double x = static_cast<double>(i);
+      a.add(i, std::vector<double>{x, 1e9 - x}, {});
+    }
+  };
+  const std::uint64_t due = ConstraintArchive::kFlushRows;
+  ConstraintArchive four(two_min, 0);
+  four.defer_flushes(true, 4);
+  add(four, 0, 4 * due - 1);
+  EXPECT_TRUE(four.flush_due());
+  EXPECT_EQ(four.pending(), 4 * due - 1);  // past twice the due size, still queued
+  add(four, 4 * due - 1, 4 * due);         // four times: filed by itself
+  EXPECT_EQ(four.pending(), 0u);
+  EXPECT_EQ(four.size(), 4 * due);
+
+  ConstraintArchive zero(two_min, 0);
+  zero.defer_flushes(true, 0);
+  add(zero, 0, due - 1);
+  EXPECT_EQ(zero.pending(), due - 1);
+  add(zero, due - 1, due);  // factor 1: filed at the due size, as without deferral
+  EXPECT_EQ(zero.pending(), 0u);
+}
+
 TEST(ConstraintArchive, BytesRoundTripAndLayout) {
   for (std::uint64_t seed = 1; seed <= 50; ++seed) {
     const Problem p = make_problem(seed);
