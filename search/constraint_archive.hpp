@@ -25,7 +25,7 @@
 // nondominated_rows (search/dominance_filter.hpp), about O(n log n) on sweep data. The
 // result is the same set either way. add() flushes by itself when the queue grows as
 // large as the archive (and at least kFlushRows), so memory stays bounded (with defer_flushes,
-// at kDeferredFlushFactor times that, the owner flushing when flush_due()); merge()
+// at a factor of that, kDeferredFlushFactor by default, the owner flushing when flush_due()); merge()
 // queues the other archive and flushes. The read accessors (entries, sorted_indices,
 // front_under, to_bytes, ==) need an empty queue: they throw std::logic_error otherwise.
 #pragma once
