@@ -164,43 +164,46 @@ TEST(ConstraintArchive, InsertionOrderAndMergeTreeDoNotMatter) {
   }
 }
 
+const std::vector<Sense> kTwoMin = {Sense::minimize, Sense::minimize};
+
+// Queues points from..to-1 on the line x + y = 1e9 (two objectives, both minimised).
+void add_line(ConstraintArchive& a, std::uint64_t from, std::uint64_t to) {
+  for (std::uint64_t i = from; i < to; ++i) {
+    const double x = static_cast<double>(i);
+    a.add(i, std::vector<double>{x, 1e9 - x}, {});
+  }
+}
+
 // add() files its queue once it is as large as the archive and at least kFlushRows (65,536) rows;
 // with defer_flushes the queue waits for the owner's flush() (flush_due() says when) up to twice
 // that, and the archive is the same set either way. Points on the line x + y = const are
 // mutually non-dominated, so every one is kept and the archive grows as they are filed.
 TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToTwiceTheDueSize) {
-  const std::vector<Sense> two_min = {Sense::minimize, Sense::minimize};
-  auto add = [](ConstraintArchive& a, std::uint64_t from, std::uint64_t to) {
-    for (std::uint64_t i = from; i < to; ++i) {
-      const double x = static_cast<double>(i);
-      a.add(i, std::vector<double>{x, 1e9 - x}, {});
-    }
-  };
   const std::uint64_t due = ConstraintArchive::kFlushRows;
-  ConstraintArchive plain(two_min, 0);
-  add(plain, 0, due - 1);
+  ConstraintArchive plain(kTwoMin, 0);
+  add_line(plain, 0, due - 1);
   EXPECT_FALSE(plain.flush_due());
   EXPECT_EQ(plain.pending(), due - 1);
-  add(plain, due - 1, due);  // the 65,536th row: filed at once
+  add_line(plain, due - 1, due);  // the 65,536th row: filed at once
   EXPECT_EQ(plain.pending(), 0u);
   EXPECT_EQ(plain.size(), due);
 
-  ConstraintArchive deferred(two_min, 0);
+  ConstraintArchive deferred(kTwoMin, 0);
   deferred.defer_flushes(true);
-  add(deferred, 0, due);
+  add_line(deferred, 0, due);
   EXPECT_TRUE(deferred.flush_due());
   EXPECT_EQ(deferred.pending(), due);  // left to the owner
-  add(deferred, due, 2 * due - 1);
+  add_line(deferred, due, 2 * due - 1);
   EXPECT_EQ(deferred.pending(), 2 * due - 1);
-  add(deferred, 2 * due - 1, 2 * due);  // twice the due size: filed by itself
+  add_line(deferred, 2 * due - 1, 2 * due);  // twice the due size: filed by itself
   EXPECT_EQ(deferred.pending(), 0u);
   EXPECT_EQ(deferred.size(), 2 * due);
   // Now due at the archive's size, 131,072 rows: the owner flushes at 100,000.
-  add(deferred, 2 * due, 2 * due + 100000);
+  add_line(deferred, 2 * due, 2 * due + 100000);
   EXPECT_FALSE(deferred.flush_due());
   deferred.flush();
-  ConstraintArchive reference(two_min, 0);
-  add(reference, 0, 2 * due + 100000);
+  ConstraintArchive reference(kTwoMin, 0);
+  add_line(reference, 0, 2 * due + 100000);
   reference.flush();
   EXPECT_EQ(deferred, reference);
 }
@@ -208,28 +211,21 @@ TEST(ConstraintArchive, DeferredFlushesWaitForTheOwnerUpToTwiceTheDueSize) {
 // The bound may be set per archive (rank 0 of `dse run` waits longer, dse/driver/driver.cpp): at
 // factor 4 the queue files itself at 4 x 65,536 rows, not before; a factor of 0 is taken as 1.
 TEST(ConstraintArchive, DeferredFlushFactorSetsTheBound) {
-  const std::vector<Sense> two_min = {Sense::minimize, Sense::minimize};
-  auto add = [](ConstraintArchive& a, std::uint64_t from, std::uint64_t to) {
-    for (std::uint64_t i = from; i < to; ++i) {
-      const double x = static_cast<double>(i);
-      a.add(i, std::vector<double>{x, 1e9 - x}, {});
-    }
-  };
   const std::uint64_t due = ConstraintArchive::kFlushRows;
-  ConstraintArchive four(two_min, 0);
+  ConstraintArchive four(kTwoMin, 0);
   four.defer_flushes(true, 4);
-  add(four, 0, 4 * due - 1);
+  add_line(four, 0, 4 * due - 1);
   EXPECT_TRUE(four.flush_due());
   EXPECT_EQ(four.pending(), 4 * due - 1);  // past twice the due size, still queued
-  add(four, 4 * due - 1, 4 * due);         // four times: filed by itself
+  add_line(four, 4 * due - 1, 4 * due);         // four times: filed by itself
   EXPECT_EQ(four.pending(), 0u);
   EXPECT_EQ(four.size(), 4 * due);
 
-  ConstraintArchive zero(two_min, 0);
+  ConstraintArchive zero(kTwoMin, 0);
   zero.defer_flushes(true, 0);
-  add(zero, 0, due - 1);
+  add_line(zero, 0, due - 1);
   EXPECT_EQ(zero.pending(), due - 1);
-  add(zero, due - 1, due);  // factor 1: filed at the due size, as without deferral
+  add_line(zero, due - 1, due);  // factor 1: filed at the due size, as without deferral
   EXPECT_EQ(zero.pending(), 0u);
 }
 
