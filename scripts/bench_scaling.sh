@@ -49,24 +49,25 @@ for rep in $(seq 1 "$repeat"); do
       "$(for np in $(seq 1 "$max"); do printf "%d rank(s) %.2f s  " "$np" "${secs[$np,$rep]}"; done)"
   fi
 done
+seconds_of() { for rep in $(seq 1 "$repeat"); do echo "${secs[$1,$rep]}"; done; }  # rank count $1's runs
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}'; }
 printf "%-6s %10s %10s %12s %10s %10s %12s" ranks points seconds points/s efficiency archive max_rss_MiB
 ((repeat > 1)) && printf "  %-13s %s" "seconds_range" "efficiency_range"
 printf "\n"
 base=""
 for np in $(seq 1 "$max"); do
-  s_med=$(for rep in $(seq 1 "$repeat"); do echo "${secs[$np,$rep]}"; done | median)
+  s_med=$(seconds_of "$np" | median)
   rate=$(echo "${points[$np]} / $s_med" | bc -l)
   [ -n "$base" ] || base=$rate
   eff=$(echo "$rate / ($base * $np)" | bc -l)
   printf "%-6s %10s %10.2f %12.0f %10.2f %10s %12.1f" "$np" "${points[$np]}" "$s_med" "$rate" "$eff" "${archive[$np]}" \
     "$(echo "${rss[$np]} / 1024" | bc -l)"
   if ((repeat > 1)); then
-    range=$(for rep in $(seq 1 "$repeat"); do echo "${secs[$np,$rep]}"; done | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
     effs=$(for rep in $(seq 1 "$repeat"); do
       echo "${secs[1,$rep]} / (${secs[$np,$rep]} * $np) * ${points[$np]} / ${points[1]}" | bc -l
-    done | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
-    printf "  %-13s %s" "$range" "$effs"
+    done | range)
+    printf "  %-13s %s" "$(seconds_of "$np" | range)" "$effs"
   fi
   printf "\n"
 done
