@@ -312,11 +312,11 @@ Nsga2Sampler::Known Nsga2Sampler::known_evaluations() const {
   return known;
 }
 
-std::vector<Evaluation> Nsga2Sampler::pool_of(std::size_t k, const Known& known) const {
-  std::vector<Evaluation> pool;
+Nsga2Sampler::Pool Nsga2Sampler::pool_of(std::size_t k, const Known& known) const {
+  Pool pool;
   pool.reserve(islands_[k].parents.size() + islands_[k].offspring.size());
-  for (const Member& m : islands_[k].parents) pool.push_back(m.evaluation);
-  for (std::uint64_t id : islands_[k].offspring) pool.push_back(*known.at(id));
+  for (const Member& m : islands_[k].parents) pool.push_back(&m.evaluation);
+  for (std::uint64_t id : islands_[k].offspring) pool.push_back(known.at(id));
   return pool;
 }
 
@@ -354,27 +354,29 @@ void Nsga2Sampler::migrate() {
   }
   for (std::size_t i = 0; i < k; ++i) {
     Island& to = islands_[(i + 1) % k];
-    std::vector<Evaluation> pool;
-    for (const Member& m : to.parents) pool.push_back(m.evaluation);
-    pool.insert(pool.end(), emigrants[i].begin(), emigrants[i].end());
+    Pool pool;
+    pool.reserve(to.parents.size() + emigrants[i].size());
+    for (const Member& m : to.parents) pool.push_back(&m.evaluation);
+    for (const Evaluation& e : emigrants[i]) pool.push_back(&e);
     to.parents = select(std::move(pool), to.size);
   }
 }
 
-std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> pool, std::size_t target) const {
-  // Canonical order: everything below depends on the set of results, not their arrival.
-  std::sort(pool.begin(), pool.end(), [](const Evaluation& a, const Evaluation& b) { return a.index < b.index; });
+std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(Pool pool, std::size_t target) const {
+  // Canonical order: everything below depends on the set of results, not their arrival (results of
+  // one index are equal: tell() refuses conflicting ones).
+  std::sort(pool.begin(), pool.end(), [](const Evaluation* a, const Evaluation* b) { return a->index < b->index; });
   pool.erase(std::unique(pool.begin(), pool.end(),
-                         [](const Evaluation& a, const Evaluation& b) { return a.index == b.index; }),
+                         [](const Evaluation* a, const Evaluation* b) { return a->index == b->index; }),
              pool.end());
   const std::size_t n = pool.size();
   const std::size_t m = senses_.size();
   std::vector<double> viol(n);
-  for (std::size_t i = 0; i < n; ++i) viol[i] = violation(pool[i]);
+  for (std::size_t i = 0; i < n; ++i) viol[i] = violation(*pool[i]);
   std::vector<double> obj(n * m, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     if (viol[i] == kInf) continue;
-    for (std::size_t j = 0; j < m; ++j) obj[i * m + j] = min_form(pool[i], j, senses_[j]);
+    for (std::size_t j = 0; j < m; ++j) obj[i * m + j] = min_form(*pool[i], j, senses_[j]);
   }
   // Fronts by constrained domination; each front's members in index order (pool order).
   const std::vector<std::size_t> rank = constrained_fronts(obj, m, viol);
@@ -403,7 +405,7 @@ std::vector<Nsga2Sampler::Member> Nsga2Sampler::select(std::vector<Evaluation> p
   std::sort(chosen.begin(), chosen.end());  // pool is index-sorted, so this orders by index
   std::vector<Member> out;
   out.reserve(chosen.size());
-  for (std::size_t i : chosen) out.push_back({std::move(pool[i]), rank[i], crowd[i], viol[i]});
+  for (std::size_t i : chosen) out.push_back({*pool[i], rank[i], crowd[i], viol[i]});
   return out;
 }
 

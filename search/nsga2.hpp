@@ -149,7 +149,10 @@ class Nsga2Sampler final : public Sampler {
   // Index -> result of every current parent and every told result of the batch.
   using Known = IdTable<const Evaluation*>;
   [[nodiscard]] Known known_evaluations() const;
-  [[nodiscard]] std::vector<Evaluation> pool_of(std::size_t k, const Known& known) const;
+  // A selection's candidates, pointing into the current parents and the told results (or a
+  // migration's emigrants), which outlive the selection.
+  using Pool = std::vector<const Evaluation*>;
+  [[nodiscard]] Pool pool_of(std::size_t k, const Known& known) const;
   // Every island's selection (one copy does them all), then the migration when `migrating`.
   void select_all(bool migrating);
   // This part's islands' selections, migrations and next offspring (when the run goes on), the
@@ -161,7 +164,7 @@ class Nsga2Sampler final : public Sampler {
                                                           const std::exception_ptr& failure) const;
   // The `target` members that constrained non-dominated sorting and crowding keep of `pool`
   // (one per index), ordered by index.
-  [[nodiscard]] std::vector<Member> select(std::vector<Evaluation> pool, std::size_t target) const;
+  [[nodiscard]] std::vector<Member> select(Pool pool, std::size_t target) const;
   void migrate();
   // The migration_size best members of `parents` (rank, then crowding, then index).
   [[nodiscard]] std::vector<const Member*> emigrants_of(const std::vector<Member>& parents) const;

@@ -87,10 +87,10 @@ void Nsga2Sampler::select_shared(bool migrating) {
       mine.clear();
       try {
         for (std::size_t k = first; k < last; ++k) {
-          std::vector<Evaluation> pool;
+          Pool pool;
           pool.reserve(selected[k].size() + opt_.migration_size);
-          for (const Member& m : selected[k]) pool.push_back(m.evaluation);
-          for (std::uint64_t id : emigrants[(k + k_all - 1) % k_all]) pool.push_back(*known.at(id));
+          for (const Member& m : selected[k]) pool.push_back(&m.evaluation);
+          for (std::uint64_t id : emigrants[(k + k_all - 1) % k_all]) pool.push_back(known.at(id));
           selected[k] = select(std::move(pool), islands_[k].size);
         }
       } catch (...) {
