@@ -50,8 +50,7 @@ for rep in $(seq 1 "$repeat"); do
   fi
 done
 seconds_of() { for rep in $(seq 1 "$repeat"); do echo "${secs[$1,$rep]}"; done; }  # rank count $1's runs
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}'; }
+source scripts/bench_stats.sh  # median, range
 printf "%-6s %10s %10s %12s %10s %10s %12s" ranks points seconds points/s efficiency archive max_rss_MiB
 ((repeat > 1)) && printf "  %-13s %s" "seconds_range" "efficiency_range"
 printf "\n"

@@ -38,7 +38,7 @@ for run in $(seq 1 "$repeat"); do
     grep -h "warning" "$work/err" || true
   done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+source scripts/bench_stats.sh  # median
 e1=$(echo "${evals[1]}" | median)
 en=$(echo "${evals[$n]}" | median)
 printf "median evaluation: %.2f s (1 thread), %.2f s (%s threads): %.2fx; median wall %.2f s / %.2f s; load %s\n" \
