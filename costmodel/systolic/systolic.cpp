@@ -363,8 +363,11 @@ class UserReadBuffer {
       if (a < 0) continue;
       while (!hit(a)) {
         new_prefetch();
+        // The offset grows by the stall a prefetch causes, never shrinks (read_buffer.py at 22f88b17,
+        // "removing double counting of stall cycles"; before it, a prefetch that ended early moved
+        // the line's served cycle earlier than the request's, which only the SRAM traces showed).
         const I64 potential = last_prefetch_cycle_ - (cycle + offset);
-        offset += potential;  // also when negative, as SCALE-Sim does
+        if (potential > 0) offset += potential;
       }
     }
     return cycle + offset;
@@ -489,12 +492,15 @@ class WriteBuffer {
     const I64 data = n * bw_ - (bw_ - line_counts_[static_cast<std::size_t>(end - 1)]);
     num_access_ += data;
     const I64 last = start_cycle + n - 1;  // write port latency 0
+    // SCALE-Sim's trace ends (write_buffer.py get_external_access_start_stop_cycles: the first
+    // and the last entry of its cycles): the first drain's first line and the last drain's last
+    // line. The final drain starts at the last demand row's cycle, which can be before the end of
+    // a drain still running, so the last line is not always the latest.
     if (!traced_) {
       trace_start_ = start_cycle;
       traced_ = true;
     }
-    trace_start_ = std::min(trace_start_, start_cycle);
-    trace_stop_ = std::max(trace_stop_, last);
+    trace_stop_ = last;
     free_ += data;
     drain_start_ = end;
     return last;

@@ -366,12 +366,14 @@ class WriteBuffer {
     const I64 data = n * bw_ - (bw_ - last);  // SCALE-Sim pads all but the last line
     num_access_ += data;
     const I64 end = start_cycle + n - 1;
+    // SCALE-Sim reports the first drain's first line and the last drain's last line (the
+    // ends of its trace), not the extremes: the final drain starts at the last demand row's
+    // cycle, which can be before the end of a drain still running.
     if (!traced_) {
       trace_start_ = start_cycle;
       traced_ = true;
     }
-    trace_start_ = std::min(trace_start_, start_cycle);
-    trace_stop_ = std::max(trace_stop_, end);
+    trace_stop_ = end;
     free_ += data;
     return end;
   }
@@ -696,8 +698,10 @@ void run_fold(const FoldWalk& w, Buffers& buf, const WriteStream& ws, const std:
     }
     buf.wb.advance(ws, t, e.t, base, clk.stalls);
     const I64 cycle = base + e.t + clk.stalls;
-    const I64 if_out = e.if_rot >= 0 ? buf.usr[0].served(e.if_rot) : cycle + 1;
-    const I64 fl_out = e.fl_rot >= 0 ? buf.usr[1].served(e.fl_rot) : cycle + 1;
+    // A row that makes its buffer fetch is served when the fetch ends, and never before the hit
+    // latency of one cycle (read_buffer.py: the offset grows only by positive stalls).
+    const I64 if_out = e.if_rot >= 0 ? std::max(cycle + 1, buf.usr[0].served(e.if_rot)) : cycle + 1;
+    const I64 fl_out = e.fl_rot >= 0 ? std::max(cycle + 1, buf.usr[1].served(e.fl_rot)) : cycle + 1;
     const I64 of_out = buf.wb.write_row(ws.count(e.t), cycle);
     if (e.flags & kIfFirst) { res.sram_ifmap_start = if_out; clk.first_cycle[0] = cycle; }
     if (e.flags & kFlFirst) { res.sram_filter_start = fl_out; clk.first_cycle[1] = cycle; }

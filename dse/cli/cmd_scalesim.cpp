@@ -23,7 +23,8 @@ int cmd_scalesim(const Args& args) {
       "IfmapSramSzkB, FilterSramSzkB, OfmapSramSzkB, IfmapOffset, FilterOffset, OfmapOffset, Dataflow, "
       "Bandwidth, MemoryBanks; [run_presets] InterfaceBandwidth CALC|USER)")(
       "topology,t", po::value<std::string>(&topology)->required(),
-      "topology CSV: conv rows (name, H, W, R, S, C, K, stride) or GEMM rows (name, M, N, K)")(
+      "topology CSV: conv rows (name, H, W, R, S, C, K, stride[, stride width]; a name containing DP is a "
+      "depthwise layer, run per channel as SCALE-Sim does) or GEMM rows (name, M, N, K)")(
       "input-type,i", po::value<std::string>(&input_type)->default_value("conv"),
       "topology kind: conv or gemm")("path,p", po::value<std::string>(&outdir)->default_value("."),
                                      "output folder; reports go to PATH/<run_name>/");

@@ -49,6 +49,12 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
   return x;
 }
 
+bool is_integer(const std::string& v) {
+  std::int64_t x = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  return ec == std::errc() && p == v.data() + v.size() && !v.empty();
+}
+
 // A size in KiB, returned in KiB; refused past kMaxSramKib.
 std::int64_t parse_kib(const std::string& v, const std::string& file, int line, const std::string& key) {
   return parse_int(v, file, line, key, 1, kMaxSramKib);
@@ -252,15 +258,24 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
     std::stringstream row(raw);
     std::string cell;
     while (std::getline(row, cell, ',')) f.push_back(trim(cell));
-    while (!f.empty() && f.back().empty()) f.pop_back();  // trailing comma
+    if (trim(raw).back() == ',') f.emplace_back();
+    // SCALE-Sim reads the fields before the row's last comma (topology_utils.py: row.split(',')[:-1]):
+    // what follows it, empty or a note such as "#dw" (its mobilnet_4k.csv), is not read. A row
+    // that ends in a number with no comma after it is read whole.
+    if (f.size() > 1 && !is_integer(f.back())) f.pop_back();
+    while (!f.empty() && f.back().empty()) f.pop_back();
     if (f.size() < needed) {
       throw ConfigError(file, line_no, 1, "topology",
                         kind == TopologyKind::gemm ? "expected 'name, M, N, K'"
                                                    : "expected 'name, H, W, R, S, C, K, stride'",
                         std::to_string(f.size()) + " fields");
     }
-    if (f.size() > needed) {
-      throw ConfigError(file, line_no, 1, "topology", "expected " + std::to_string(needed) + " fields",
+    // A conv row may give the stride along the width as a ninth field (SCALE-Sim's "Stride height,
+    // Stride width"; with eight, the one stride is both).
+    const std::size_t most = kind == TopologyKind::gemm ? 4 : 9;
+    if (f.size() > most) {
+      throw ConfigError(file, line_no, 1, "topology",
+                        kind == TopologyKind::gemm ? "expected 4 fields" : "expected 8 or 9 fields",
                         std::to_string(f.size()) + " fields");
     }
     ScalesimLayer layer;
@@ -277,13 +292,29 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
       c.channels = num(5, "Channels");
       c.num_filters = num(6, "Num Filter");
       c.stride_h = num(7, "Strides");
-      c.stride_w = c.stride_h;
+      c.stride_w = f.size() > 8 ? num(8, "Stride width") : c.stride_h;
       if (c.filter_h > c.ifmap_h || c.filter_w > c.ifmap_w) {
         throw ConfigError(file, line_no, 1, "topology", "expected a filter no larger than the ifmap",
                           std::to_string(c.filter_h) + "x" + std::to_string(c.filter_w));
       }
     }
     refuse_oversized_layer(layer.conv, file, line_no);
+    // SCALE-Sim's depthwise layers: a conv row whose name contains "DP" runs as one layer of one
+    // channel per channel, named <name>Channel_<i> (topology_utils.py load_arrays_conv).
+    if (kind == TopologyKind::conv && layer.name.find("DP") != std::string::npos) {
+      const std::int64_t channels = layer.conv.channels;
+      if (channels > kMaxDepthwiseChannels) {
+        throw ConfigError(file, line_no, 1, "topology",
+                          "expected at most " + std::to_string(kMaxDepthwiseChannels) +
+                              " channels in a depthwise (DP) layer, each of which runs as a layer",
+                          std::to_string(channels));
+      }
+      layer.conv.channels = 1;
+      for (std::int64_t ch = 0; ch < channels; ++ch) {
+        layers.push_back({layer.name + "Channel_" + std::to_string(ch), layer.conv});
+      }
+      continue;
+    }
     layers.push_back(layer);
   }
   if (layers.empty()) throw ConfigError(file, 1, 1, "topology", "expected at least one layer", "none");

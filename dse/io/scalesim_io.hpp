@@ -21,6 +21,8 @@ namespace dse::io {
 inline constexpr std::int64_t kMaxArraySide = std::int64_t{1} << 20;
 inline constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
 inline constexpr std::int64_t kMaxSramKib = std::int64_t{1} << 43;
+// A depthwise ("DP") conv row runs as one layer per channel: at most this many.
+inline constexpr std::int64_t kMaxDepthwiseChannels = 65536;
 
 struct ScalesimConfig {
   std::string run_name;
@@ -44,8 +46,9 @@ struct ScalesimLayer {
 enum class TopologyKind { conv, gemm };
 
 // Conv rows: name, IFMAP H, IFMAP W, Filter H, Filter W, Channels, Num
-// Filter, Strides. GEMM rows: name, M, N, K (converted with gemm_as_conv).
-// The first line is a header.
+// Filter, Strides[, Stride width]; a row whose name contains "DP" is SCALE-Sim's depthwise layer,
+// one layer of one channel per channel (<name>Channel_<i>). GEMM rows: name, M, N, K (converted
+// with gemm_as_conv). The first line is a header; what follows a row's last comma is not read.
 std::vector<ScalesimLayer> read_scalesim_topology(const std::string& path, TopologyKind kind);
 std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, const std::string& file,
                                                    TopologyKind kind);

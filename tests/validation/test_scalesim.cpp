@@ -6,6 +6,8 @@
 // three percentages, for both simulate_scalesim() and simulate_scalesim_reference().
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -135,6 +137,82 @@ TEST(ScalesimValidation, WritesTheThreeReportsWithScalesimHeaders) {
   std::filesystem::remove_all(out);
 }
 
+// The rows of a SCALE-Sim report, each a list of trimmed fields (the header is row 0).
+std::vector<std::vector<std::string>> read_report(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> row;
+    for (std::string f : split(line)) {
+      f.erase(0, f.find_first_not_of(' '));
+      f.erase(f.find_last_not_of(" \r") + 1);
+      if (!f.empty()) row.push_back(f);
+    }
+    if (!row.empty()) rows.push_back(row);
+  }
+  return rows;
+}
+
+// Runs every case folder of data/oracles/scalesim/<folder> (run.cfg, conv.csv or gemm.csv and the
+// three reports SCALE-Sim v2 itself, commit 22f88b17, wrote for it) through `dse scalesim`'s
+// run_scalesim and compares every field of every report: integers exactly, real numbers to 1e-9
+// relative.
+void check_saved_runs(const std::string& folder, std::size_t expected_cases) {
+  const std::filesystem::path root = std::filesystem::path(kDir) / folder;
+  std::vector<std::filesystem::path> cases;
+  for (const auto& e : std::filesystem::directory_iterator(root))
+    if (e.is_directory()) cases.push_back(e.path());
+  ASSERT_EQ(cases.size(), expected_cases) << "cases not found or changed in " << root;
+  std::sort(cases.begin(), cases.end());
+  const std::filesystem::path out = dse::test::scratch_file("scalesim_" + folder);
+  for (const auto& dir : cases) {
+    SCOPED_TRACE(dir.filename().string());
+    std::filesystem::remove_all(out);
+    const bool gemm = std::filesystem::exists(dir / "gemm.csv");
+    const auto cfg = dse::io::read_scalesim_config((dir / "run.cfg").string());
+    const auto layers = dse::io::read_scalesim_topology((dir / (gemm ? "gemm.csv" : "conv.csv")).string(),
+                                                        gemm ? dse::io::TopologyKind::gemm : dse::io::TopologyKind::conv);
+    const std::filesystem::path got_dir = dse::io::run_scalesim(cfg, layers, out.string());
+    for (const char* report : {"COMPUTE_REPORT.csv", "DETAILED_ACCESS_REPORT.csv", "BANDWIDTH_REPORT.csv"}) {
+      SCOPED_TRACE(report);
+      const auto want = read_report(dir / report);
+      const auto got = read_report(got_dir / report);
+      ASSERT_EQ(got.size(), want.size());
+      ASSERT_GE(want.size(), 2U);
+      for (std::size_t r = 0; r < want.size(); ++r) {
+        ASSERT_EQ(got[r].size(), want[r].size()) << "row " << r;
+        for (std::size_t c = 0; c < want[r].size(); ++c) {
+          if (r == 0) {
+            EXPECT_EQ(got[r][c], want[r][c]);
+            continue;
+          }
+          const double w = std::stod(want[r][c]);
+          const double g = std::stod(got[r][c]);
+          EXPECT_NEAR(g, w, 1e-9 * std::max(1.0, std::abs(w))) << want[0][c] << ", layer " << want[r][0];
+        }
+      }
+    }
+  }
+  std::filesystem::remove_all(out);
+}
+
+// differential/: 30 random runs (scripts/scalesim_diff.py --cases 30 --seed 1: arrays of 2 to 32
+// rows and columns, every dataflow, CALC and USER bandwidth, SRAMs of 1 to 512 KiB, one to three
+// convolution or GEMM layers). This covers what expected.csv does not: the start and stop cycles
+// of the six SRAM and DRAM traces and the bandwidth report. Cases 1, 7 and 27 are runs whose
+// final ofmap drain starts (at the last demand row's cycle) before an earlier drain ends:
+// SCALE-Sim reports the last drain's last line as the DRAM OFMAP stop cycle, not the latest line
+// (case 1: 13,379, where the latest is 13,422).
+TEST(ScalesimValidation, EveryFieldOfTheReportsOfThirtyRandomRuns) { check_saved_runs("differential", 30); }
+
+// differential-forms/: 25 more (--cases 25 --seed 3 --forms) whose conv rows also take SCALE-Sim's
+// other forms: a stride along the width, depthwise ("DP") layers run per channel, a note after
+// the last comma. Case 4 (8x32, input stationary, USER bandwidth, a 2 KiB ifmap SRAM) is a run
+// whose last ifmap request makes a fetch that ended long before: SCALE-Sim serves it one cycle
+// after the request (SRAM IFMAP stop cycle 584), not at the fetch's end (395).
+TEST(ScalesimValidation, EveryFieldOfTheReportsOfRandomRunsInEveryRowForm) { check_saved_runs("differential-forms", 25); }
+
 TEST(ScalesimConfigReader, RefusesUnsupportedKeyWithFileLineAndKey) {
   const std::string text =
       "[general]\nrun_name = x\n\n[architecture_presets]\nArrayHeight: 8\nSparsitySupport: true\n";
@@ -157,6 +235,37 @@ TEST(ScalesimConfigReader, RefusesBadValues) {
                dse::ConfigError);
   EXPECT_THROW((void)dse::io::parse_scalesim_config("[architecture_presets]\nArrayHeight: 8\n", "c.cfg"),
                dse::ConfigError);  // no run_name
+}
+
+// SCALE-Sim v2's conv rows (scalesim/topology_utils.py, commit 22f88b17): a ninth field is the
+// stride along the width; the text after a row's last comma is not read (its mobilnet_4k.csv ends
+// rows with "#dw"); a name containing "DP" makes a depthwise layer, run as one single-channel
+// layer per channel named <name>Channel_<i>.
+TEST(ScalesimTopologyReader, StrideWidthNotesAndDepthwiseRows) {
+  const auto layers = dse::io::parse_scalesim_topology(
+      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+      "C1, 16, 20, 3, 3, 8, 4, 1, 2,\n"
+      "C2_dw, 10, 10, 3, 3, 1, 1, 2,#dw\n"
+      "B3_DP, 9, 9, 3, 3, 3, 1, 1,\n"
+      "C4, 8, 8, 1, 1, 2, 2, 1\n",
+      "t.csv", dse::io::TopologyKind::conv);
+  ASSERT_EQ(layers.size(), 6U);  // C1, C2_dw, three channels of B3_DP, C4
+  EXPECT_EQ(layers[0].conv.stride_h, 1);
+  EXPECT_EQ(layers[0].conv.stride_w, 2);
+  EXPECT_EQ(layers[1].name, "C2_dw");
+  EXPECT_EQ(layers[1].conv.stride_h, 2);
+  EXPECT_EQ(layers[1].conv.stride_w, 2);
+  for (int ch = 0; ch < 3; ++ch) {
+    const auto& l = layers[static_cast<std::size_t>(2 + ch)];
+    EXPECT_EQ(l.name, "B3_DPChannel_" + std::to_string(ch));
+    EXPECT_EQ(l.conv.channels, 1);
+    EXPECT_EQ(l.conv.num_filters, 1);
+    EXPECT_EQ(l.conv.ifmap_h, 9);
+  }
+  EXPECT_EQ(layers[5].conv.stride_w, 1);  // a row ending in a number, no comma after it, is read whole
+  EXPECT_THROW((void)dse::io::parse_scalesim_topology("h\nC1, 16, 20, 3, 3, 8, 4, 1, 2, 3,\n", "t.csv",
+                                                      dse::io::TopologyKind::conv),
+               dse::ConfigError);  // ten fields
 }
 
 TEST(ScalesimTopologyReader, GemmRowsBecomeConvs) {
