@@ -165,6 +165,24 @@ inline i64 rank_overlap(const Rank& rank, const Extents& ext, i64 d) noexcept {
   return n;
 }
 
+// Timeloop's tile: per coordinate the bounding interval of its values (its point sets are
+// axis-aligned hyper-rectangles, loop-analysis/point-set-aahr.cpp), so a strided or dilated
+// window counts the gaps between the points it reads.
+inline i64 rank_span(const Rank& rank, const Extents& ext) noexcept {
+  i64 span = 1;
+  for (int i = 0; i < rank.num_terms; ++i) {
+    const Term& term = rank.terms[static_cast<std::size_t>(i)];
+    if (term.coef > 0) span += term.coef * (ext[static_cast<std::size_t>(term.dim)] - 1);
+  }
+  return span;
+}
+
+[[gnu::noinline]] i64 bounding_tile(const PreparedTensor& t, const Extents& ext) noexcept {
+  i64 n = 1;
+  for (int r = 0; r < t.num_ranks; ++r) n *= rank_span(t.ranks[static_cast<std::size_t>(r)], ext);
+  return n;
+}
+
 // Tile of a simple tensor (one dimension per coordinate): product of extents.
 inline i64 simple_size(const PreparedTensor& t, const Extents& ext) noexcept {
   i64 n = 1;
@@ -344,6 +362,56 @@ struct Nest {
       at(wrap, r) -= (lp.factor - 1) * step;
       nonzero += (at(wrap, r) != 0 ? 1 : 0) - (was ? 1 : 0);
     }
+  }
+  return fills;
+}
+
+// Fills of a tile with extents `ext` (bounding box, `tile` words) under the m temporal loops above
+// it, as Timeloop v3 counts them (loop-analysis/nest-analysis.cpp, ComputeTemporalWorkingSet and
+// ComputeDeltas; workload/shape-models/operation-space.cpp, SaveAndSubtractIfSameStride):
+//  - each loop runs its iteration 0 and one iteration 1 standing for the other n - 1, so after a
+//    loop's iterations the tile sits at its index 1; when loop j steps, the inner loops go back
+//    from index 1 to 0 and the tile moves by T_j = s_j - sum_{i>j} s_i (s_i: loop i's step);
+//  - the tile keeps what it shares with the previous one (the delta is fetched) only while the
+//    move repeats the last move recorded; the innermost loop's moves are always recorded, so a
+//    step of an outer loop j keeps its overlap only if T_j equals the innermost loop's step, and
+//    otherwise fetches the whole tile;
+//  - the overlap of two boxes is kept only when they differ along one coordinate.
+[[gnu::noinline]] i64 timeloop_fills(const PreparedTensor& pt, const Extents& ext, i64 tile, const Loops& tloops,
+                                     const std::array<i64, kMaxLevels * kMaxDims + 1>& outer_prod, int m) noexcept {
+  if (m == 0) return tile;
+  std::array<i64, kMaxRanks> span{};
+  for (int r = 0; r < pt.num_ranks; ++r) at(span, r) = rank_span(at(pt.ranks, r), ext);
+  auto step_of = [&](const Loop& lp, std::array<i64, kMaxRanks>& v, i64 sign) {
+    const int r = at(pt.rank_of, lp.dim);
+    if (r >= 0) at(v, r) += sign * at(pt.coef_of, lp.dim) * lp.stride;
+  };
+  // Words fetched when the box moves by v.
+  auto moved = [&](const std::array<i64, kMaxRanks>& v) -> i64 {
+    int axis = -1;
+    for (int r = 0; r < pt.num_ranks; ++r) {
+      if (at(v, r) == 0) continue;
+      if (axis >= 0) return tile;  // along two coordinates: nothing kept
+      axis = r;
+    }
+    if (axis < 0) return 0;
+    const i64 d = at(v, axis) < 0 ? -at(v, axis) : at(v, axis);
+    const i64 e = at(span, axis);
+    return d >= e ? tile : tile / e * d;
+  };
+  std::array<i64, kMaxRanks> innermost{};
+  step_of(at(tloops, m - 1), innermost, 1);
+  i64 fills = tile + at(outer_prod, m - 1) * (at(tloops, m - 1).factor - 1) * moved(innermost);
+  std::array<i64, kMaxRanks> inner = innermost;  // sum of the steps of the loops inside j
+  for (int j = m - 2; j >= 0; --j) {
+    const Loop& lp = at(tloops, j);
+    std::array<i64, kMaxRanks> t{};
+    step_of(lp, t, 1);
+    for (int r = 0; r < pt.num_ranks; ++r) at(t, r) -= at(inner, r);
+    bool same = true;
+    for (int r = 0; r < pt.num_ranks; ++r) same = same && at(t, r) == at(innermost, r);
+    fills += at(outer_prod, j) * (lp.factor - 1) * (same ? moved(t) : tile);
+    step_of(lp, inner, 1);
   }
   return fills;
 }
@@ -548,6 +616,7 @@ inline void add_spatial_loops(const PreparedNest& pn, const LevelMapping& lm, co
 inline i64 tile_fills(const PreparedTensor& pt, bool simple_timeloop, const Extents& ext, i64 tile, const LoopWalk& w,
                       const Nest& nest, std::uint64_t relevant, int lvl, ReusePolicy reuse) noexcept {
   if (!simple_timeloop) {
+    if (reuse == ReusePolicy::timeloop) return timeloop_fills(pt, ext, tile, nest.tloops, w.outer_prod, at(nest.temporal_above, lvl));
     return walk_fills(pt, ext, tile, nest.tloops, w.outer_prod, at(nest.temporal_above, lvl), reuse);
   }
   // Single-term coordinates never cancel a move, so with Timeloop's rule every step of a loop
@@ -592,13 +661,16 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
   const i64 copies = lm.double_buffer ? 2 : 1;
   const i64 bw = pl.block_words;
   i64 used = 0, rd = 0, wr = 0, rv = 0, fv = 0, uv = 0;
+  // Per tensor, the bandwidth it would take at the compute's pace (summed in tensor order, as
+  // Timeloop's BufferLevel::ComputePerformance sums its data spaces').
+  double read_rate = 0.0, write_rate = 0.0;
   for (int t = 0; t < nt_ok; ++t) {
     if ((lm.keep >> t & 1u) == 0) continue;
     const PreparedTensor& pt = at(pn.tensors, t);
     const bool simple = pt.simple;
     TensorStats& ts = at(lc.tensors, t);
     ts.kept = true;
-    const i64 tile = simple ? simple_size(pt, ext) : tile_size(pt, ext);
+    const i64 tile = simple ? simple_size(pt, ext) : timeloop ? bounding_tile(pt, ext) : tile_size(pt, ext);
     ts.utilized_capacity = tile;
     used += tile * copies;
     const i64 fills = tile_fills(pt, simple && timeloop, ext, tile, w, nest, at(tw.relevant, t), lvl, map.reuse);
@@ -624,6 +696,8 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
     ts.updates = updates;
     rd += reads;
     wr += filled + updates;
+    read_rate += static_cast<double>(reads) / out.compute_cycles;
+    write_rate += static_cast<double>(filled + updates) / out.compute_cycles;
     if (bw <= 1) {
       rv += reads;
       fv += filled;
@@ -643,9 +717,24 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
     out.reason = Infeasible::capacity_exceeded;
     out.reason_level = lvl;
   }
+  // A level slower than the compute stretches the nest by its slowdown, in whole cycles, with
+  // Timeloop's arithmetic (model/buffer.cpp, ComputePerformance: the slowdown is the bandwidth
+  // over the rate the accesses need, the cycles ceil(compute cycles / slowdown)), so that the
+  // rounding agrees with it too.
+  double slowdown = 1.0;
+  if (pl.read_bandwidth_words_per_cycle > 0.0 && pl.read_bandwidth_words_per_cycle < read_rate) {
+    slowdown = std::min(slowdown, pl.read_bandwidth_words_per_cycle / read_rate);
+  }
+  if (pl.write_bandwidth_words_per_cycle > 0.0 && pl.write_bandwidth_words_per_cycle < write_rate) {
+    slowdown = std::min(slowdown, pl.write_bandwidth_words_per_cycle / write_rate);
+  }
   double c = 0.0;
-  if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
-  if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  if (slowdown < 1.0) {
+    c = std::ceil(out.compute_cycles / slowdown);
+  } else {
+    if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
+    if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  }
   lc.cycles = c;
   const double inst = static_cast<double>(at(w.used_above, lvl));
   lc.read_energy_j = static_cast<double>(rv) * pl.read_energy_j * inst;

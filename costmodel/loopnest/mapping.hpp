@@ -28,11 +28,14 @@ struct LevelMapping {
 
 // How a tile that slides (partially overlaps its predecessor) is refilled.
 enum class ReusePolicy : std::uint8_t {
-  // Timeloop v3: the overlap is reused only when the loop that advanced is the
-  // innermost non-trivial loop above the level; after any inner loop wraps, a
-  // changed tile is fetched whole.
+  // Timeloop v3 (loop-analysis/nest-analysis.cpp): a tile is the bounding box of its
+  // points; each loop above the level runs its iteration 0 and one iteration 1 standing
+  // for the rest, so when an outer loop steps the tile moves from the inner loops' index 1
+  // back to 0; the overlap with the previous box is kept while the box moves as the
+  // innermost loop moves it and along one coordinate only, otherwise the tile is fetched
+  // whole.
   timeloop,
-  // Every overlap with the previous tile is reused.
+  // Every overlap with the previous tile (its exact points) is reused.
   exact,
 };
 

@@ -30,6 +30,9 @@ struct Piece {
 
 std::vector<Piece> pieces_of(const YAML::Node& n, const Place& at) {
   std::vector<Piece> out;
+  // An empty string lists nothing (Timeloop reads `factors: ""` and `permutation: ""` so: every
+  // factor 1, the default loop order).
+  if (n.IsScalar() && n.Scalar().empty()) return out;
   if (n.IsSequence()) {
     for (std::size_t i = 0; i < n.size(); ++i) out.push_back({n[i], at.item(i), as_string(n[i], at.item(i))});
   } else {

@@ -4,6 +4,8 @@
 // iteration, builds every tile as an explicit point set and compares sets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -89,6 +91,79 @@ PSet minus(const PSet& a, const PSet& b) {
   return r;
 }
 
+// Timeloop's tiles are boxes: every point between the least and the greatest value of each
+// coordinate (loop-analysis/point-set-aahr.cpp, axis-aligned hyper-rectangles).
+PSet box_of(const PSet& s) {
+  if (s.empty()) return s;
+  Pt lo = *s.begin(), hi = *s.begin();
+  for (const auto& p : s) {
+    for (std::size_t r = 0; r < p.size(); ++r) {
+      lo[r] = std::min(lo[r], p[r]);
+      hi[r] = std::max(hi[r], p[r]);
+    }
+  }
+  PSet out;
+  Pt p = lo;
+  while (true) {
+    out.insert(p);
+    std::size_t r = 0;
+    for (; r < p.size(); ++r) {
+      if (++p[r] <= hi[r]) break;
+      p[r] = lo[r];
+    }
+    if (r == p.size()) break;
+  }
+  return out;
+}
+
+Pt least(const PSet& s) {
+  Pt lo = *s.begin();
+  for (const auto& p : s) {
+    for (std::size_t r = 0; r < p.size(); ++r) lo[r] = std::min(lo[r], p[r]);
+  }
+  return lo;
+}
+
+// One level's (one instance's) state under Timeloop's rule: the last box and the last move
+// recorded (workload/shape-models/operation-space.cpp, SaveAndSubtractIfSameStride).
+struct TimeloopState {
+  PSet prev;
+  bool moved = false;  // a move is recorded
+  Pt move;
+};
+
+// What box `cur` fetches after the state's box, written from Timeloop's code: the overlap is
+// kept while the box moves as it last moved (or no move is recorded), and two boxes share
+// points only when they differ along one coordinate (AxisAlignedHyperRectangle::Subtract).
+PSet timeloop_delta(const PSet& cur, TimeloopState& st) {
+  const bool has_move = !st.prev.empty();
+  Pt move;
+  if (has_move) {
+    move = least(cur);
+    const Pt from = least(st.prev);
+    for (std::size_t r = 0; r < move.size(); ++r) move[r] -= from[r];
+  }
+  auto subtract = [&] {
+    if (st.prev.empty()) return cur;
+    int differing = 0;
+    for (std::size_t r = 0; r < move.size(); ++r) differing += move[r] != 0 ? 1 : 0;
+    return differing > 1 ? cur : minus(cur, st.prev);
+  };
+  PSet out;
+  if (!st.moved) {
+    out = subtract();
+    st.moved = has_move;
+    st.move = move;
+  } else if (has_move && move == st.move) {
+    out = subtract();
+  } else {
+    out = cur;
+    st.moved = false;
+  }
+  st.prev = cur;
+  return out;
+}
+
 struct Group {
   PSet uni;
   i64 count = 0;
@@ -122,21 +197,55 @@ struct Brute {
     }
   }
 
-  PSet delta(const PSet& cur, const PSet& prev, bool innermost, bool first) const {
+  // Timeloop's walk above `pos` (loop-analysis/nest-analysis.cpp, ComputeTemporalWorkingSet):
+  // every loop runs its iteration 0 and its iteration 1, which stands for the other f - 1, so
+  // the visits are the 0/1 digit vectors in nest order, each weighing the product of f - 1 over
+  // its digits at 1; calls visit(digits, weight).
+  template <class F>
+  void walk_timeloop(int pos, F visit) const {
+    std::vector<int> tl;
+    for (int i = 0; i < pos; ++i) {
+      if (!n.loops[i].spatial && n.loops[i].f > 1) tl.push_back(i);
+    }
+    const int m = static_cast<int>(tl.size());
+    std::vector<i64> digits(n.loops.size(), 0);
+    for (i64 c = 0; c < (i64{1} << m); ++c) {
+      i64 weight = 1;
+      for (int k = 0; k < m; ++k) {
+        const i64 bit = (c >> (m - 1 - k)) & 1;
+        digits[tl[k]] = bit;
+        if (bit != 0) weight *= n.loops[tl[k]].f - 1;
+      }
+      visit(digits, weight);
+    }
+  }
+
+  PSet delta(const PSet& cur, const PSet& prev, bool first) const {
     if (first) return cur;
-    if (cur == prev) return {};
-    if (policy == lp::ReusePolicy::exact || innermost) return minus(cur, prev);
-    return cur;
+    return minus(cur, prev);
+  }
+
+  // A level's tile under the policy: the points (exact) or their box (Timeloop).
+  PSet held(int pos, const std::vector<i64>& d, const lp::Tensor& t) const {
+    PSet s = tile(n, pos, d, t, p.num_dims);
+    return policy == lp::ReusePolicy::timeloop ? box_of(s) : s;
   }
 
   // Fills of one instance of keeping level `lvl` (or the MACs when lvl == nl).
   i64 fills(int lvl, const lp::Tensor& t) const {
     const int pos = n.level_start[lvl];
     i64 total = 0;
+    if (policy == lp::ReusePolicy::timeloop) {
+      TimeloopState st;
+      walk_timeloop(pos, [&](const std::vector<i64>& d, i64 weight) {
+        total += weight * (lvl == nl ? 1 : static_cast<i64>(timeloop_delta(held(pos, d, t), st).size()));
+      });
+      return total;
+    }
     PSet prev;
-    walk_time(pos, [&](std::vector<i64> d, bool inner, bool first) {
+    walk_time(pos, [&](std::vector<i64> d, bool, bool first) {
       const PSet cur = tile(n, pos, d, t, p.num_dims);
-      total += lvl == nl ? 1 : static_cast<i64>(delta(cur, prev, inner, first).size());
+      total += lvl == nl ? 1 : static_cast<i64>(delta(cur, prev, first).size());
       prev = cur;
     });
     return total;
@@ -165,20 +274,27 @@ struct Brute {
       if (!s.empty()) groups.push_back(s);
     }
     std::map<std::vector<i64>, PSet> prev;
-    i64 total = 0;
-    walk_time(pos, [&](std::vector<i64> d, bool inner, bool first) {
+    std::map<std::vector<i64>, TimeloopState> states;
+    bool first = true;
+    auto step = [&](std::vector<i64> d) -> i64 {
       std::function<Group(std::size_t, std::vector<i64>&)> rec = [&](std::size_t gi, std::vector<i64>& dig) -> Group {
         if (gi == groups.size()) {
-          const PSet cur = tile(n, pos, dig, t, p.num_dims);
           std::vector<i64> key;
           for (const auto& grp : groups) {
             for (auto i : grp) key.push_back(dig[i]);
           }
-          PSet& pv = prev[key];
           Group g;
-          g.uni = child == nl ? cur : delta(cur, pv, inner, first);
+          if (child == nl) {
+            g.uni = tile(n, pos, dig, t, p.num_dims);
+          } else if (policy == lp::ReusePolicy::timeloop) {
+            g.uni = timeloop_delta(held(pos, dig, t), states[key]);
+          } else {
+            const PSet cur = tile(n, pos, dig, t, p.num_dims);
+            PSet& pv = prev[key];
+            g.uni = delta(cur, pv, first);
+            pv = cur;
+          }
           g.count = static_cast<i64>(g.uni.size());
-          pv = cur;
           return g;
         }
         std::vector<Group> kids;
@@ -207,8 +323,17 @@ struct Brute {
         }
         return out;
       };
-      total += rec(0, d).count;
-    });
+      return rec(0, d).count;
+    };
+    i64 total = 0;
+    if (policy == lp::ReusePolicy::timeloop) {
+      walk_timeloop(pos, [&](const std::vector<i64>& d, i64 weight) { total += weight * step(d); });
+    } else {
+      walk_time(pos, [&](std::vector<i64> d, bool, bool f) {
+        first = f;
+        total += step(d);
+      });
+    }
     return total;
   }
 };
@@ -321,7 +446,7 @@ TEST(LoopNestProperty, AccessCountsEqualBruteForceSimulation) {
         const int child = k + 1 < keepers.size() ? keepers[k + 1] : nl;
         const auto& ts = r.levels[lvl].tensors[t];
         SCOPED_TRACE("iter " + std::to_string(iter) + " tensor " + ten.name + " level " + std::to_string(lvl));
-        const i64 cap = static_cast<i64>(tile(n, n.level_start[lvl], std::vector<i64>(n.loops.size(), 0), ten, c.prob.num_dims).size());
+        const i64 cap = static_cast<i64>(b.held(n.level_start[lvl], std::vector<i64>(n.loops.size(), 0), ten).size());
         EXPECT_EQ(ts.utilized_capacity, cap);
         const i64 content = b.content(lvl, child, ten);
         const i64 f = k == 0 ? 0 : b.fills(lvl, ten);
