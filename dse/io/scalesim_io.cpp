@@ -309,6 +309,12 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
                               " channels in a depthwise (DP) layer, each of which runs as a layer",
                           std::to_string(channels));
       }
+      if (static_cast<std::int64_t>(layers.size()) + channels > kMaxDepthwiseChannels * 16) {
+        throw ConfigError(file, line_no, 1, "topology",
+                          "expected at most " + std::to_string(kMaxDepthwiseChannels * 16) +
+                              " layers in all, depthwise (DP) rows counting one per channel",
+                          std::to_string(static_cast<std::int64_t>(layers.size()) + channels));
+      }
       layer.conv.channels = 1;
       for (std::int64_t ch = 0; ch < channels; ++ch) {
         layers.push_back({layer.name + "Channel_" + std::to_string(ch), layer.conv});

@@ -266,6 +266,9 @@ TEST(ScalesimTopologyReader, StrideWidthNotesAndDepthwiseRows) {
   EXPECT_THROW((void)dse::io::parse_scalesim_topology("h\nC1, 16, 20, 3, 3, 8, 4, 1, 2, 3,\n", "t.csv",
                                                       dse::io::TopologyKind::conv),
                dse::ConfigError);  // ten fields
+  EXPECT_THROW((void)dse::io::parse_scalesim_topology("h\nD_DP, 4, 4, 1, 1, 65537, 1, 1,\n", "t.csv",
+                                                      dse::io::TopologyKind::conv),
+               dse::ConfigError);  // a depthwise row runs a layer per channel: at most 65,536
 }
 
 TEST(ScalesimTopologyReader, GemmRowsBecomeConvs) {
