@@ -29,15 +29,18 @@ import sys
 import tempfile
 
 
-def random_case(rng, index, forms=None):
+def random_case(rng, index, forms=None, large=None):
     """One SCALE-Sim run: config text, topology text, gemm flag, a short description.
 
     forms (a second random.Random, or None): also draw the other forms of SCALE-Sim's conv rows,
     from their own stream so that a seed's cases are otherwise the same: a ninth field (the
     stride along the width), a depthwise layer (a name containing "DP") and a note after the
-    row's last comma."""
+    row's last comma. large (a third random.Random, or None): arrays of 32 to 128 a side and
+    layers up to 2-4x larger, from that stream too."""
     rows = rng.choice([2, 3, 4, 5, 7, 8, 12, 16, 20, 32])
     cols = rng.choice([2, 3, 4, 6, 8, 9, 16, 24, 32])
+    if large is not None:  # from its own stream: the seed's other draws stay the same
+        rows, cols = large.choice([32, 48, 64, 100, 128]), large.choice([32, 64, 96, 128])
     df = rng.choice(["ws", "os", "is"])
     user = rng.random() < 0.6
     bw = rng.choice([1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 32])
@@ -47,6 +50,8 @@ def random_case(rng, index, forms=None):
     for n in range(rng.choice([1, 1, 2, 3])):
         if gemm:
             m, k, nn = rng.randint(1, 200), rng.randint(1, 300), rng.randint(1, 150)
+            if large is not None:
+                m, k, nn = m * large.randint(1, 2), k * large.randint(1, 2), nn * large.randint(1, 4)
             layers.append(f"G{n}, {m}, {nn}, {k},")
         else:
             r = rng.choice([1, 1, 2, 3, 3, 5, 7])
@@ -56,6 +61,8 @@ def random_case(rng, index, forms=None):
             w = rng.randint(s, s + 30)
             c = rng.randint(1, 24)
             k = rng.randint(1, 48)
+            if large is not None:
+                c, k = c * large.randint(1, 4), k * large.randint(1, 4)
             name, stride_w, note = f"C{n}", "", ""
             if forms is not None:
                 if forms.random() < 0.4:
@@ -122,6 +129,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--forms", action="store_true",
                     help="also draw conv rows with a stride width, depthwise (DP) layers and notes after the last comma")
+    ap.add_argument("--large", action="store_true",
+                    help="arrays of 32 to 128 a side, layers up to 2-4x larger in channels, filters and GEMM sizes (slower in SCALE-Sim)")
     ap.add_argument("--keep", help="folder for the inputs and reports of mismatching cases")
     ap.add_argument("--save", help="folder to save every case in (run.cfg, conv.csv or gemm.csv, SCALE-Sim's three "
                     "reports): the layout of data/oracles/scalesim/differential")
@@ -133,7 +142,8 @@ def main():
     env = dict(os.environ, PYTHONPATH=os.path.abspath(args.scalesim))
     for i in range(args.cases):
         forms = random.Random(f"{args.seed}/{i}") if args.forms else None
-        name, cfg, topo, gemm, desc = random_case(rng, i, forms)
+        large = random.Random(f"large/{args.seed}/{i}") if args.large else None
+        name, cfg, topo, gemm, desc = random_case(rng, i, forms, large)
         case_dir = os.path.join(work, name)
         os.makedirs(case_dir)
         cfg_path = os.path.join(case_dir, "run.cfg")

@@ -21,7 +21,8 @@ int cmd_scalesim(const Args& args) {
       "config,c", po::value<std::string>(&config)->required(),
       "SCALE-Sim .cfg file ([general] run_name; [architecture_presets] ArrayHeight, ArrayWidth, "
       "IfmapSramSzkB, FilterSramSzkB, OfmapSramSzkB, IfmapOffset, FilterOffset, OfmapOffset, Dataflow, "
-      "Bandwidth, MemoryBanks; [run_presets] InterfaceBandwidth CALC|USER)")(
+      "Bandwidth (a list: its first figure, as SCALE-Sim v2 takes it), MemoryBanks; [run_presets] "
+      "InterfaceBandwidth CALC|USER)")(
       "topology,t", po::value<std::string>(&topology)->required(),
       "topology CSV: conv rows (name, H, W, R, S, C, K, stride[, stride width]; a name containing DP is a "
       "depthwise layer, run per channel as SCALE-Sim does) or GEMM rows (name, M, N, K)")(

@@ -189,11 +189,18 @@ void apply_config_key(ScalesimConfig& c, const std::string& key, const std::stri
   } else if (key == "dataflow") {
     a.dataflow = dataflow_of(value, file, line_no, path);
   } else if (key == "bandwidth") {
-    if (value.find(',') != std::string::npos) {
-      throw ConfigError(file, line_no, 1, path, "expected one words-per-cycle figure (per-operand lists are unsupported)",
-                        excerpt(value));
+    // SCALE-Sim v2 reads a comma-separated list and gives its first figure to all three operands
+    // (scale_config.py reads the list, single_layer_sim.py takes bws[0] for ifmap, filter and
+    // ofmap); every figure must still be a words-per-cycle count.
+    std::stringstream list(value);
+    std::string item;
+    bool first = true;
+    while (std::getline(list, item, ',')) {
+      const std::int64_t bw = parse_int(trim(item), file, line_no, path, 1);
+      if (first) a.dram_words_per_cycle = bw;
+      first = false;
     }
-    a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);
+    if (first) a.dram_words_per_cycle = parse_int(value, file, line_no, path, 1);  // empty: the usual error
   } else if (key == "memorybanks") {
     if (parse_int(value, file, line_no, path, 1) != 1) {
       throw ConfigError(file, line_no, 1, path, "expected 1 (multi-bank SRAM layouts are unsupported)", value);

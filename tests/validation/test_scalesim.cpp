@@ -271,6 +271,17 @@ TEST(ScalesimTopologyReader, StrideWidthNotesAndDepthwiseRows) {
                dse::ConfigError);  // a depthwise row runs a layer per channel: at most 65,536
 }
 
+// SCALE-Sim v2 reads `Bandwidth` as a list and gives its first figure to all three operands
+// (scale_config.py, single_layer_sim.py: bws[0] for ifmap, filter and ofmap).
+TEST(ScalesimConfigReader, BandwidthListTakesItsFirstFigure) {
+  const auto c = dse::io::parse_scalesim_config(
+      "[general]\nrun_name=a\n[architecture_presets]\nBandwidth : 12, 4, 8\n[run_presets]\nInterfaceBandwidth: USER\n", "c.cfg");
+  EXPECT_EQ(c.array.dram_words_per_cycle, 12);
+  EXPECT_THROW((void)dse::io::parse_scalesim_config("[general]\nrun_name=a\n[architecture_presets]\nBandwidth : 12, x\n",
+                                                     "c.cfg"),
+               dse::ConfigError);
+}
+
 TEST(ScalesimTopologyReader, GemmRowsBecomeConvs) {
   const auto layers =
       dse::io::parse_scalesim_topology("Layer,M,N,K,\nG1,128,64,256,\n", "g.csv", dse::io::TopologyKind::gemm);
