@@ -644,6 +644,28 @@ inline i64 output_partition(const PreparedTensor& pt, bool simple, const LevelEx
   return part;
 }
 
+// A bandwidth-limited level's cycles in Timeloop's floating-point order (model/buffer.cpp,
+// BufferLevel::ComputePerformance): per data space, in order, its accesses over the compute
+// cycles, summed; the slowdown is the bandwidth over that sum; the cycles ceil(compute / slowdown).
+[[gnu::noinline]] double timeloop_level_cycles(const PreparedLevel& pl, const LevelCost& lc, int nt_ok,
+                                               double compute_cycles) noexcept {
+  double read_rate = 0.0, write_rate = 0.0;
+  for (int t = 0; t < nt_ok; ++t) {
+    const TensorStats& ts = at(lc.tensors, t);
+    if (!ts.kept) continue;
+    read_rate += static_cast<double>(ts.reads) / compute_cycles;
+    write_rate += static_cast<double>(ts.fills + ts.updates) / compute_cycles;
+  }
+  double slowdown = 1.0;
+  if (pl.read_bandwidth_words_per_cycle > 0.0 && pl.read_bandwidth_words_per_cycle < read_rate) {
+    slowdown = std::min(slowdown, pl.read_bandwidth_words_per_cycle / read_rate);
+  }
+  if (pl.write_bandwidth_words_per_cycle > 0.0 && pl.write_bandwidth_words_per_cycle < write_rate) {
+    slowdown = std::min(slowdown, pl.write_bandwidth_words_per_cycle / write_rate);
+  }
+  return slowdown < 1.0 ? std::ceil(compute_cycles / slowdown) : compute_cycles;
+}
+
 // Level lvl's accesses per tensor it keeps (its tile; fills from above, the first tile then
 // the delta at every step of the temporal loops above it; accesses from the children, which
 // for an output are updates), and when every tensor could be analysed (all_ok) its capacity,
@@ -661,9 +683,6 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
   const i64 copies = lm.double_buffer ? 2 : 1;
   const i64 bw = pl.block_words;
   i64 used = 0, rd = 0, wr = 0, rv = 0, fv = 0, uv = 0;
-  // Per tensor, the bandwidth it would take at the compute's pace (summed in tensor order, as
-  // Timeloop's BufferLevel::ComputePerformance sums its data spaces').
-  double read_rate = 0.0, write_rate = 0.0;
   for (int t = 0; t < nt_ok; ++t) {
     if ((lm.keep >> t & 1u) == 0) continue;
     const PreparedTensor& pt = at(pn.tensors, t);
@@ -696,8 +715,6 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
     ts.updates = updates;
     rd += reads;
     wr += filled + updates;
-    read_rate += static_cast<double>(reads) / out.compute_cycles;
-    write_rate += static_cast<double>(filled + updates) / out.compute_cycles;
     if (bw <= 1) {
       rv += reads;
       fv += filled;
@@ -717,23 +734,18 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
     out.reason = Infeasible::capacity_exceeded;
     out.reason_level = lvl;
   }
-  // A level slower than the compute stretches the nest by its slowdown, in whole cycles, with
-  // Timeloop's arithmetic (model/buffer.cpp, ComputePerformance: the slowdown is the bandwidth
-  // over the rate the accesses need, the cycles ceil(compute cycles / slowdown)), so that the
-  // rounding agrees with it too.
-  double slowdown = 1.0;
-  if (pl.read_bandwidth_words_per_cycle > 0.0 && pl.read_bandwidth_words_per_cycle < read_rate) {
-    slowdown = std::min(slowdown, pl.read_bandwidth_words_per_cycle / read_rate);
-  }
-  if (pl.write_bandwidth_words_per_cycle > 0.0 && pl.write_bandwidth_words_per_cycle < write_rate) {
-    slowdown = std::min(slowdown, pl.write_bandwidth_words_per_cycle / write_rate);
-  }
+  // A level slower than the compute stretches the nest to the cycles its accesses take, in whole
+  // cycles as Timeloop counts them (model/buffer.cpp, ComputePerformance): ceil(compute cycles /
+  // slowdown). Where that lands within rounding of a whole cycle (or of the compute's cycles),
+  // Timeloop's own floating-point order decides (timeloop_level_cycles).
   double c = 0.0;
-  if (slowdown < 1.0) {
-    c = std::ceil(out.compute_cycles / slowdown);
-  } else {
-    if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
-    if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
+  if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  if (c > out.compute_cycles * (1.0 - 1e-9) && c < 9007199254740992.0) {  // from 2^53 on, whole already
+    const double tol = 1e-9 * c;
+    const double below = static_cast<double>(static_cast<i64>(c));  // c > 0: its floor
+    const bool clear = c - below > tol && below + 1.0 - c > tol && std::abs(c - out.compute_cycles) > tol;
+    c = clear ? below + 1.0 : timeloop_level_cycles(pl, lc, nt_ok, out.compute_cycles);
   }
   lc.cycles = c;
   const double inst = static_cast<double>(at(w.used_above, lvl));
