@@ -380,38 +380,36 @@ struct Nest {
 [[gnu::noinline]] i64 timeloop_fills(const PreparedTensor& pt, const Extents& ext, i64 tile, const Loops& tloops,
                                      const std::array<i64, kMaxLevels * kMaxDims + 1>& outer_prod, int m) noexcept {
   if (m == 0) return tile;
-  std::array<i64, kMaxRanks> span{};
-  for (int r = 0; r < pt.num_ranks; ++r) at(span, r) = rank_span(at(pt.ranks, r), ext);
-  auto step_of = [&](const Loop& lp, std::array<i64, kMaxRanks>& v, i64 sign) {
-    const int r = at(pt.rank_of, lp.dim);
-    if (r >= 0) at(v, r) += sign * at(pt.coef_of, lp.dim) * lp.stride;
+  // The innermost loop's move s (one coordinate at most) and the words it fetches.
+  const Loop& in = at(tloops, m - 1);
+  const int ri = at(pt.rank_of, in.dim);
+  i64 moved_in = 0;
+  if (ri >= 0) {
+    const i64 d = at(pt.coef_of, in.dim) * in.stride;
+    const i64 e = rank_span(at(pt.ranks, ri), ext);
+    moved_in = d >= e ? tile : tile / e * d;
+  }
+  i64 fills = tile + at(outer_prod, m - 1) * (in.factor - 1) * moved_in;
+  // Loop j keeps the overlap when T_j = s_j - sum_{i>j} s_i equals s, i.e. s_j equals
+  // target = s + sum_{i>j} s_i; the target's coordinates that are not zero are counted.
+  std::array<i64, kMaxRanks> target{};
+  int nonzero = 0;
+  auto add = [&](int r, i64 v) {
+    if (r < 0 || v == 0) return;
+    const bool was = at(target, r) != 0;
+    at(target, r) += v;
+    nonzero += (at(target, r) != 0 ? 1 : 0) - (was ? 1 : 0);
   };
-  // Words fetched when the box moves by v.
-  auto moved = [&](const std::array<i64, kMaxRanks>& v) -> i64 {
-    int axis = -1;
-    for (int r = 0; r < pt.num_ranks; ++r) {
-      if (at(v, r) == 0) continue;
-      if (axis >= 0) return tile;  // along two coordinates: nothing kept
-      axis = r;
-    }
-    if (axis < 0) return 0;
-    const i64 d = at(v, axis) < 0 ? -at(v, axis) : at(v, axis);
-    const i64 e = at(span, axis);
-    return d >= e ? tile : tile / e * d;
-  };
-  std::array<i64, kMaxRanks> innermost{};
-  step_of(at(tloops, m - 1), innermost, 1);
-  i64 fills = tile + at(outer_prod, m - 1) * (at(tloops, m - 1).factor - 1) * moved(innermost);
-  std::array<i64, kMaxRanks> inner = innermost;  // sum of the steps of the loops inside j
+  const i64 step_in = ri >= 0 ? at(pt.coef_of, in.dim) * in.stride : 0;
+  add(ri, 2 * step_in);
   for (int j = m - 2; j >= 0; --j) {
     const Loop& lp = at(tloops, j);
-    std::array<i64, kMaxRanks> t{};
-    step_of(lp, t, 1);
-    for (int r = 0; r < pt.num_ranks; ++r) at(t, r) -= at(inner, r);
-    bool same = true;
-    for (int r = 0; r < pt.num_ranks; ++r) same = same && at(t, r) == at(innermost, r);
-    fills += at(outer_prod, j) * (lp.factor - 1) * (same ? moved(t) : tile);
-    step_of(lp, inner, 1);
+    const int r = at(pt.rank_of, lp.dim);
+    const i64 step = r >= 0 ? at(pt.coef_of, lp.dim) * lp.stride : 0;
+    const bool same = r < 0 || step == 0 ? nonzero == 0
+                                         : nonzero == (at(target, r) != 0 ? 1 : 0) && at(target, r) == step;
+    fills += at(outer_prod, j) * (lp.factor - 1) * (same ? moved_in : tile);
+    add(r, step);
   }
   return fills;
 }
