@@ -131,6 +131,8 @@ def main():
                     help="also draw conv rows with a stride width, depthwise (DP) layers and notes after the last comma")
     ap.add_argument("--large", action="store_true",
                     help="arrays of 32 to 128 a side, layers up to 2-4x larger in channels, filters and GEMM sizes (slower in SCALE-Sim)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds SCALE-Sim may take on one case; a case past it is skipped and counted")
     ap.add_argument("--keep", help="folder for the inputs and reports of mismatching cases")
     ap.add_argument("--save", help="folder to save every case in (run.cfg, conv.csv or gemm.csv, SCALE-Sim's three "
                     "reports): the layout of data/oracles/scalesim/differential")
@@ -139,6 +141,7 @@ def main():
     work = tempfile.mkdtemp(prefix="scalesim_diff_")
     keep = args.keep or os.path.join(work, "mismatches")
     failed = 0
+    skipped = 0
     env = dict(os.environ, PYTHONPATH=os.path.abspath(args.scalesim))
     for i in range(args.cases):
         forms = random.Random(f"{args.seed}/{i}") if args.forms else None
@@ -153,15 +156,21 @@ def main():
         with open(topo_path, "w") as f:
             f.write(topo)
         kind = "gemm" if gemm else "conv"
-        ref = subprocess.run([args.python, os.path.join(args.scalesim, "scalesim", "scale.py"), "-c", cfg_path,
-                              "-t", topo_path, "-i", kind, "-p", os.path.join(case_dir, "ref")],
-                             env=env, capture_output=True, text=True)
+        try:
+            ref = subprocess.run([args.python, os.path.join(args.scalesim, "scalesim", "scale.py"), "-c", cfg_path,
+                                  "-t", topo_path, "-i", kind, "-p", os.path.join(case_dir, "ref")],
+                                 env=env, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            skipped += 1
+            print(f"{name}: skipped, SCALE-Sim past {args.timeout:g} s ({desc})", flush=True)
+            continue
         got = subprocess.run([args.dse, "scalesim", "-c", cfg_path, "-t", topo_path, "-i", kind, "-p",
                               os.path.join(case_dir, "dse")], capture_output=True, text=True)
         ref_dir = os.path.join(case_dir, "ref", name)
         dse_dir = os.path.join(case_dir, "dse", name)
         if ref.returncode != 0 or not os.path.exists(os.path.join(ref_dir, "COMPUTE_REPORT.csv")):
-            print(f"{name}: SCALE-Sim failed ({desc}): {ref.stderr.strip().splitlines()[-1:]}", flush=True)
+            skipped += 1
+            print(f"{name}: skipped, SCALE-Sim failed ({desc}): {ref.stderr.strip().splitlines()[-1:]}", flush=True)
             continue
         diffs = [f"dse exited {got.returncode}: {got.stderr.strip()}"] if got.returncode != 0 else compare(ref_dir, dse_dir)
         if args.save:
@@ -179,7 +188,9 @@ def main():
             shutil.copytree(case_dir, os.path.join(keep, name))
         else:
             print(f"{name}: equal ({desc})", flush=True)
-    print(f"{args.cases - failed} of {args.cases} cases equal" + (f"; mismatches kept in {keep}" if failed else ""))
+    print(f"{args.cases - failed - skipped} of {args.cases - skipped} cases equal"
+          + (f" ({skipped} skipped: SCALE-Sim failed or was too slow)" if skipped else "")
+          + (f"; mismatches kept in {keep}" if failed else ""))
     if failed == 0:
         shutil.rmtree(work)
     return 1 if failed else 0
