@@ -24,6 +24,7 @@ struct StorageLevel {
   std::int64_t mesh_y = 1;
   double read_bandwidth_words_per_cycle = 0.0;   // per instance; 0 = unlimited
   double write_bandwidth_words_per_cycle = 0.0;  // fills + updates; 0 = unlimited
+  double shared_bandwidth_words_per_cycle = 0.0;  // reads, fills and updates together; 0 = unlimited
   // Energy of one access vector (block_words words); leak per instance per cycle.
   double read_energy_j = 0.0;
   double fill_energy_j = 0.0;    // Timeloop/Accelergy "write"

@@ -225,6 +225,7 @@ PreparedNest prepare(const Architecture& arch, const Problem& prob) noexcept {
     pl.block_words = lv.block_words;
     pl.read_bandwidth_words_per_cycle = lv.read_bandwidth_words_per_cycle;
     pl.write_bandwidth_words_per_cycle = lv.write_bandwidth_words_per_cycle;
+    pl.shared_bandwidth_words_per_cycle = lv.shared_bandwidth_words_per_cycle;
     pl.read_energy_j = lv.read_energy_j;
     pl.fill_energy_j = lv.fill_energy_j;
     pl.update_energy_j = lv.update_energy_j;
@@ -661,6 +662,9 @@ inline i64 output_partition(const PreparedTensor& pt, bool simple, const LevelEx
   if (pl.write_bandwidth_words_per_cycle > 0.0 && pl.write_bandwidth_words_per_cycle < write_rate) {
     slowdown = std::min(slowdown, pl.write_bandwidth_words_per_cycle / write_rate);
   }
+  if (pl.shared_bandwidth_words_per_cycle > 0.0 && pl.shared_bandwidth_words_per_cycle < write_rate + read_rate) {
+    slowdown = std::min(slowdown, pl.shared_bandwidth_words_per_cycle / (write_rate + read_rate));
+  }
   return slowdown < 1.0 ? std::ceil(compute_cycles / slowdown) : compute_cycles;
 }
 
@@ -739,6 +743,7 @@ inline void cost_level(const PreparedNest& pn, const Mapping& map, const LevelEx
   double c = 0.0;
   if (pl.read_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd) / pl.read_bandwidth_words_per_cycle);
   if (pl.write_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(wr) / pl.write_bandwidth_words_per_cycle);
+  if (pl.shared_bandwidth_words_per_cycle > 0.0) c = std::max(c, static_cast<double>(rd + wr) / pl.shared_bandwidth_words_per_cycle);
   if (c > out.compute_cycles * (1.0 - 1e-9) && c < 9007199254740992.0) {  // from 2^53 on, whole already
     const double tol = 1e-9 * c;
     const double below = static_cast<double>(static_cast<i64>(c));  // c > 0: its floor

@@ -82,6 +82,7 @@ struct PreparedLevel {
   std::int64_t block_words = 1;
   double read_bandwidth_words_per_cycle = 0.0;
   double write_bandwidth_words_per_cycle = 0.0;
+  double shared_bandwidth_words_per_cycle = 0.0;
   double read_energy_j = 0.0;
   double fill_energy_j = 0.0;
   double update_energy_j = 0.0;

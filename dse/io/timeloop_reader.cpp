@@ -323,21 +323,21 @@ void storage_figures(const Attributes& a, lp::StorageLevel& lv) {
     fail(a.find("multiple_buffering").second, a.find("multiple_buffering").first, "expected a number >= 1",
          describe(a.find("multiple_buffering").first));
   lv.capacity_words = static_cast<std::int64_t>(std::floor(static_cast<double>(size) / buffering));  // effective size
-  for (const char* k : {"shared_bandwidth", "bandwidth"}) {
-    if (a.has(k))
-      fail(a.find(k).second, a.find(k).first,
-           "expected read_bandwidth and write_bandwidth (a shared bandwidth is not modelled)",
-           describe(a.find(k).first));
-  }
   if (a.has("has_power_gating") && a.find("has_power_gating").first.as<std::string>() != "false") {
     fail(a.find("has_power_gating").second, a.find("has_power_gating").first,
          "expected has_power_gating: false (gating shared across levels is not modelled; each instance is gated on its "
          "own)",
          describe(a.find("has_power_gating").first));
   }
-  lv.read_bandwidth_words_per_cycle = a.number("read_bandwidth", 0.0);
-  lv.write_bandwidth_words_per_cycle = a.number("write_bandwidth", 0.0);
-  if (lv.read_bandwidth_words_per_cycle < 0.0 || lv.write_bandwidth_words_per_cycle < 0.0) {
+  // Timeloop's buffer specs (model/buffer.cpp): `bandwidth`, deprecated, is half for reads and half
+  // for writes unless read_bandwidth / write_bandwidth say otherwise; `shared_bandwidth` bounds
+  // reads and writes together.
+  const double both = a.number("bandwidth", 0.0);
+  lv.read_bandwidth_words_per_cycle = a.number("read_bandwidth", both / 2.0);
+  lv.write_bandwidth_words_per_cycle = a.number("write_bandwidth", both / 2.0);
+  lv.shared_bandwidth_words_per_cycle = a.number("shared_bandwidth", 0.0);
+  if (both < 0.0 || lv.read_bandwidth_words_per_cycle < 0.0 || lv.write_bandwidth_words_per_cycle < 0.0 ||
+      lv.shared_bandwidth_words_per_cycle < 0.0) {
     fail(a.at, a.own, "expected bandwidths >= 0", describe(a.own));
   }
 }

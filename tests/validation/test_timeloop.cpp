@@ -308,26 +308,30 @@ void check_against_stats(const std::string& arch, const std::string& prob, const
 
 }  // namespace
 
-// data/oracles/timeloop/08-differential: seven random cases (scripts/timeloop_diff.py) with the
-// statistics Timeloop v3.0.3 itself wrote for them, each a rule the model once counted otherwise:
+// data/oracles/timeloop/08-differential: nine cases (seven random ones (scripts/timeloop_diff.py) with the
+// and two variants of one) with the statistics Timeloop v3.0.3 itself wrote for them, each a rule
+// the model once counted otherwise or refused:
 // A and A2, a sliding window under two temporal loops (Timeloop runs each loop's iterations 0 and
 // 1 and keeps the overlap only while the tile moves as it last moved: 5 and 10 input fills where
 // exact reuse gives 5 and 8); B, a strided window held as its bounding box (3 words for 2 points);
 // C to E, bandwidth-limited levels (whole cycles, ceil(compute cycles / slowdown) in Timeloop's
-// floating-point order: 2, 6,273 and 81 cycles); F, `permutation: ""` (the default order).
+// floating-point order: 2, 6,273 and 81 cycles); F, `permutation: ""` (the default order); G and H,
+// case D with `shared_bandwidth: 3` on three levels (reads and writes together: 8,139 cycles) and
+// with the deprecated `bandwidth` (half for reads, half for writes: 8,064 cycles).
 TEST(TimeloopValidation, RandomCasesMatchTimeloopV303Stats) {
   const std::string root = std::string(DSE_ORACLES_DIR) + "/timeloop/08-differential/";
   int cases = 0;
   for (const char* name : {"A-sliding-window-temporal", "A2-sliding-window-temporal", "B-strided-inputs-bounding-box",
                            "C-bandwidth-ceiling-simple_ws", "D-bandwidth-rounding-eyeriss",
-                           "E-bandwidth-rounding-simple_os", "F-empty-permutation-eyeriss"}) {
+                           "E-bandwidth-rounding-simple_os", "F-empty-permutation-eyeriss",
+                           "G-shared-bandwidth-eyeriss", "H-deprecated-bandwidth-eyeriss"}) {
     SCOPED_TRACE(name);
     const std::string d = root + name + "/";
     check_against_stats(d + "arch.yaml", d + "prob.yaml", d + "map.yaml", d + "ERT.yaml", d + "timeloop-model.stats.txt",
                         false);
     ++cases;
   }
-  EXPECT_EQ(cases, 7);
+  EXPECT_EQ(cases, 9);
 }
 
 // Exercise 03's bypass mapping: `type: dataspace` directives with keep/bypass lists (the
