@@ -325,12 +325,11 @@ struct Nest {
   at(n.spatial_start, nl) = ns;
 }
 
-// Fills of a tile with extents `ext` under the m temporal loops above it:
-// walk them from the innermost out, tracking the offset (per coordinate) the
-// inner loops' wrap-around adds.
-[[gnu::noinline]] i64 walk_fills(const PreparedTensor& pt, const Extents& ext, i64 tile, const Loops& tloops,
-                                 const std::array<i64, kMaxLevels * kMaxDims + 1>& outer_prod, int m,
-                                 ReusePolicy reuse) noexcept {
+// Fills of a tile with extents `ext` under the m temporal loops above it when every overlap with
+// the previous tile is kept (ReusePolicy::exact): walk them from the innermost out, tracking the
+// offset (per coordinate) the inner loops' wrap-around adds.
+[[gnu::noinline]] i64 exact_fills(const PreparedTensor& pt, const Extents& ext, i64 tile, const Loops& tloops,
+                                  const std::array<i64, kMaxLevels * kMaxDims + 1>& outer_prod, int m) noexcept {
   i64 fills = tile;
   // Walk the temporal loops above the level from the innermost out,
   // tracking the offset (per coordinate) the inner loops' wrap-around adds.
@@ -346,15 +345,11 @@ struct Nest {
       const i64 dr = r >= 0 ? at(wrap, r) + step : 0;
       const int others = nonzero - (r >= 0 && at(wrap, r) != 0 ? 1 : 0);
       if (dr != 0 || others > 0) {
-        if (reuse == ReusePolicy::exact || j == m - 1) {
-          i64 kept_points = 1;
-          for (int q = 0; q < pt.num_ranks && kept_points != 0; ++q) {
-            kept_points *= rank_overlap(at(pt.ranks, q), ext, q == r ? dr : at(wrap, q));
-          }
-          delta = tile - kept_points;
-        } else {
-          delta = tile;
+        i64 kept_points = 1;
+        for (int q = 0; q < pt.num_ranks && kept_points != 0; ++q) {
+          kept_points *= rank_overlap(at(pt.ranks, q), ext, q == r ? dr : at(wrap, q));
         }
+        delta = tile - kept_points;
       }
     }
     fills += at(outer_prod, j) * (lp.factor - 1) * delta;
@@ -384,11 +379,11 @@ struct Nest {
   // The innermost loop's move s (one coordinate at most) and the words it fetches.
   const Loop& in = at(tloops, m - 1);
   const int ri = at(pt.rank_of, in.dim);
+  const i64 step_in = ri >= 0 ? at(pt.coef_of, in.dim) * in.stride : 0;
   i64 moved_in = 0;
   if (ri >= 0) {
-    const i64 d = at(pt.coef_of, in.dim) * in.stride;
     const i64 e = rank_span(at(pt.ranks, ri), ext);
-    moved_in = d >= e ? tile : tile / e * d;
+    moved_in = step_in >= e ? tile : tile / e * step_in;
   }
   i64 fills = tile + at(outer_prod, m - 1) * (in.factor - 1) * moved_in;
   // Loop j keeps the overlap when T_j = s_j - sum_{i>j} s_i equals s, i.e. s_j equals
@@ -401,7 +396,6 @@ struct Nest {
     at(target, r) += v;
     nonzero += (at(target, r) != 0 ? 1 : 0) - (was ? 1 : 0);
   };
-  const i64 step_in = ri >= 0 ? at(pt.coef_of, in.dim) * in.stride : 0;
   add(ri, 2 * step_in);
   for (int j = m - 2; j >= 0; --j) {
     const Loop& lp = at(tloops, j);
@@ -615,8 +609,9 @@ inline void add_spatial_loops(const PreparedNest& pn, const LevelMapping& lm, co
 inline i64 tile_fills(const PreparedTensor& pt, bool simple_timeloop, const Extents& ext, i64 tile, const LoopWalk& w,
                       const Nest& nest, std::uint64_t relevant, int lvl, ReusePolicy reuse) noexcept {
   if (!simple_timeloop) {
-    if (reuse == ReusePolicy::timeloop) return timeloop_fills(pt, ext, tile, nest.tloops, w.outer_prod, at(nest.temporal_above, lvl));
-    return walk_fills(pt, ext, tile, nest.tloops, w.outer_prod, at(nest.temporal_above, lvl), reuse);
+    const int m = at(nest.temporal_above, lvl);
+    return reuse == ReusePolicy::timeloop ? timeloop_fills(pt, ext, tile, nest.tloops, w.outer_prod, m)
+                                          : exact_fills(pt, ext, tile, nest.tloops, w.outer_prod, m);
   }
   // Single-term coordinates never cancel a move, so with Timeloop's rule every step of a loop
   // outside the innermost relevant loop J refetches the whole tile (these steps telescope to

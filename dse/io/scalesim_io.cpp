@@ -32,14 +32,16 @@ std::string lower(std::string s) {
   return s;
 }
 
+// v, the whole of it, as an integer.
+bool to_integer(const std::string& v, std::int64_t& x) {
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  return ec == std::errc() && p == v.data() + v.size() && !v.empty();
+}
+
 std::int64_t parse_int(const std::string& v, const std::string& file, int line, const std::string& key,
                        std::int64_t min_value, std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
   std::int64_t x = 0;
-  const auto* end = v.data() + v.size();
-  const auto [p, ec] = std::from_chars(v.data(), end, x);
-  if (ec != std::errc() || p != end || v.empty()) {
-    throw ConfigError(file, line, 1, key, "expected an integer", excerpt(v));
-  }
+  if (!to_integer(v, x)) throw ConfigError(file, line, 1, key, "expected an integer", excerpt(v));
   if (x < min_value) {
     throw ConfigError(file, line, 1, key, "expected an integer >= " + std::to_string(min_value), v);
   }
@@ -47,12 +49,6 @@ std::int64_t parse_int(const std::string& v, const std::string& file, int line, 
     throw ConfigError(file, line, 1, key, "expected an integer <= " + std::to_string(max_value), v);
   }
   return x;
-}
-
-bool is_integer(const std::string& v) {
-  std::int64_t x = 0;
-  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  return ec == std::errc() && p == v.data() + v.size() && !v.empty();
 }
 
 // A size in KiB, returned in KiB; refused past kMaxSramKib.
@@ -269,7 +265,8 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
     // SCALE-Sim reads the fields before the row's last comma (topology_utils.py: row.split(',')[:-1]):
     // what follows it, empty or a note such as "#dw" (its mobilnet_4k.csv), is not read. A row
     // that ends in a number with no comma after it is read whole.
-    if (f.size() > 1 && !is_integer(f.back())) f.pop_back();
+    std::int64_t unused = 0;
+    if (f.size() > 1 && !to_integer(f.back(), unused)) f.pop_back();
     while (!f.empty() && f.back().empty()) f.pop_back();
     if (f.size() < needed) {
       throw ConfigError(file, line_no, 1, "topology",
@@ -316,9 +313,9 @@ std::vector<ScalesimLayer> parse_scalesim_topology(const std::string& text, cons
                               " channels in a depthwise (DP) layer, each of which runs as a layer",
                           std::to_string(channels));
       }
-      if (static_cast<std::int64_t>(layers.size()) + channels > kMaxDepthwiseChannels * 16) {
+      if (static_cast<std::int64_t>(layers.size()) + channels > kMaxTopologyLayers) {
         throw ConfigError(file, line_no, 1, "topology",
-                          "expected at most " + std::to_string(kMaxDepthwiseChannels * 16) +
+                          "expected at most " + std::to_string(kMaxTopologyLayers) +
                               " layers in all, depthwise (DP) rows counting one per channel",
                           std::to_string(static_cast<std::int64_t>(layers.size()) + channels));
       }

@@ -23,6 +23,8 @@ inline constexpr std::int64_t kMaxOffset = std::int64_t{1} << 53;
 inline constexpr std::int64_t kMaxSramKib = std::int64_t{1} << 43;
 // A depthwise ("DP") conv row runs as one layer per channel: at most this many.
 inline constexpr std::int64_t kMaxDepthwiseChannels = 65536;
+// Layers a topology may expand to, depthwise rows counting one per channel.
+inline constexpr std::int64_t kMaxTopologyLayers = kMaxDepthwiseChannels * 16;
 
 struct ScalesimConfig {
   std::string run_name;

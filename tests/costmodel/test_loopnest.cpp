@@ -175,7 +175,7 @@ struct Brute {
   lp::ReusePolicy policy;
   int nl;
 
-  // Temporal walk above `pos`; calls visit(digits, advanced_is_innermost, first).
+  // Every iteration of the temporal loops above `pos`; calls visit(digits, first).
   template <class F>
   void walk_time(int pos, F visit) const {
     std::vector<int> tl;
@@ -183,9 +183,9 @@ struct Brute {
       if (!n.loops[i].spatial && n.loops[i].f > 1) tl.push_back(i);
     }
     std::vector<i64> digits(n.loops.size(), 0);
-    bool first = true, innermost = false;
+    bool first = true;
     while (true) {
-      visit(digits, innermost, first);
+      visit(digits, first);
       first = false;
       int k = static_cast<int>(tl.size()) - 1;
       for (; k >= 0; --k) {
@@ -193,7 +193,6 @@ struct Brute {
         digits[tl[k]] = 0;
       }
       if (k < 0) break;
-      innermost = (k == static_cast<int>(tl.size()) - 1);
     }
   }
 
@@ -243,7 +242,7 @@ struct Brute {
       return total;
     }
     PSet prev;
-    walk_time(pos, [&](std::vector<i64> d, bool, bool first) {
+    walk_time(pos, [&](std::vector<i64> d, bool first) {
       const PSet cur = tile(n, pos, d, t, p.num_dims);
       total += lvl == nl ? 1 : static_cast<i64>(delta(cur, prev, first).size());
       prev = cur;
@@ -254,7 +253,7 @@ struct Brute {
   i64 partition(int lvl, const lp::Tensor& t) const {
     const int pos = n.level_start[lvl];
     PSet all;
-    walk_time(pos, [&](std::vector<i64> d, bool, bool) {
+    walk_time(pos, [&](std::vector<i64> d, bool) {
       const PSet cur = tile(n, pos, d, t, p.num_dims);
       all.insert(cur.begin(), cur.end());
     });
@@ -329,7 +328,7 @@ struct Brute {
     if (policy == lp::ReusePolicy::timeloop) {
       walk_timeloop(pos, [&](const std::vector<i64>& d, i64 weight) { total += weight * step(d); });
     } else {
-      walk_time(pos, [&](std::vector<i64> d, bool, bool f) {
+      walk_time(pos, [&](std::vector<i64> d, bool f) {
         first = f;
         total += step(d);
       });
